@@ -1,0 +1,99 @@
+# dynftrace top-level build. Plain GNU make, no other build dependency.
+#   make                 build/libdynftrace.so build/dynftrace (+ examples, tests)
+#   make SAN=asan        the same with ASan+UBSan into build-asan/
+#   make SAN=tsan        with TSan into build-tsan/
+#   make check           build and run all tests (all configurations)
+#   make bench           run the benchmarks (prints figures; never fails a test)
+#   make format          clang-format every C source
+
+CC      ?= gcc
+ARCH    := x86_64
+SAN     ?=
+ifeq ($(SAN),)
+B       := build
+SANFLAGS :=
+else ifeq ($(SAN),asan)
+B       := build-asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else ifeq ($(SAN),tsan)
+B       := build-tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+else
+$(error SAN must be empty, asan or tsan)
+endif
+ifneq ($(origin B_OVERRIDE),undefined)
+B       := $(B_OVERRIDE)
+endif
+
+OPT     ?= -O2 -g
+WARN    := -Wall -Wextra -Wno-unused-parameter
+CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -Iinclude -iquote lib -iquote lib/arch/$(ARCH) -MMD -MP
+# The runtime: PIC, hidden by default, no instrumentation of itself.
+LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+	-fno-strict-aliasing -D_GNU_SOURCE
+LIB_LDFLAGS := -shared -Wl,--version-script=lib/libdynftrace.map -Wl,-z,defs \
+	-Wl,-z,now -Wl,--as-needed $(SANFLAGS)
+# Programs that are traced: built with entry sites.
+TRACE_FLAGS := -fpatchable-function-entry=5
+
+LIB_SRCS := $(wildcard lib/*.c) $(wildcard lib/arch/$(ARCH)/*.c)
+LIB_ASM  := $(wildcard lib/arch/$(ARCH)/*.S)
+LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
+
+# The CLI shares the ELF reader and a few pure helpers with the runtime.
+CLI_SHARED := lib/elf.c
+CLI_SRCS := $(wildcard cli/*.c)
+CLI_OBJS := $(patsubst %.c,$(B)/cliobj/%.o,$(CLI_SRCS) $(CLI_SHARED))
+
+EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+TESTS_C  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c))
+
+.PHONY: all lib cli examples tests check bench format clean
+all: lib cli examples tests
+
+lib: $(B)/libdynftrace.so
+cli: $(B)/dynftrace
+examples: $(EXAMPLES)
+tests: $(TESTS_C)
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+$(B)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(B)/libdynftrace.so: $(LIB_OBJS) lib/libdynftrace.map
+	$(CC) $(LIB_LDFLAGS) -o $@ $(LIB_OBJS)
+
+$(B)/cliobj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -D_GNU_SOURCE -DDYNFTRACE_LIBDIR='""' -c $< -o $@
+
+$(B)/dynftrace: $(CLI_OBJS)
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJS)
+
+# Examples and unit tests are traced programs linked with the runtime.
+$(B)/examples/%: examples/%.c $(B)/libdynftrace.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -D_GNU_SOURCE $(TRACE_FLAGS) $< -o $@ -L$(B) -ldynftrace \
+		-Wl,-rpath,'$$ORIGIN/..' -lpthread
+
+$(B)/tests/%: tests/unit/%.c tests/unit/tap.h $(B)/libdynftrace.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -D_GNU_SOURCE $(TRACE_FLAGS) $< -o $@ -L$(B) -ldynftrace \
+		-Wl,-rpath,'$$ORIGIN/..' -lpthread -ldl
+
+check:
+	./tests/run.sh
+
+bench: all
+	./bench/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-tsan
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dynftrace.h - the ops API of the dynftrace runtime (libdynftrace.so).
+ *
+ * A program built with function-entry sites (see `dynftrace cflags`) runs
+ * with every site turned into one 5-byte NOP. Registering an ops patches the
+ * sites its filter selects into calls, live, while other threads run them;
+ * unregistering turns them back into NOPs.
+ *
+ * Contract shared by every function here:
+ *  - Return 0 on success or a negative errno value; nothing is printed.
+ *  - All of them may be called from any thread at any time, also while other
+ *    threads run traced code. They serialise on one internal mutex.
+ *  - None may be called from inside an ops callback: they return -EDEADLK.
+ *  - After a fatal inconsistency (see dynftrace_get_stats().killed) tracing is
+ *    stopped for good and they return -ENODEV.
+ *
+ * Concurrency rules for callers:
+ *  | object              | who may touch it                                   |
+ *  |---------------------|----------------------------------------------------|
+ *  | ops->func, ->flags  | caller, only while the ops is not registered       |
+ *  | ops->private        | caller; callbacks read it (caller synchronises)    |
+ *  | internal fields     | the runtime, under its mutex; zero them before use |
+ *  | the ops memory      | caller may free it once unregister has returned 0  |
+ */
+#ifndef DYNFTRACE_DYNFTRACE_H
+#define DYNFTRACE_DYNFTRACE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DYNFTRACE_VERSION "0.1.0"
+
+/* Exported from the runtime whatever the compiler's default visibility. */
+#define DYNFTRACE_API __attribute__((visibility("default")))
+
+struct dynftrace_ops;
+
+/*
+ * Saved machine state at a traced function's entry: the argument registers
+ * and, for the graph tracer, room for the return value registers. The layout
+ * is the architecture's (lib/arch/<arch>/regs.h); use the accessors.
+ */
+struct dynftrace_regs;
+
+/* Argument N (0..5) of the traced function, as passed in registers; 0 for
+ * an N out of range. */
+DYNFTRACE_API unsigned long dynftrace_regs_arg(const struct dynftrace_regs *regs, int n);
+
+/*
+ * An ops callback. IP is the address of the traced site (inside the traced
+ * function's first bytes), PARENT_IP the return address into its caller.
+ * It runs on the traced thread with a per-thread recursion guard set: traced
+ * functions it calls do not call it again. It must not throw C++ exceptions
+ * nor longjmp out.
+ */
+typedef void (*dynftrace_func_t)(unsigned long ip, unsigned long parent_ip,
+				 struct dynftrace_ops *ops, struct dynftrace_regs *regs);
+
+/* ops->flags: none defined yet; leave 0. */
+
+struct dynftrace_ops {
+	dynftrace_func_t func;
+	unsigned long flags;
+	void *private;
+
+	/* Internal, owned by the runtime (protected by its mutex); must be
+	 * zero before the first dynftrace_register_ops/set_filter. */
+	struct dynftrace_ops *next; /* RCU list of registered ops */
+	void *filter;               /* struct ops_filter *: which sites are wanted */
+	unsigned long state;        /* OPS_ST_* bits */
+	void *tramp;                /* private trampoline, if any */
+	unsigned long reserved[8];
+};
+
+/*
+ * Start calling ops->func for every function its filter selects (all
+ * functions when no filter was set). -EBUSY: already registered; -EINVAL:
+ * no func; -ENOMEM; -EFAULT: a site held unexpected bytes (tracing is then
+ * stopped, see killed).
+ */
+DYNFTRACE_API int dynftrace_register_ops(struct dynftrace_ops *ops);
+
+/*
+ * Stop calling ops->func. When it returns 0, no thread is still inside
+ * ops->func, so the ops may be freed. -EINVAL: not registered.
+ */
+DYNFTRACE_API int dynftrace_unregister_ops(struct dynftrace_ops *ops);
+
+/*
+ * Select functions by shell glob (fnmatch: * ? [...]), matched against the
+ * function names of the program and its libraries. RESET replaces the
+ * selection, otherwise it is added to. "!glob" removes the matches. A NULL
+ * or empty GLOB with RESET clears the selection (= all functions). Works on
+ * registered ops too: sites are re-patched at once.
+ * -ENOENT: no function matches (nothing changed); -EINVAL: bad glob.
+ */
+DYNFTRACE_API int dynftrace_set_filter(struct dynftrace_ops *ops, const char *glob, int reset);
+
+/* The same for the notrace selection: functions never traced by this ops. */
+DYNFTRACE_API int dynftrace_set_notrace(struct dynftrace_ops *ops, const char *glob, int reset);
+
+struct dynftrace_stats {
+	unsigned long batches;       /* patch batches run */
+	unsigned long syncs;         /* cross-thread syncs done by batches */
+	unsigned long sites_patched; /* site writes completed by batches */
+	unsigned long traps;         /* breakpoint hits handled by emulation */
+	unsigned long sites;         /* sites known in the process */
+	unsigned long sites_enabled; /* sites currently calling a trampoline */
+	unsigned long objects;       /* objects (exe + libraries) with sites */
+	unsigned long grace_periods; /* RCU grace periods waited for */
+	unsigned long recursion_miss; /* callbacks skipped by the recursion guard */
+	unsigned long converted;     /* sites turned into the canonical NOP at load */
+	unsigned long refused;       /* sites refused for unexpected bytes */
+	unsigned long last_batch_ns; /* wall time of the last batch */
+	unsigned long last_batch_sites; /* sites in the last batch */
+	int killed;                  /* tracing stopped after an inconsistency */
+	char kill_reason[160];       /* why, when killed */
+};
+
+DYNFTRACE_API void dynftrace_get_stats(struct dynftrace_stats *st);
+
+/*
+ * Iterate over every known site: CB(ip, function name or NULL, object path,
+ * enabled, refcount, data). Stops early when CB returns non-zero and returns
+ * that value. Runs under the runtime's mutex: CB must not call dynftrace_*.
+ */
+typedef int (*dynftrace_site_cb)(unsigned long ip, const char *func, const char *object,
+				 int enabled, int refcount, void *data);
+DYNFTRACE_API int dynftrace_for_each_site(dynftrace_site_cb cb, void *data);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DYNFTRACE_DYNFTRACE_H */

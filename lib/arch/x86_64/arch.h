@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* arch.h - what the generic runtime asks of an architecture backend. */
+#ifndef DYNFTRACE_ARCH_H
+#define DYNFTRACE_ARCH_H
+#include <stdint.h>
+#include "internal.h"
+
+uintptr_t arch_trap_addr(void *uc) HIDDEN;
+void arch_set_ip(void *uc, uintptr_t ip) HIDDEN;
+void arch_emulate(void *uc, uintptr_t addr, const uint8_t *insn, int len) HIDDEN;
+int arch_insn_emulatable(const uint8_t *insn, int len) HIDDEN;
+
+/* Trampoline template (tramp.S) */
+extern const char dft_caller_tmpl[] HIDDEN;
+extern const char dft_caller_tmpl_end[] HIDDEN;
+extern const char dft_caller_tmpl_slot[] HIDDEN;
+#endif

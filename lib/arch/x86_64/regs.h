@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* regs.h - x86-64 layout of struct dynftrace_regs, as tramp.S saves it. */
+#ifndef DYNFTRACE_ARCH_REGS_H
+#define DYNFTRACE_ARCH_REGS_H
+
+/* Offsets used by tramp.S; checked against the struct by _Static_assert. */
+#define REGS_RDI 0
+#define REGS_RSI 8
+#define REGS_RDX 16
+#define REGS_RCX 24
+#define REGS_R8 32
+#define REGS_R9 40
+#define REGS_RAX 48
+#define REGS_R10 56
+#define REGS_R11 64
+#define REGS_RBP 72
+#define REGS_SP 80  /* rsp at the traced function's entry: &return address */
+#define REGS_IP 88  /* site address */
+#define REGS_RET 96 /* rax, rdx on return (graph tracer) */
+#define REGS_XMM 112
+#define REGS_SIZE 240
+/* Frame the trampoline allocates below its saved %rbp: REGS_SIZE + 8 keeps
+ * %rsp 16-byte aligned at the C call. */
+#define TRAMP_FRAME 248
+
+#ifndef __ASSEMBLER__
+struct dynftrace_regs {
+	unsigned long rdi, rsi, rdx, rcx, r8, r9;
+	unsigned long rax, r10, r11, rbp;
+	unsigned long sp;
+	unsigned long ip;
+	unsigned long ret[2];
+	unsigned char xmm[8][16];
+};
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, sp) == REGS_SP, "regs layout");
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, xmm) == REGS_XMM, "regs layout");
+_Static_assert(sizeof(struct dynftrace_regs) == REGS_SIZE, "regs layout");
+#endif
+#endif

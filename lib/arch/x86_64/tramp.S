@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tramp.S - the common trampoline, x86-64.
+ *
+ * A site `call`s a copy of this template placed within rel32 reach of it
+ * (see sites.c: trampoline regions). The copy is position independent: it
+ * reaches the C dispatcher through its own pointer slot at the end.
+ *
+ * Stack on entry:  0(%rsp) = site + 5 (return into the traced function)
+ *                  8(%rsp) = parent's return address
+ * Everything the traced function may receive in registers is saved and
+ * restored: rdi rsi rdx rcx r8 r9, rax (varargs count), r10 (static chain),
+ * r11, xmm0-7. The upper halves of ymm/zmm are not saved (see ARCHITECTURE).
+ */
+#include "regs.h"
+
+	.text
+	.globl	dft_caller_tmpl
+	.hidden	dft_caller_tmpl
+	.globl	dft_caller_tmpl_end
+	.hidden	dft_caller_tmpl_end
+	.globl	dft_caller_tmpl_slot
+	.hidden	dft_caller_tmpl_slot
+	.type	dft_caller_tmpl, @function
+	.p2align 4
+dft_caller_tmpl:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$TRAMP_FRAME, %rsp
+	movq	%rdi, REGS_RDI(%rsp)
+	movq	%rsi, REGS_RSI(%rsp)
+	movq	%rdx, REGS_RDX(%rsp)
+	movq	%rcx, REGS_RCX(%rsp)
+	movq	%r8, REGS_R8(%rsp)
+	movq	%r9, REGS_R9(%rsp)
+	movq	%rax, REGS_RAX(%rsp)
+	movq	%r10, REGS_R10(%rsp)
+	movq	%r11, REGS_R11(%rsp)
+	movdqu	%xmm0, REGS_XMM+0*16(%rsp)
+	movdqu	%xmm1, REGS_XMM+1*16(%rsp)
+	movdqu	%xmm2, REGS_XMM+2*16(%rsp)
+	movdqu	%xmm3, REGS_XMM+3*16(%rsp)
+	movdqu	%xmm4, REGS_XMM+4*16(%rsp)
+	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
+	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
+	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
+	movq	0(%rbp), %rax
+	movq	%rax, REGS_RBP(%rsp)
+	leaq	16(%rbp), %rax
+	movq	%rax, REGS_SP(%rsp)
+	movq	8(%rbp), %rdi
+	subq	$5, %rdi		/* ip: the site */
+	movq	%rdi, REGS_IP(%rsp)
+	movq	16(%rbp), %rsi		/* parent ip */
+	movq	%rsp, %rdx		/* regs */
+	call	*dft_caller_tmpl_slot(%rip)
+	movdqu	REGS_XMM+0*16(%rsp), %xmm0
+	movdqu	REGS_XMM+1*16(%rsp), %xmm1
+	movdqu	REGS_XMM+2*16(%rsp), %xmm2
+	movdqu	REGS_XMM+3*16(%rsp), %xmm3
+	movdqu	REGS_XMM+4*16(%rsp), %xmm4
+	movdqu	REGS_XMM+5*16(%rsp), %xmm5
+	movdqu	REGS_XMM+6*16(%rsp), %xmm6
+	movdqu	REGS_XMM+7*16(%rsp), %xmm7
+	movq	REGS_RDI(%rsp), %rdi
+	movq	REGS_RSI(%rsp), %rsi
+	movq	REGS_RDX(%rsp), %rdx
+	movq	REGS_RCX(%rsp), %rcx
+	movq	REGS_R8(%rsp), %r8
+	movq	REGS_R9(%rsp), %r9
+	movq	REGS_RAX(%rsp), %rax
+	movq	REGS_R10(%rsp), %r10
+	movq	REGS_R11(%rsp), %r11
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.p2align 3
+dft_caller_tmpl_slot:
+	.quad	0
+dft_caller_tmpl_end:
+	.size	dft_caller_tmpl, dft_caller_tmpl_end - dft_caller_tmpl
+
+/*
+ * __fentry__ and mcount: what `call __fentry__` / `call mcount` reach before
+ * the runtime has turned those calls into NOPs (constructors that run before
+ * ours). They do nothing. Exported; they take precedence over glibc's
+ * profiling versions for programs that load the runtime.
+ */
+	.globl	__fentry__
+	.type	__fentry__, @function
+	.globl	mcount
+	.type	mcount, @function
+	.globl	_mcount
+	.type	_mcount, @function
+	.p2align 4
+__fentry__:
+mcount:
+_mcount:
+	.cfi_startproc
+	ret
+	.cfi_endproc
+	.size	__fentry__, 1
+	.size	mcount, 1
+	.size	_mcount, 1
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * elf.h - reading call-site records and symbols from ELF objects.
+ *
+ * Shared by the runtime (objects loaded in this process: records and code
+ * bytes are read from memory, already relocated) and the command line (files
+ * on disk: records are read from the file with their relocations applied).
+ * libc only; never trusts the file: every offset and size is checked, and a
+ * damaged file gives -EINVAL with a message in img->err, never a crash.
+ *
+ * Site rules (x86-64), from a record value R (a link-time address):
+ *  - __patchable_function_entries (-fpatchable-function-entry=N[,M]): R is
+ *    the first NOP. When M > 0, R lies before the function symbol; the site
+ *    is then the symbol's address. An endbr64 at the site is skipped (gcc and
+ *    clang already point R past it when M == 0).
+ *  - __mcount_loc (-pg -mfentry -mrecord-mcount [-mnop-mcount]): R is the
+ *    `call __fentry__` (e8 rel32, 5 bytes; or ff 15 / 67 e8 rel32, 6 bytes,
+ *    in PIE code) or the 5-byte NOP.
+ */
+#ifndef DYNFTRACE_ELF_H
+#define DYNFTRACE_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum site_kind {
+	SITE_PATCHABLE = 1, /* __patchable_function_entries */
+	SITE_FENTRY = 2,    /* __mcount_loc, -mfentry */
+};
+
+struct elf_func {
+	uint64_t addr; /* link-time address */
+	uint64_t size;
+	uint32_t name; /* offset into elf_image.names */
+	uint8_t global; /* STB_GLOBAL/STB_WEAK rather than STB_LOCAL */
+};
+
+struct elf_site {
+	uint64_t addr; /* link-time address of the site's first byte */
+	uint8_t len;   /* bytes the site owns: 5, or 6 for a 6-byte fentry call */
+	uint8_t kind;  /* enum site_kind */
+	uint8_t endbr; /* an endbr64 directly precedes the site */
+	int32_t func;  /* index into funcs; -1 when no symbol covers the site */
+};
+
+struct elf_load_seg {
+	uint64_t vaddr, memsz, offset, filesz;
+	uint32_t flags; /* PF_R | PF_W | PF_X */
+};
+
+struct elf_image {
+	char *path;
+	int type; /* ET_EXEC or ET_DYN */
+	struct elf_load_seg *segs; /* PT_LOAD segments, in file order */
+	size_t nsegs;
+	struct elf_func *funcs; /* sorted by addr; aliases at one address: one entry,
+				   global name preferred */
+	size_t nfuncs;
+	char *names; /* NUL-terminated names, indexed by elf_func.name */
+	size_t names_len;
+	int has_symtab; /* 1: names from .symtab; 0: from .dynsym only (stripped) */
+	struct elf_site *sites; /* sorted by addr, unique */
+	size_t nsites;
+	size_t nrecords; /* record entries read from the sections */
+	size_t nbad;     /* records refused: outside any executable segment, ... */
+	unsigned char build_id[64];
+	size_t build_id_len;
+	char err[256]; /* why elf_load failed, or a warning when it succeeded */
+	/* Added for the CLI, which must know whether to ask the dynamic loader
+	 * for the libraries (the loader crashes on static programs). */
+	char *interp;   /* PT_INTERP path, NULL if none */
+	size_t nneeded; /* DT_NEEDED entries in PT_DYNAMIC */
+};
+
+/*
+ * Read PATH. With MEM non-zero the object is mapped in this process at load
+ * bias BIAS (runtime address = link-time address + BIAS): record values and
+ * code bytes come from memory; otherwise from the file. Returns 0 (img filled;
+ * img->err may hold a warning such as "stripped"), or -errno with img->err
+ * naming the problem (-ENOENT, -EACCES, -EINVAL for a damaged or foreign file,
+ * -ENOMEM). An object with no records is not an error: nsites == 0.
+ */
+int elf_load(struct elf_image *img, const char *path, uintptr_t bias, int mem);
+
+/* Free everything elf_load allocated; img may then be reused. */
+void elf_free(struct elf_image *img);
+
+/* Name of function index FUNC, or NULL for -1. */
+const char *elf_func_name(const struct elf_image *img, int32_t func);
+
+/* Index of the function covering link-time address ADDR, or -1. */
+int32_t elf_func_lookup(const struct elf_image *img, uint64_t addr);
+
+#endif

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * init.c - start-up (seed 003: no daemon). The constructor runs when the
+ * runtime is loaded, linked or preloaded, before the program's main():
+ * it sets up the trap handler and sync, then finds every object's sites and
+ * turns them into NOPs. Nothing is traced until an ops is registered.
+ *
+ * Environment:
+ *   DYNFTRACE_VERBOSE=1     explain what the runtime does on stderr
+ *   DYNFTRACE_POKE=procmem  write code through /proc/self/mem (test the
+ *                           fallback used where W+X mappings are refused)
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "patch.h"
+
+void rcu_atfork_prepare(void) HIDDEN;
+void rcu_atfork_parent(void) HIDDEN;
+void patch_atfork_child(void) HIDDEN;
+
+/* fork: no batch may be half done, and no registry change in flight, when
+ * the address space is copied. */
+static void atfork_prepare(void)
+{
+	patch_lock();
+	rcu_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	rcu_atfork_parent();
+	patch_unlock();
+}
+
+static void atfork_child(void)
+{
+	rcu_atfork_child();
+	patch_atfork_child();
+}
+
+__attribute__((constructor(101))) static void dft_init(void)
+{
+	const char *v = getenv("DYNFTRACE_VERBOSE");
+	dft_verbose = v && *v && strcmp(v, "0");
+	dft_signals_init();
+	int err = patch_init();
+	if (err) {
+		dft_kill("cannot set up live patching: %s", strerror(-err));
+		return;
+	}
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	err = sites_init();
+	if (err)
+		dft_log("finding sites failed: %s", strerror(-err));
+}

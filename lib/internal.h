@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* internal.h - definitions shared by the runtime's modules (never installed). */
+#ifndef DYNFTRACE_INTERNAL_H
+#define DYNFTRACE_INTERNAL_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define HIDDEN __attribute__((visibility("hidden")))
+#define PUBLIC __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+/*
+ * Per-thread state, in static TLS (initial-exec: no allocation, usable from
+ * the trampoline path and from signal handlers).
+ *
+ * | field          | written by                 | read by                     |
+ * |----------------|----------------------------|-----------------------------|
+ * | recursion      | owner thread               | owner thread                |
+ * | rcu_nest       | owner thread               | owner thread                |
+ * | rcu_ctr        | owner (atomic store)       | rcu_synchronize (atomic)    |
+ * | state          | owner; registry lock held  | owner; registry lock holder |
+ * | next, prev     | registry lock holder       | registry lock holder        |
+ * | trap_*         | owner (its signal wrappers and handler) | owner          |
+ */
+struct dft_thread {
+	unsigned int recursion;
+	unsigned int rcu_nest;
+	unsigned long rcu_ctr; /* 0: outside read side; else gp counter at entry */
+	int state;             /* THREAD_NEW, THREAD_REGISTERED, THREAD_EXITING */
+	pid_t tid;
+	struct dft_thread *next, *prev;
+	/* SIGTRAP virtualisation, see interpose.c */
+	int trap_vblocked;     /* program believes SIGTRAP is blocked */
+	int trap_pending;      /* a foreign SIGTRAP arrived while virtually blocked */
+	siginfo_t trap_info;
+};
+enum { THREAD_NEW = 0, THREAD_REGISTERED = 1, THREAD_EXITING = 2 };
+
+extern __thread struct dft_thread dft_self HIDDEN;
+
+/* log.c */
+void dft_log(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+void dft_debug(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+extern int dft_verbose HIDDEN;
+/* Stop all tracing for good after an inconsistency (ftrace_kill). */
+void dft_kill(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+extern int dft_killed HIDDEN; /* read with READ_ONCE */
+extern char dft_kill_reason[160] HIDDEN;
+
+/* rcu.c - read side usable from any traced context, grace periods by membarrier. */
+void rcu_register_self(void) HIDDEN;
+int rcu_synchronize(void) HIDDEN;
+void rcu_atfork_child(void) HIDDEN;
+extern unsigned long rcu_grace_periods HIDDEN;
+extern unsigned long rcu_gp_ctr HIDDEN;
+
+static inline void rcu_read_lock(void)
+{
+	struct dft_thread *t = &dft_self;
+	if (t->rcu_nest++ == 0)
+		__atomic_store_n(&t->rcu_ctr, __atomic_load_n(&rcu_gp_ctr, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELAXED);
+	barrier();
+}
+
+static inline void rcu_read_unlock(void)
+{
+	struct dft_thread *t = &dft_self;
+	barrier();
+	if (--t->rcu_nest == 0)
+		__atomic_store_n(&t->rcu_ctr, 0, __ATOMIC_RELEASE);
+}
+
+/* membarrier wrappers (sync.c in arch) */
+int arch_sync_init(void) HIDDEN;
+void arch_sync_core(void) HIDDEN;   /* all threads: full barrier + core serialise */
+void arch_sync_memory(void) HIDDEN; /* all threads: full barrier */
+
+/* interpose.c */
+void *dft_real(const char *name) HIDDEN;
+int dft_trap_handler_install(void) HIDDEN;
+/* Forward a SIGTRAP that is not ours to what the program set up. */
+void dft_trap_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
+void dft_signals_init(void) HIDDEN;
+
+/* sites.c */
+int sites_init(void) HIDDEN;
+int sites_rescan(void) HIDDEN; /* new objects after dlopen, gone after dlclose */
+void dft_atfork_install(void) HIDDEN;
+
+#endif

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * interpose.c - the libc entry points the runtime wraps, and why.
+ *
+ * SIGTRAP. The patch engine's breakpoints raise SIGTRAP in whatever thread
+ * meets a site mid-batch. The kernel kills a thread that blocks a
+ * synchronous SIGTRAP, and worker threads commonly block every signal. So
+ * while the runtime is loaded SIGTRAP is never really blocked: the mask
+ * functions below strip it and remember, per thread, that the program *wants*
+ * it blocked (trap_vblocked). A foreign SIGTRAP (kill, raise) that arrives
+ * while it is virtually blocked is held (trap_pending) and re-sent with its
+ * siginfo when the program unblocks it, so the program sees what it would
+ * have seen. The program's own SIGTRAP handler is kept aside and called for
+ * every trap that is not ours; SIG_DFL and SIG_IGN behave as without us.
+ *
+ * dlopen/dlclose. A loaded object's sites must become NOPs before another
+ * thread can run its code (gcc's five 1-byte NOPs cannot be patched live),
+ * and an unloaded object's sites must leave the tables. See sites.c.
+ *
+ * Limits (documented in ARCHITECTURE.md): raw rt_sigprocmask/rt_sigaction
+ * syscalls, setcontext/swapcontext and sigwait on SIGTRAP bypass this.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "patch.h"
+
+int patch_handle_trap(siginfo_t *si, void *uc) HIDDEN;
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+
+static sigaction_fn real_sigaction_p;
+static sigmask_fn real_pthread_sigmask_p, real_sigprocmask_p;
+
+void *dft_real(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static int real_sigaction(int sig, const struct sigaction *a, struct sigaction *o)
+{
+	if (!real_sigaction_p)
+		real_sigaction_p = (sigaction_fn)dft_real("sigaction");
+	if (!real_sigaction_p) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_sigaction_p(sig, a, o);
+}
+
+static int real_pthread_sigmask(int how, const sigset_t *s, sigset_t *o)
+{
+	if (!real_pthread_sigmask_p)
+		real_pthread_sigmask_p = (sigmask_fn)dft_real("pthread_sigmask");
+	return real_pthread_sigmask_p ? real_pthread_sigmask_p(how, s, o) : ENOSYS;
+}
+
+/*
+ * The program's SIGTRAP disposition, double-buffered: the handler reads
+ * prog_trap[prog_trap_cur]; a writer fills the other slot and flips. Writers
+ * serialise on trap_lock.
+ */
+static struct sigaction prog_trap[2];
+static int prog_trap_cur;
+static int trap_installed;
+static pthread_mutex_t trap_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Signals whose program-given sa_mask contained SIGTRAP (for oldact). */
+static unsigned char mask_had_trap[_NSIG];
+
+static void trap_entry(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	if (!patch_handle_trap(si, uc))
+		dft_trap_forward(sig, si, uc);
+	errno = saved;
+}
+
+static void die_by_trap(void)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	real_sigaction(SIGTRAP, &dfl, NULL);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGTRAP);
+	real_pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGTRAP);
+	_exit(128 + SIGTRAP); /* not reached */
+}
+
+void dft_trap_forward(int sig, siginfo_t *si, void *uc)
+{
+	struct dft_thread *t = &dft_self;
+	const struct sigaction *pa = &prog_trap[__atomic_load_n(&prog_trap_cur, __ATOMIC_ACQUIRE)];
+	int sync = si->si_code == SI_KERNEL || si->si_code > 0;
+
+	if (t->trap_vblocked) {
+		if (sync)
+			die_by_trap(); /* the kernel kills a thread blocking a trap */
+		t->trap_info = *si;
+		t->trap_pending = 1;
+		return;
+	}
+	if (pa->sa_handler == SIG_IGN) {
+		if (sync)
+			die_by_trap(); /* an ignored trap is forced to default */
+		return;
+	}
+	if (pa->sa_handler == SIG_DFL)
+		die_by_trap();
+
+	/* Run the program's handler as the kernel would have: its sa_mask
+	 * blocked, SIGTRAP (virtually) blocked unless SA_NODEFER. The kernel
+	 * restores the mask from our frame when we return. */
+	struct sigaction act = *pa;
+	sigset_t m = act.sa_mask;
+	sigdelset(&m, SIGTRAP);
+	real_pthread_sigmask(SIG_BLOCK, &m, NULL);
+	int vb = t->trap_vblocked;
+	if (!(act.sa_flags & SA_NODEFER))
+		t->trap_vblocked = 1;
+	if (act.sa_flags & SA_RESETHAND) {
+		pthread_mutex_lock(&trap_lock);
+		int next = !prog_trap_cur;
+		memset(&prog_trap[next], 0, sizeof(prog_trap[next]));
+		prog_trap[next].sa_handler = SIG_DFL;
+		__atomic_store_n(&prog_trap_cur, next, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&trap_lock);
+	}
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, uc);
+	else
+		act.sa_handler(sig);
+	t->trap_vblocked = vb;
+}
+
+/* Install our SIGTRAP handler, keeping the program's as prog_trap. */
+int dft_trap_handler_install(void)
+{
+	pthread_mutex_lock(&trap_lock);
+	struct sigaction ours, old;
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_sigaction = trap_entry;
+	ours.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+	sigemptyset(&ours.sa_mask);
+	int err = 0;
+	if (real_sigaction(SIGTRAP, NULL, &old) != 0) {
+		err = -errno;
+	} else if (old.sa_sigaction != trap_entry) {
+		/* First install, or somebody replaced us with a raw syscall:
+		 * what is there now is the program's. */
+		if (trap_installed)
+			dft_debug("SIGTRAP handler was replaced behind our back; chaining it");
+		int next = !prog_trap_cur;
+		prog_trap[next] = old;
+		__atomic_store_n(&prog_trap_cur, next, __ATOMIC_RELEASE);
+		if (real_sigaction(SIGTRAP, &ours, NULL) != 0)
+			err = -errno;
+		else
+			trap_installed = 1;
+	}
+	pthread_mutex_unlock(&trap_lock);
+	return err;
+}
+
+/* Re-send a held SIGTRAP once the program unblocks it. */
+static void deliver_pending(void)
+{
+	struct dft_thread *t = &dft_self;
+	if (!t->trap_vblocked && t->trap_pending) {
+		t->trap_pending = 0;
+		siginfo_t si = t->trap_info;
+		syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), SIGTRAP, &si);
+	}
+}
+
+/* Apply HOW/SET to the virtual SIGTRAP bit; return the SET to really use. */
+static const sigset_t *filter_mask(int how, const sigset_t *set, sigset_t *copy, int *vb_out)
+{
+	struct dft_thread *t = &dft_self;
+	*vb_out = t->trap_vblocked;
+	if (!set)
+		return NULL;
+	int has = sigismember(set, SIGTRAP) == 1;
+	if (how == SIG_BLOCK && has)
+		t->trap_vblocked = 1;
+	else if (how == SIG_UNBLOCK && has)
+		t->trap_vblocked = 0;
+	else if (how == SIG_SETMASK)
+		t->trap_vblocked = has;
+	*copy = *set;
+	sigdelset(copy, SIGTRAP);
+	return copy;
+}
+
+PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+	int vb;
+	if (set && how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+		return EINVAL;
+	const sigset_t *s = filter_mask(how, set, &copy, &vb);
+	int r = real_pthread_sigmask(how, s, old);
+	if (r != 0) {
+		dft_self.trap_vblocked = vb;
+		return r;
+	}
+	if (old && vb)
+		sigaddset(old, SIGTRAP);
+	deliver_pending();
+	return 0;
+}
+
+PUBLIC int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+	int vb;
+	if (set && how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!real_sigprocmask_p)
+		real_sigprocmask_p = (sigmask_fn)dft_real("sigprocmask");
+	const sigset_t *s = filter_mask(how, set, &copy, &vb);
+	int r = real_sigprocmask_p(how, s, old);
+	if (r != 0) {
+		dft_self.trap_vblocked = vb;
+		return r;
+	}
+	if (old && vb)
+		sigaddset(old, SIGTRAP);
+	deliver_pending();
+	return 0;
+}
+
+PUBLIC int sigsuspend(const sigset_t *mask)
+{
+	static int (*real)(const sigset_t *);
+	if (!real)
+		real = (int (*)(const sigset_t *))dft_real("sigsuspend");
+	sigset_t copy = *mask;
+	sigdelset(&copy, SIGTRAP);
+	return real(&copy);
+}
+
+PUBLIC int sigpending(sigset_t *set)
+{
+	static int (*real)(sigset_t *);
+	if (!real)
+		real = (int (*)(sigset_t *))dft_real("sigpending");
+	int r = real(set);
+	if (r == 0 && dft_self.trap_pending)
+		sigaddset(set, SIGTRAP);
+	return r;
+}
+
+PUBLIC int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	if (sig < 1 || sig >= _NSIG)
+		return real_sigaction(sig, act, oact);
+	if (sig == SIGTRAP && __atomic_load_n(&trap_installed, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&trap_lock);
+		int cur = prog_trap_cur;
+		if (oact)
+			*oact = prog_trap[cur];
+		if (act) {
+			int next = !cur;
+			prog_trap[next] = *act;
+			__atomic_store_n(&prog_trap_cur, next, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&trap_lock);
+		return 0;
+	}
+	struct sigaction copy;
+	const struct sigaction *a = act;
+	int had = mask_had_trap[sig];
+	if (act) {
+		copy = *act;
+		mask_had_trap[sig] = sigismember(&copy.sa_mask, SIGTRAP) == 1;
+		sigdelset(&copy.sa_mask, SIGTRAP);
+		a = &copy;
+	}
+	int r = real_sigaction(sig, a, oact);
+	if (r != 0 && act)
+		mask_had_trap[sig] = (unsigned char)had;
+	if (r == 0 && oact && had)
+		sigaddset(&oact->sa_mask, SIGTRAP);
+	return r;
+}
+
+/* glibc's signal() calls its internal sigaction, so it needs its own wrapper;
+ * BSD semantics, as glibc's. */
+PUBLIC sighandler_t signal(int sig, sighandler_t h)
+{
+	struct sigaction a, o;
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = h;
+	sigemptyset(&a.sa_mask);
+	if (sig > 0 && sig < _NSIG)
+		sigaddset(&a.sa_mask, sig);
+	a.sa_flags = SA_RESTART;
+	if (sigaction(sig, &a, &o) != 0)
+		return SIG_ERR;
+	return o.sa_handler;
+}
+
+/* The main thread may start with SIGTRAP blocked (inherited through exec). */
+void dft_signals_init(void)
+{
+	sigset_t cur;
+	if (real_pthread_sigmask(SIG_SETMASK, NULL, &cur) == 0 && sigismember(&cur, SIGTRAP) == 1) {
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, SIGTRAP);
+		real_pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+		dft_self.trap_vblocked = 1;
+	}
+}
+
+/* ---- dlopen / dlclose ------------------------------------------------ */
+
+/*
+ * A name without '/' is searched with the DT_RUNPATH of the *calling*
+ * object. Calling dlopen from here would make that us, so look the name up
+ * in the caller's run path first and pass the full path.
+ */
+static const char *caller_runpath_lookup(const char *file, const void *caller, char *buf,
+					 size_t len)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (!file || strchr(file, '/') || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) ||
+	    !lm || !lm->l_ld)
+		return file;
+	const char *strtab = NULL;
+	const char *rp = NULL;
+	ElfW(Dyn) *d;
+	size_t rp_off = 0;
+	int have = 0;
+	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			strtab = (const char *)d->d_un.d_ptr;
+		else if (d->d_tag == DT_RUNPATH || (d->d_tag == DT_RPATH && !have)) {
+			rp_off = d->d_un.d_val;
+			have = 1;
+		}
+	}
+	if (!have || !strtab)
+		return file;
+	rp = strtab + rp_off;
+	char origin[PATH_MAX];
+	const char *objpath = lm->l_name && lm->l_name[0] ? lm->l_name : "/proc/self/exe";
+	ssize_t on = -1;
+	if (!strcmp(objpath, "/proc/self/exe")) {
+		on = readlink(objpath, origin, sizeof(origin) - 1);
+	} else if (strlen(objpath) < sizeof(origin)) {
+		strcpy(origin, objpath);
+		on = (ssize_t)strlen(origin);
+	}
+	if (on <= 0)
+		return file;
+	origin[on] = 0;
+	char *slash = strrchr(origin, '/');
+	if (slash)
+		*slash = 0;
+	while (*rp) {
+		const char *end = strchr(rp, ':');
+		size_t n = end ? (size_t)(end - rp) : strlen(rp);
+		char dir[PATH_MAX];
+		if (n < sizeof(dir)) {
+			memcpy(dir, rp, n);
+			dir[n] = 0;
+			const char *rest = NULL;
+			if (!strncmp(dir, "$ORIGIN", 7))
+				rest = dir + 7;
+			else if (!strncmp(dir, "${ORIGIN}", 9))
+				rest = dir + 9;
+			int w = rest ? snprintf(buf, len, "%s%s/%s", origin, rest, file)
+				     : snprintf(buf, len, "%s/%s", dir, file);
+			if (w > 0 && (size_t)w < len && access(buf, F_OK) == 0)
+				return buf;
+		}
+		if (!end)
+			break;
+		rp = end + 1;
+	}
+	return file;
+}
+
+PUBLIC void *dlopen(const char *file, int mode)
+{
+	static void *(*real)(const char *, int);
+	if (!real)
+		real = (void *(*)(const char *, int))dft_real("dlopen");
+	char buf[PATH_MAX];
+	const char *f = caller_runpath_lookup(file, __builtin_return_address(0), buf, sizeof(buf));
+	void *h = real(f, mode);
+	if (h && file)
+		sites_rescan();
+	return h;
+}
+
+PUBLIC int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	if (!real)
+		real = (int (*)(void *))dft_real("dlclose");
+	/* Held across the unload so no batch writes into pages being unmapped;
+	 * recursive, so destructors may still call the API. */
+	patch_lock();
+	int r = real(handle);
+	sites_rescan();
+	patch_unlock();
+	return r;
+}

@@ -1,0 +1,691 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops.c - registered tracers (struct dynftrace_ops), their filters, the
+ * per-site accounting that decides what each site must call, and the
+ * dispatcher the common trampoline calls.
+ *
+ * Accounting (the kernel's __ftrace_hash_rec_update + ftrace_check_record):
+ * each site's flags word counts the registered ops that want it. After any
+ * change, every site compares what it wants (ref > 0) with what it has
+ * (SITE_FL_ENABLED) and yields one action: ignore, make call, make NOP (or,
+ * later, modify call). All actions of one change go in one batch.
+ *
+ * Dispatch: with one registered ops the trampoline's C entry calls that
+ * ops' func directly; with several it calls list_func, which tests each ops'
+ * filter. Readers (traced threads) walk ops_list and filters under
+ * rcu_read_lock; writers hold patch_lock and free only after
+ * rcu_synchronize().
+ *
+ * | field         | protected by                                        |
+ * |---------------|-----------------------------------------------------|
+ * | ops_list      | patch_lock for writers; RCU for readers             |
+ * | ops->next     | same                                                |
+ * | ops->filter   | same (replaced, never modified in place)            |
+ * | dispatch_ops  | patch_lock for writers; RCU (acquire) for readers   |
+ * | site flags    | patch_lock                                          |
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dynftrace/dynftrace.h"
+#include "internal.h"
+#include "patch.h"
+#include "sites.h"
+#include "regs.h"
+#include "insn.h"
+
+#define OPS_ST_REGISTERED 0x1UL
+
+/* A selection of sites: sorted unique addresses. */
+struct addr_set {
+	size_t n;
+	uintptr_t *a;
+};
+
+struct glob_op {
+	char *glob;
+	int notrace;
+};
+
+/* Immutable once published in ops->filter. */
+struct ops_filter {
+	struct addr_set filter;  /* empty: every function */
+	struct addr_set notrace;
+	struct glob_op *log;     /* replayed for objects loaded later */
+	size_t nlog;
+};
+
+static struct dynftrace_ops *ops_list;
+static void list_func(unsigned long ip, unsigned long parent, struct dynftrace_ops *op,
+		      struct dynftrace_regs *regs);
+static struct dynftrace_ops list_ops = {.func = list_func};
+static struct dynftrace_ops *dispatch_ops = &list_ops;
+static unsigned long recursion_miss;
+
+unsigned long dynftrace_regs_arg(const struct dynftrace_regs *regs, int n)
+{
+	switch (n) {
+	case 0: return regs->rdi;
+	case 1: return regs->rsi;
+	case 2: return regs->rdx;
+	case 3: return regs->rcx;
+	case 4: return regs->r8;
+	case 5: return regs->r9;
+	default: return 0;
+	}
+}
+
+/* ---- address sets ------------------------------------------------------ */
+
+static int set_has(const struct addr_set *s, uintptr_t a)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->a[mid] == a)
+			return 1;
+		if (s->a[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static int filter_wants(const struct ops_filter *f, uintptr_t ip)
+{
+	if (!f)
+		return 1;
+	if (f->filter.n && !set_has(&f->filter, ip))
+		return 0;
+	return !(f->notrace.n && set_has(&f->notrace, ip));
+}
+
+static void filter_free(struct ops_filter *f)
+{
+	if (!f)
+		return;
+	free(f->filter.a);
+	free(f->notrace.a);
+	for (size_t i = 0; i < f->nlog; i++)
+		free(f->log[i].glob);
+	free(f->log);
+	free(f);
+}
+
+/* Reject what fnmatch would silently take literally: an unclosed '['. */
+static int glob_valid(const char *g)
+{
+	for (const char *p = g; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+		} else if (*p == '[') {
+			const char *q = p + 1;
+			if (*q == '!' || *q == '^')
+				q++;
+			if (*q == ']')
+				q++;
+			while (*q && *q != ']')
+				q++;
+			if (!*q)
+				return 0;
+			p = q;
+		}
+	}
+	return 1;
+}
+
+static int glob_match(const char *glob, const char *name)
+{
+	if (!name)
+		return 0;
+	if (!strpbrk(glob, "*?[\\"))
+		return strcmp(glob, name) == 0;
+	return fnmatch(glob, name, 0) == 0;
+}
+
+/*
+ * Apply one glob operation to SET over the sites in [lo, hi) (all sites
+ * when lo == hi == 0). "!glob" removes. Returns the number of matches or
+ * -ENOMEM; SET is replaced.
+ */
+static long set_apply(struct addr_set *set, const char *glob, uintptr_t lo, uintptr_t hi)
+{
+	int neg = glob[0] == '!';
+	const char *g = neg ? glob + 1 : glob;
+	size_t cap = set->n + (neg ? 0 : site_count);
+	uintptr_t *out = malloc((cap ? cap : 1) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	size_t i = 0, j = 0, k = 0;
+	long matches = 0;
+	/* Merge the sorted set with the sorted site table. */
+	while (i < set->n || j < site_count) {
+		uintptr_t sa = i < set->n ? set->a[i] : UINTPTR_MAX;
+		const struct site *s = j < site_count ? &site_tab[j] : NULL;
+		uintptr_t ta = s ? s->addr : UINTPTR_MAX;
+		int in_range = s && (lo == hi || (ta >= lo && ta < hi));
+		int m = s && in_range && glob_match(g, site_func_name(s));
+		if (sa < ta) {
+			out[k++] = sa;
+			i++;
+			continue;
+		}
+		if (m)
+			matches++;
+		if (sa == ta) {
+			if (!(m && neg))
+				out[k++] = sa;
+			i++;
+			j++;
+		} else {
+			if (m && !neg)
+				out[k++] = ta;
+			j++;
+		}
+	}
+	free(set->a);
+	set->a = out;
+	set->n = k;
+	return matches;
+}
+
+static struct ops_filter *filter_clone(const struct ops_filter *f)
+{
+	struct ops_filter *n = calloc(1, sizeof(*n));
+	if (!n || !f)
+		return n;
+	n->filter.n = f->filter.n;
+	n->notrace.n = f->notrace.n;
+	n->filter.a = malloc((f->filter.n + 1) * sizeof(uintptr_t));
+	n->notrace.a = malloc((f->notrace.n + 1) * sizeof(uintptr_t));
+	n->log = malloc((f->nlog + 1) * sizeof(*n->log));
+	if (!n->filter.a || !n->notrace.a || !n->log) {
+		filter_free(n);
+		return NULL;
+	}
+	memcpy(n->filter.a, f->filter.a, f->filter.n * sizeof(uintptr_t));
+	memcpy(n->notrace.a, f->notrace.a, f->notrace.n * sizeof(uintptr_t));
+	for (size_t i = 0; i < f->nlog; i++) {
+		n->log[i].notrace = f->log[i].notrace;
+		n->log[i].glob = strdup(f->log[i].glob);
+		n->nlog++;
+		if (!n->log[i].glob) {
+			filter_free(n);
+			return NULL;
+		}
+	}
+	return n;
+}
+
+/* Replay the glob log over [lo, hi): sites of a newly loaded object. */
+static int filter_replay(struct ops_filter *f, uintptr_t lo, uintptr_t hi)
+{
+	for (size_t i = 0; i < f->nlog; i++) {
+		struct addr_set *s = f->log[i].notrace ? &f->notrace : &f->filter;
+		if (!f->log[i].glob[0]) {
+			continue; /* a reset: nothing of a new object was selected before it */
+		}
+		if (set_apply(s, f->log[i].glob, lo, hi) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- accounting and patching ------------------------------------------- */
+
+static void sites_ref_update(const struct ops_filter *f, int delta)
+{
+	for (size_t i = 0; i < site_count; i++) {
+		struct site *s = &site_tab[i];
+		if (!filter_wants(f, s->addr))
+			continue;
+		uint32_t ref = s->flags & SITE_FL_REF_MASK;
+		if (delta < 0 && ref == 0) {
+			dft_kill("site %#lx: reference count underflow", (unsigned long)s->addr);
+			continue;
+		}
+		s->flags = (s->flags & ~SITE_FL_REF_MASK) | ((ref + (uint32_t)delta) & SITE_FL_REF_MASK);
+	}
+}
+
+enum site_action { ACT_IGNORE, ACT_MAKE_CALL, ACT_MAKE_NOP, ACT_MODIFY_CALL };
+
+/* ftrace_check_record: what must happen to S. */
+static enum site_action check_site(const struct site *s, uintptr_t *target)
+{
+	int want = (s->flags & SITE_FL_REF_MASK) && !(s->flags & SITE_FL_DISABLED) &&
+		   !READ_ONCE(dft_killed);
+	int en = (s->flags & SITE_FL_ENABLED) != 0;
+	*target = s->obj->caller;
+	if (want && !en)
+		return ACT_MAKE_CALL;
+	if (!want && en)
+		return ACT_MAKE_NOP;
+	if (want && en && s->target != *target)
+		return ACT_MODIFY_CALL;
+	return ACT_IGNORE;
+}
+
+/* Turn every enabled site back into a NOP after a kill; best effort. */
+static void disable_all(void)
+{
+	struct patch_entry *v = malloc((site_count + 1) * sizeof(*v));
+	size_t n = 0;
+	if (!v)
+		return;
+	for (size_t i = 0; i < site_count; i++) {
+		struct site *s = &site_tab[i];
+		if (!(s->flags & SITE_FL_ENABLED))
+			continue;
+		struct patch_entry *e = &v[n];
+		e->addr = s->addr;
+		e->len = INSN_SIZE;
+		insn_make_rel32(INSN_CALL, s->addr, s->target, e->old);
+		if (memcmp((const void *)s->addr, e->old, INSN_SIZE))
+			continue; /* not what we wrote: leave it alone */
+		memcpy(e->new, insn_nop5, INSN_SIZE);
+		n++;
+	}
+	if (patch_batch(v, n) == 0) {
+		for (size_t i = 0; i < site_count; i++)
+			site_tab[i].flags &= ~SITE_FL_ENABLED;
+	}
+	free(v);
+}
+
+/* Make every site match its accounting: one batch. patch_lock held. */
+static int update_sites(void)
+{
+	struct patch_entry *v = calloc(site_count + 1, sizeof(*v));
+	uint32_t *act = malloc((site_count + 1) * sizeof(*act));
+	size_t n = 0;
+	if (!v || !act) {
+		free(v);
+		free(act);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < site_count; i++) {
+		struct site *s = &site_tab[i];
+		uintptr_t target;
+		enum site_action a = check_site(s, &target);
+		if (a == ACT_IGNORE)
+			continue;
+		struct patch_entry *e = &v[n];
+		e->addr = s->addr;
+		e->len = INSN_SIZE;
+		if (s->flags & SITE_FL_ENABLED)
+			insn_make_rel32(INSN_CALL, s->addr, s->target, e->old);
+		else
+			memcpy(e->old, insn_nop5, INSN_SIZE);
+		if (a == ACT_MAKE_NOP)
+			memcpy(e->new, insn_nop5, INSN_SIZE);
+		else
+			insn_make_rel32(INSN_CALL, s->addr, target, e->new);
+		act[n++] = (uint32_t)i;
+	}
+	int err = patch_batch(v, n);
+	if (err == 0) {
+		for (size_t k = 0; k < n; k++) {
+			struct site *s = &site_tab[act[k]];
+			if (v[k].new[0] == INSN_CALL) {
+				s->flags |= SITE_FL_ENABLED;
+				s->target = insn_rel32_target(s->addr, v[k].new);
+			} else {
+				s->flags &= ~SITE_FL_ENABLED;
+				s->target = 0;
+			}
+		}
+	} else {
+		dft_kill("patching %zu sites failed: %s", n, patch_last_error());
+		disable_all();
+	}
+	free(v);
+	free(act);
+	return err;
+}
+
+/* Choose what the trampoline calls: the only ops, or the list. */
+static void update_dispatch(void)
+{
+	struct dynftrace_ops *d = &list_ops;
+	if (ops_list && !ops_list->next)
+		d = ops_list;
+	__atomic_store_n(&dispatch_ops, d, __ATOMIC_RELEASE);
+}
+
+static int api_enter(void)
+{
+	if (dft_self.rcu_nest || dft_self.recursion)
+		return -EDEADLK;
+	patch_lock();
+	if (READ_ONCE(dft_killed)) {
+		patch_unlock();
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int dynftrace_register_ops(struct dynftrace_ops *ops)
+{
+	if (!ops || !ops->func)
+		return -EINVAL;
+	int err = api_enter();
+	if (err)
+		return err;
+	if (ops->state & OPS_ST_REGISTERED) {
+		err = -EBUSY;
+		goto out;
+	}
+	/* Objects loaded since the filter was set get the same globs. */
+	struct ops_filter *f = ops->filter;
+	if (f && f->nlog) {
+		struct ops_filter *nf = calloc(1, sizeof(*nf));
+		if (!nf) {
+			err = -ENOMEM;
+			goto out;
+		}
+		nf->log = f->log;
+		nf->nlog = f->nlog;
+		f->log = NULL;
+		f->nlog = 0;
+		if (filter_replay(nf, 0, 0)) {
+			filter_free(nf);
+			err = -ENOMEM;
+			goto out;
+		}
+		filter_free(f);
+		ops->filter = f = nf;
+	}
+	ops->next = ops_list;
+	ops->state |= OPS_ST_REGISTERED;
+	__atomic_store_n(&ops_list, ops, __ATOMIC_RELEASE);
+	/* The list first, so no thread calls ops->func for another's site. */
+	if (ops->next)
+		__atomic_store_n(&dispatch_ops, &list_ops, __ATOMIC_RELEASE);
+	sites_ref_update(f, +1);
+	err = update_sites();
+	update_dispatch();
+out:
+	patch_unlock();
+	return err;
+}
+
+int dynftrace_unregister_ops(struct dynftrace_ops *ops)
+{
+	if (!ops)
+		return -EINVAL;
+	if (dft_self.rcu_nest || dft_self.recursion)
+		return -EDEADLK;
+	patch_lock();
+	int err = 0;
+	if (!(ops->state & OPS_ST_REGISTERED)) {
+		err = -EINVAL;
+		goto out;
+	}
+	struct dynftrace_ops **pp = &ops_list;
+	while (*pp && *pp != ops)
+		pp = &(*pp)->next;
+	if (!*pp) {
+		dft_kill("registered ops %p missing from the list", (void *)ops);
+		err = -EINVAL;
+		goto out;
+	}
+	__atomic_store_n(&dispatch_ops, &list_ops, __ATOMIC_RELEASE);
+	__atomic_store_n(pp, ops->next, __ATOMIC_RELEASE);
+	ops->state &= ~OPS_ST_REGISTERED;
+	if (!READ_ONCE(dft_killed)) {
+		sites_ref_update(ops->filter, -1);
+		update_sites(); /* a failure kills and disables everything */
+	}
+	/* Nobody can reach ops now; wait for those who already had. */
+	rcu_synchronize();
+	update_dispatch();
+	ops->next = NULL;
+out:
+	patch_unlock();
+	return err;
+}
+
+static int set_glob(struct dynftrace_ops *ops, const char *glob, int reset, int notrace)
+{
+	if (!ops)
+		return -EINVAL;
+	if (glob && !glob_valid(glob[0] == '!' ? glob + 1 : glob))
+		return -EINVAL;
+	int err = api_enter();
+	if (err)
+		return err;
+	struct ops_filter *old = ops->filter;
+	struct ops_filter *nf = filter_clone(old);
+	if (!nf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	struct addr_set *set = notrace ? &nf->notrace : &nf->filter;
+	if (reset) {
+		free(set->a);
+		set->a = NULL;
+		set->n = 0;
+		/* drop this selection's history: it starts over */
+		size_t k = 0;
+		for (size_t i = 0; i < nf->nlog; i++) {
+			if (nf->log[i].notrace == notrace)
+				free(nf->log[i].glob);
+			else
+				nf->log[k++] = nf->log[i];
+		}
+		nf->nlog = k;
+	}
+	if (glob && glob[0]) {
+		long m = set_apply(set, glob, 0, 0);
+		if (m < 0) {
+			err = (int)m;
+		} else if (m == 0) {
+			err = -ENOENT;
+		} else {
+			struct glob_op *nl = realloc(nf->log, (nf->nlog + 1) * sizeof(*nl));
+			if (!nl) {
+				err = -ENOMEM;
+			} else {
+				nf->log = nl;
+				nf->log[nf->nlog].glob = strdup(glob);
+				nf->log[nf->nlog].notrace = notrace;
+				if (nf->log[nf->nlog].glob)
+					nf->nlog++;
+				else
+					err = -ENOMEM;
+			}
+		}
+	}
+	if (err) {
+		filter_free(nf);
+		goto out;
+	}
+	if (!(ops->state & OPS_ST_REGISTERED)) {
+		ops->filter = nf;
+		filter_free(old);
+		goto out;
+	}
+	sites_ref_update(old, -1);
+	sites_ref_update(nf, +1);
+	__atomic_store_n((struct ops_filter **)&ops->filter, nf, __ATOMIC_RELEASE);
+	err = update_sites();
+	rcu_synchronize();
+	filter_free(old);
+out:
+	patch_unlock();
+	return err;
+}
+
+int dynftrace_set_filter(struct dynftrace_ops *ops, const char *glob, int reset)
+{
+	return set_glob(ops, glob, reset, 0);
+}
+
+int dynftrace_set_notrace(struct dynftrace_ops *ops, const char *glob, int reset)
+{
+	return set_glob(ops, glob, reset, 1);
+}
+
+/* ---- objects coming and going (sites.c, patch_lock held) --------------- */
+
+void ops_sites_added(uintptr_t lo, uintptr_t hi)
+{
+	int changed = 0;
+	for (struct dynftrace_ops *o = ops_list; o; o = o->next) {
+		struct ops_filter *f = o->filter;
+		if (f && f->nlog) {
+			/* In place: the new addresses are not traced by anyone yet,
+			 * and the arrays are replaced, not resized, by set_apply...
+			 * readers may hold the old arrays, so clone. */
+			struct ops_filter *nf = filter_clone(f);
+			if (!nf || filter_replay(nf, lo, hi)) {
+				filter_free(nf);
+				dft_log("out of memory applying filters to a new object");
+				continue;
+			}
+			__atomic_store_n((struct ops_filter **)&o->filter, nf, __ATOMIC_RELEASE);
+			rcu_synchronize();
+			filter_free(f);
+			f = nf;
+		}
+		for (size_t i = 0; i < site_count; i++) {
+			struct site *s = &site_tab[i];
+			if (s->addr >= lo && s->addr < hi && filter_wants(f, s->addr)) {
+				s->flags = (s->flags & ~SITE_FL_REF_MASK) |
+					   (((s->flags & SITE_FL_REF_MASK) + 1) & SITE_FL_REF_MASK);
+				changed = 1;
+			}
+		}
+	}
+	if (changed)
+		update_sites();
+}
+
+static void set_remove_range(struct addr_set *s, uintptr_t lo, uintptr_t hi)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->a[i] < lo || s->a[i] >= hi)
+			s->a[k++] = s->a[i];
+	s->n = k;
+}
+
+void ops_sites_removed(uintptr_t lo, uintptr_t hi)
+{
+	for (struct dynftrace_ops *o = ops_list; o; o = o->next) {
+		struct ops_filter *f = o->filter;
+		if (!f)
+			continue;
+		struct ops_filter *nf = filter_clone(f);
+		if (!nf)
+			continue;
+		size_t before = nf->filter.n;
+		set_remove_range(&nf->filter, lo, hi);
+		set_remove_range(&nf->notrace, lo, hi);
+		if (before && !nf->filter.n) {
+			/* Its whole selection went away: trace nothing rather than
+			 * everything. Unregistering is the caller's business. */
+			dft_log("every function selected by an ops was unloaded");
+		}
+		__atomic_store_n((struct ops_filter **)&o->filter, nf, __ATOMIC_RELEASE);
+		rcu_synchronize();
+		filter_free(f);
+	}
+}
+
+/* ---- the traced path --------------------------------------------------- */
+
+static void list_func(unsigned long ip, unsigned long parent, struct dynftrace_ops *op,
+		      struct dynftrace_regs *regs)
+{
+	(void)op;
+	for (struct dynftrace_ops *o = __atomic_load_n(&ops_list, __ATOMIC_ACQUIRE); o;
+	     o = __atomic_load_n(&o->next, __ATOMIC_ACQUIRE)) {
+		const struct ops_filter *f =
+			__atomic_load_n((struct ops_filter **)&o->filter, __ATOMIC_ACQUIRE);
+		if (filter_wants(f, ip))
+			o->func(ip, parent, o, regs);
+	}
+}
+
+/* Called by every trampoline copy (tramp.S) with the site and the regs. */
+HIDDEN void dft_dispatch(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
+{
+	struct dft_thread *t = &dft_self;
+	if (unlikely(t->recursion)) {
+		__atomic_fetch_add(&recursion_miss, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	t->recursion = 1;
+	if (unlikely(t->state != THREAD_REGISTERED)) {
+		if (t->state == THREAD_EXITING)
+			goto out; /* its TLS is about to go: no callbacks */
+		rcu_register_self();
+	}
+	rcu_read_lock();
+	struct dynftrace_ops *op = __atomic_load_n(&dispatch_ops, __ATOMIC_ACQUIRE);
+	op->func(ip, parent, op, regs);
+	rcu_read_unlock();
+out:
+	t->recursion = 0;
+}
+
+/* ---- introspection ----------------------------------------------------- */
+
+void dynftrace_get_stats(struct dynftrace_stats *st)
+{
+	struct patch_counters c;
+	memset(st, 0, sizeof(*st));
+	patch_get_counters(&c);
+	st->batches = c.batches;
+	st->syncs = c.syncs;
+	st->sites_patched = c.sites_patched;
+	st->traps = c.traps + c.late_traps;
+	st->last_batch_ns = c.last_batch_ns;
+	st->last_batch_sites = c.last_batch_sites;
+	st->recursion_miss = READ_ONCE(recursion_miss);
+	st->grace_periods = READ_ONCE(rcu_grace_periods);
+	st->killed = READ_ONCE(dft_killed);
+	if (st->killed)
+		memcpy(st->kill_reason, dft_kill_reason, sizeof(st->kill_reason));
+	if (dft_self.rcu_nest || dft_self.recursion)
+		return; /* inside a callback: the counters above only */
+	patch_lock();
+	st->sites = site_count;
+	for (size_t i = 0; i < site_count; i++)
+		if (site_tab[i].flags & SITE_FL_ENABLED)
+			st->sites_enabled++;
+	for (size_t i = 0; i < obj_count; i++)
+		if (obj_tab[i]->nsites)
+			st->objects++;
+	st->converted = sites_converted;
+	st->refused = sites_refused;
+	patch_unlock();
+}
+
+int dynftrace_for_each_site(dynftrace_site_cb cb, void *data)
+{
+	if (dft_self.rcu_nest || dft_self.recursion)
+		return -EDEADLK;
+	patch_lock();
+	int r = 0;
+	for (size_t i = 0; i < site_count && !r; i++) {
+		const struct site *s = &site_tab[i];
+		r = cb(s->addr, site_func_name(s), s->obj->path, !!(s->flags & SITE_FL_ENABLED),
+		       (int)(s->flags & SITE_FL_REF_MASK), data);
+	}
+	patch_unlock();
+	return r;
+}
+
+/* Fail-stop entry for other modules: kill and disable. patch_lock held. */
+HIDDEN void ops_kill(const char *why)
+{
+	dft_kill("%s", why);
+	disable_all();
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * patch.h - the live code patching engine (generic part: lib/patch.c; the
+ * instruction-level part is in lib/arch/<arch>/).
+ *
+ * Everything that rewrites code in a running process goes through here:
+ * function sites, static keys, static calls. A batch changes any number of
+ * instructions with the breakpoint protocol and exactly 3 cross-thread syncs
+ * (see the protocol comment in patch.c).
+ *
+ * Locking: patch_lock() is one process-wide recursive mutex. Callers hold it
+ * around patch_batch() and the point-set functions, and around their own
+ * bookkeeping of what is patched.
+ */
+#ifndef DYNFTRACE_PATCH_H
+#define DYNFTRACE_PATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PATCH_MAX_LEN 8
+
+/* One instruction change. LEN bytes at ADDR go from OLD to NEW. NEW must be
+ * one instruction the trap handler can emulate: call rel32 (e8), jmp rel32
+ * (e9), ret (c3, padded), or NOPs. */
+struct patch_entry {
+	uintptr_t addr;
+	uint8_t len; /* 1..PATCH_MAX_LEN; 5 for every current user */
+	uint8_t old[PATCH_MAX_LEN];
+	uint8_t new[PATCH_MAX_LEN];
+};
+
+void patch_lock(void);
+void patch_unlock(void);
+
+/* Is the calling thread holding patch_lock? */
+int patch_lock_held(void);
+
+/*
+ * Declare instruction addresses that batches may patch (sorted or not). The
+ * trap handler uses this set to recognise a late breakpoint hit after its
+ * batch has finished. Caller holds patch_lock. 0 or -ENOMEM.
+ */
+int patch_points_add(const uintptr_t *addrs, size_t n);
+
+/* Forget every point in [lo, hi) (an object was unloaded). Caller holds
+ * patch_lock. */
+void patch_points_remove_range(uintptr_t lo, uintptr_t hi);
+
+/*
+ * Apply N changes with the breakpoint protocol: 3 syncs whatever N. ENTRIES
+ * may be in any order (the engine sorts its own copy); addresses must be
+ * distinct and declared with patch_points_add. Every entry's current bytes are
+ * compared with OLD first; on a mismatch nothing is written and -EFAULT is
+ * returned with the reason in patch_last_error(). A write failure midway
+ * rolls every entry back to OLD and returns -EIO (or the mprotect error).
+ * Caller holds patch_lock. Safe while other threads run the code.
+ */
+int patch_batch(const struct patch_entry *entries, size_t n);
+
+/*
+ * Rewrite code that no other thread can be running yet (an object being
+ * loaded): compare, then write all bytes directly under one protection
+ * change, no breakpoint. Caller holds patch_lock.
+ */
+int patch_write_early(const struct patch_entry *entries, size_t n);
+
+/* Text of the last patch error, for messages. */
+const char *patch_last_error(void);
+
+/* Counters (read without the lock; approximate while a batch runs). */
+struct patch_counters {
+	unsigned long batches, syncs, sites_patched, traps, late_traps, early_writes;
+	unsigned long last_batch_ns, last_batch_sites;
+};
+void patch_get_counters(struct patch_counters *c);
+
+/* Set up the trap handler and the sync mechanism; idempotent. 0 or -errno. */
+int patch_init(void);
+
+#endif

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sites.c - finding the sites of every loaded object and making them NOPs
+ * (seed 003: no daemon; conversion happens when the object is found, before
+ * its code can run on another thread).
+ *
+ * Objects are found with dl_iterate_phdr at start-up and after every
+ * dlopen/dlclose (interpose.c). For each new object:
+ *   1. elf_load() reads its records and symbols (from memory: relocated);
+ *   2. every site is checked: the NOPs the compiler left (gcc: 90 x5,
+ *      clang: 0f 1f 44 00 08), `call __fentry__` (e8, or the 6-byte
+ *      ff 15 / 67 e8 forms in PIE code) or an existing canonical NOP;
+ *      anything else is refused and reported, never overwritten;
+ *   3. all accepted sites become the canonical 5-byte NOP in one early write
+ *      (a 6-byte site becomes NOP5 + 90);
+ *   4. a copy of the common trampoline is placed within rel32 reach;
+ *   5. the sites join the sorted table and registered ops get their say.
+ *
+ * All of it runs under patch_lock.
+ */
+#include <errno.h>
+#include <link.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "patch.h"
+#include "sites.h"
+#include "arch.h"
+#include "insn.h"
+
+HIDDEN struct site *site_tab;
+HIDDEN size_t site_count;
+HIDDEN struct dft_object **obj_tab;
+HIDDEN size_t obj_count;
+HIDDEN unsigned long sites_converted, sites_refused;
+
+void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
+
+/* ---- trampoline regions ---------------------------------------------- */
+
+/* Pages holding copies of the common trampoline, each reachable by rel32
+ * from the objects that use it. Kept for the life of the process: a thread
+ * may be inside one at any time, and they are few (one per 2 GiB area). */
+struct region {
+	uintptr_t base, caller;
+};
+static struct region regions[64];
+static size_t nregions;
+
+#define REACH ((uintptr_t)0x7fff0000)
+
+static int reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t a = tramp < lo ? lo - tramp : tramp - lo;
+	uintptr_t b = tramp < hi ? hi - tramp : tramp - hi;
+	return a < REACH && b < REACH;
+}
+
+static uintptr_t region_new(uintptr_t lo, uintptr_t hi)
+{
+	size_t tlen = (size_t)(dft_caller_tmpl_end - dft_caller_tmpl);
+	long pg = sysconf(_SC_PAGESIZE);
+	/* Try just above the object, then below it, moving out 1 MiB at a time. */
+	for (int i = 0; i < 2048; i++) {
+		uintptr_t step = (uintptr_t)(i / 2 + 1) << 20;
+		uintptr_t hint = (i & 1) ? ((lo - step) & ~(uintptr_t)(pg - 1))
+					 : ((hi + step) & ~(uintptr_t)(pg - 1));
+		if ((i & 1) && lo < step)
+			continue;
+		void *p = mmap((void *)hint, (size_t)pg, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		uintptr_t base = (uintptr_t)p;
+		if (!reaches(base, lo, hi) || base != hint) {
+			munmap(p, (size_t)pg);
+			continue;
+		}
+		memcpy(p, dft_caller_tmpl, tlen);
+		void (*fn)(unsigned long, unsigned long, void *) = dft_dispatch;
+		memcpy((char *)p + (dft_caller_tmpl_slot - dft_caller_tmpl), &fn, sizeof(fn));
+		if (mprotect(p, (size_t)pg, PROT_READ | PROT_EXEC) != 0) {
+			munmap(p, (size_t)pg);
+			return 0;
+		}
+		__builtin___clear_cache((char *)p, (char *)p + tlen);
+		return base;
+	}
+	return 0;
+}
+
+static uintptr_t region_for(uintptr_t lo, uintptr_t hi)
+{
+	for (size_t i = 0; i < nregions; i++)
+		if (reaches(regions[i].base, lo, hi))
+			return regions[i].caller;
+	if (nregions == ARRAY_SIZE(regions))
+		return 0;
+	uintptr_t b = region_new(lo, hi);
+	if (!b)
+		return 0;
+	regions[nregions].base = b;
+	regions[nregions].caller = b;
+	return regions[nregions++].caller;
+}
+
+/* ---- objects ----------------------------------------------------------- */
+
+const char *site_func_name(const struct site *s)
+{
+	return elf_func_name(&s->obj->img, s->func);
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Is the call at AT (5 bytes, e8) a call of __fentry__ / mcount? */
+static int is_fentry_target(uintptr_t target)
+{
+	Dl_info info;
+	if (dladdr((void *)target, &info) && info.dli_sname && info.dli_saddr == (void *)target)
+		return !strcmp(info.dli_sname, "__fentry__") || !strcmp(info.dli_sname, "mcount") ||
+		       !strcmp(info.dli_sname, "_mcount");
+	return -1; /* unknown: a PLT stub has no symbol */
+}
+
+/*
+ * Decide what the bytes at a site are. Returns 1 if it must be rewritten to
+ * the canonical NOP (OLD filled), 0 if it already is one, -1 to refuse.
+ */
+static int classify(const struct dft_object *o, const struct elf_site *es, uintptr_t a,
+		    struct patch_entry *pe)
+{
+	const uint8_t *p = (const uint8_t *)a;
+	pe->addr = a;
+	pe->len = es->len;
+	memcpy(pe->old, p, es->len);
+	memcpy(pe->new, insn_nop5, INSN_SIZE);
+	if (es->len == 6)
+		pe->new[5] = 0x90;
+	if (es->len == INSN_SIZE && !memcmp(p, insn_nop5, INSN_SIZE))
+		return 0;
+	if (insn_is_nops(p, es->len))
+		return 1;
+	if (es->kind != SITE_FENTRY)
+		return -1;
+	uintptr_t target;
+	if (es->len == 5 && p[0] == INSN_CALL) {
+		target = insn_rel32_target(a, p);
+	} else if (es->len == 6 && p[0] == 0x67 && p[1] == INSN_CALL) {
+		target = insn_rel32_target(a + 1, p + 1);
+	} else if (es->len == 6 && p[0] == 0xff && p[1] == 0x15) {
+		int32_t d;
+		memcpy(&d, p + 2, 4);
+		target = *(const uintptr_t *)(a + 6 + (intptr_t)d); /* the GOT slot */
+	} else {
+		return -1;
+	}
+	int f = is_fentry_target(target);
+	if (f == 0)
+		return -1;
+	if (f < 0) {
+		/* A PLT stub of this object: must not be inside a function. */
+		int32_t fi = elf_func_lookup(&o->img, target - o->bias);
+		const char *n = elf_func_name(&o->img, fi);
+		if (fi >= 0 && n && strcmp(n, "__fentry__") && strcmp(n, "mcount"))
+			return -1;
+	}
+	return 1;
+}
+
+static void object_free(struct dft_object *o)
+{
+	elf_free(&o->img);
+	free(o->path);
+	free(o);
+}
+
+/* Add the sites of a newly found object. patch_lock held. */
+static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, int phnum)
+{
+	struct dft_object *o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->path = strdup(path);
+	o->bias = bias;
+	o->lo = UINTPTR_MAX;
+	for (int i = 0; i < phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		uintptr_t s = bias + ph[i].p_vaddr, e = s + ph[i].p_memsz;
+		if (s < o->lo)
+			o->lo = s;
+		if (e > o->hi)
+			o->hi = e;
+	}
+	int err = o->path ? elf_load(&o->img, path, bias, 1) : -ENOMEM;
+	if (err) {
+		/* Unreadable objects (the vDSO, deleted files) cannot be traced. */
+		if (err != -ENOENT)
+			dft_debug("%s: %s", path, o->img.err);
+		object_free(o);
+		return err;
+	}
+	if (o->img.err[0])
+		dft_debug("%s", o->img.err);
+
+	struct dft_object **nt = realloc(obj_tab, (obj_count + 1) * sizeof(*nt));
+	if (!nt) {
+		object_free(o);
+		return -ENOMEM;
+	}
+	obj_tab = nt;
+	obj_tab[obj_count++] = o;
+	o->seen = 1;
+	if (o->img.nsites == 0)
+		return 0;
+
+	size_t n = o->img.nsites;
+	uintptr_t *addrs = malloc(n * sizeof(*addrs));
+	struct patch_entry *pe = malloc(n * sizeof(*pe));
+	struct site *nst = realloc(site_tab, (site_count + n) * sizeof(*nst));
+	if (!addrs || !pe || !nst) {
+		free(addrs);
+		free(pe);
+		if (nst)
+			site_tab = nst;
+		return -ENOMEM;
+	}
+	site_tab = nst;
+	o->caller = region_for(o->lo, o->hi);
+	if (!o->caller)
+		dft_log("%s: no memory within reach of its code for a trampoline; "
+			"its functions cannot be traced",
+			path);
+
+	size_t nconv = 0, nadd = 0, nref = 0;
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = bias + o->img.sites[i].addr;
+	err = patch_points_add(addrs, n);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct elf_site *es = &o->img.sites[i];
+		uintptr_t a = bias + es->addr;
+		struct site *s = &site_tab[site_count + nadd];
+		if (a < o->lo || a + es->len > o->hi)
+			continue;
+		int c = classify(o, es, a, &pe[nconv]);
+		if (c < 0) {
+			const uint8_t *p = (const uint8_t *)a;
+			dft_log("%s: refusing site %#lx in %s: unexpected bytes "
+				"%02x %02x %02x %02x %02x",
+				path, (unsigned long)a,
+				elf_func_name(&o->img, es->func) ? elf_func_name(&o->img, es->func)
+								 : "?",
+				p[0], p[1], p[2], p[3], p[4]);
+			nref++;
+			continue;
+		}
+		if (c > 0)
+			nconv++;
+		s->addr = a;
+		s->flags = o->caller ? 0 : SITE_FL_DISABLED;
+		s->func = es->func;
+		s->obj = o;
+		s->target = 0;
+		nadd++;
+	}
+	if (!err && nconv)
+		err = patch_write_early(pe, nconv);
+	if (err) {
+		dft_log("%s: cannot convert its sites to NOPs: %s", path, patch_last_error());
+		nadd = 0;
+	}
+	free(pe);
+	free(addrs);
+	o->nsites = nadd;
+	sites_converted += nconv;
+	sites_refused += nref;
+	site_count += nadd;
+	qsort(site_tab, site_count, sizeof(*site_tab), cmp_site);
+	if (nadd)
+		ops_sites_added(o->lo, o->hi);
+	return err;
+}
+
+static void object_remove(size_t idx)
+{
+	struct dft_object *o = obj_tab[idx];
+	if (o->nsites) {
+		ops_sites_removed(o->lo, o->hi);
+		size_t k = 0;
+		for (size_t i = 0; i < site_count; i++)
+			if (site_tab[i].obj != o)
+				site_tab[k++] = site_tab[i];
+		site_count = k;
+		patch_points_remove_range(o->lo, o->hi);
+	}
+	obj_tab[idx] = obj_tab[--obj_count];
+	object_free(o);
+}
+
+/* ---- scanning ---------------------------------------------------------- */
+
+struct found {
+	char *path;
+	uintptr_t bias;
+	const ElfW(Phdr) *ph;
+	int phnum;
+};
+struct scan {
+	struct found *v;
+	size_t n, cap;
+	unsigned long long adds, subs;
+};
+
+static uintptr_t self_base;
+
+static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct scan *sc = data;
+	sc->adds = info->dlpi_adds;
+	sc->subs = info->dlpi_subs;
+	if (info->dlpi_addr == self_base && self_base)
+		return 0; /* ourselves */
+	const char *name = info->dlpi_name;
+	char exe[PATH_MAX];
+	if (!name || !name[0]) {
+		/* The main program (first entry), or an unnamed vDSO. */
+		if (sc->n)
+			return 0;
+		ssize_t r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (r <= 0)
+			return 0;
+		exe[r] = 0;
+		name = exe;
+	}
+	if (sc->n == sc->cap) {
+		size_t nc = sc->cap ? 2 * sc->cap : 16;
+		struct found *nv = realloc(sc->v, nc * sizeof(*nv));
+		if (!nv)
+			return 1;
+		sc->v = nv;
+		sc->cap = nc;
+	}
+	sc->v[sc->n].path = strdup(name);
+	sc->v[sc->n].bias = info->dlpi_addr;
+	sc->v[sc->n].ph = info->dlpi_phdr;
+	sc->v[sc->n].phnum = info->dlpi_phnum;
+	if (sc->v[sc->n].path)
+		sc->n++;
+	return 0;
+}
+
+static unsigned long long last_adds = ~0ULL, last_subs = ~0ULL;
+
+int sites_rescan(void)
+{
+	if (!self_base) {
+		Dl_info info;
+		if (dladdr((void *)sites_rescan, &info))
+			self_base = (uintptr_t)info.dli_fbase;
+	}
+	patch_lock();
+	struct scan sc = {0};
+	dl_iterate_phdr(scan_cb, &sc);
+	int err = 0;
+	if (sc.adds == last_adds && sc.subs == last_subs)
+		goto out;
+	last_adds = sc.adds;
+	last_subs = sc.subs;
+	for (size_t i = 0; i < obj_count; i++)
+		obj_tab[i]->seen = 0;
+	for (size_t i = 0; i < sc.n; i++) {
+		size_t j;
+		for (j = 0; j < obj_count; j++)
+			if (obj_tab[j]->bias == sc.v[i].bias && !strcmp(obj_tab[j]->path, sc.v[i].path))
+				break;
+		if (j < obj_count) {
+			obj_tab[j]->seen = 1;
+			continue;
+		}
+		int e = object_add(sc.v[i].path, sc.v[i].bias, sc.v[i].ph, sc.v[i].phnum);
+		if (e == -ENOMEM)
+			err = e;
+	}
+	for (size_t j = obj_count; j-- > 0;)
+		if (!obj_tab[j]->seen)
+			object_remove(j);
+out:
+	for (size_t i = 0; i < sc.n; i++)
+		free(sc.v[i].path);
+	free(sc.v);
+	patch_unlock();
+	return err;
+}
+
+int sites_init(void)
+{
+	return sites_rescan();
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sites.h - the process-wide table of function sites (the ordered vector of
+ * seed 000) and the objects they belong to.
+ *
+ * Everything here is protected by patch_lock(): the table is only read and
+ * written by threads holding it (the trampoline path never reads it).
+ */
+#ifndef DYNFTRACE_SITES_H
+#define DYNFTRACE_SITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elf.h"
+
+/*
+ * Per-site flags word, as the kernel's dyn_ftrace.flags: a reference count
+ * (how many registered ops want the site) and pairs of wanted / enabled bits.
+ */
+#define SITE_FL_REF_MASK 0x000fffffu
+#define SITE_FL_ENABLED 0x80000000u  /* the site holds a call (enabled) */
+#define SITE_FL_TRAMP 0x40000000u    /* wants a private trampoline (issue 4) */
+#define SITE_FL_TRAMP_EN 0x20000000u /* has it */
+#define SITE_FL_DISABLED 0x10000000u /* refused at load: never patched */
+
+struct dft_object;
+
+struct site {
+	uintptr_t addr;    /* runtime address of the 5-byte site */
+	uint32_t flags;    /* SITE_FL_* | refcount */
+	int32_t func;      /* index into obj->img.funcs, -1 if unnamed */
+	struct dft_object *obj;
+	uintptr_t target;  /* call target while ENABLED */
+};
+
+struct dft_object {
+	char *path;
+	uintptr_t bias;
+	uintptr_t lo, hi;   /* runtime extent of its executable segments */
+	struct elf_image img;
+	uintptr_t caller;   /* common trampoline copy within rel32 reach */
+	int seen;           /* marks objects still loaded during a rescan */
+	size_t nsites;
+};
+
+extern struct site *site_tab HIDDEN; /* sorted by addr */
+extern size_t site_count HIDDEN;
+extern struct dft_object **obj_tab HIDDEN;
+extern size_t obj_count HIDDEN;
+extern unsigned long sites_converted HIDDEN, sites_refused HIDDEN;
+
+const char *site_func_name(const struct site *s) HIDDEN;
+
+/* ops.c hooks, called by sites.c with patch_lock held. */
+void ops_sites_added(uintptr_t lo, uintptr_t hi) HIDDEN;    /* a new object's sites */
+void ops_sites_removed(uintptr_t lo, uintptr_t hi) HIDDEN;  /* before they leave */
+#endif

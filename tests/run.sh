@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Runs every dynftrace test and prints "N passed, N failed" last.
+#
+# Tests speak TAP. Two kinds:
+#   tests/unit/NAME.c  built by make into $B/tests/NAME (traced, linked with
+#                      the runtime), run as is;
+#   tests/sh/NAME.sh   shell tests; first line after the shebang is
+#                      "# description: ...". They get TOP (checkout), B (build
+#                      dir), CC; they print TAP lines themselves.
+# Each configuration (default, asan, tsan) reruns the tests listed for it.
+# Usage: tests/run.sh [-k PATTERN] [--quick]   (quick: default config only)
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+pattern=""
+quick=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-k) pattern=$2; shift 2 ;;
+	--quick) quick=1; shift ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+JOBS=${JOBS:-2}
+passed=0
+failed=0
+failed_names=()
+LOG=$TOP/build/test-logs
+mkdir -p "$LOG"
+
+# run_tap NAME CMD...: runs CMD, counts its TAP lines.
+run_tap() {
+	local name=$1; shift
+	local out="$LOG/${name//\//_}.log"
+	local t0=$(date +%s)
+	timeout -k 10 "${TEST_TIMEOUT:-900}" "$@" >"$out" 2>&1
+	local rc=$?
+	local p f
+	p=$(grep -cE '^ok ' "$out")
+	f=$(grep -cE '^not ok ' "$out")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		# crashed or exited non-zero without saying which check failed
+		f=1
+		echo "not ok - $name exited with status $rc" >>"$out"
+	fi
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $name printed no test result" >>"$out"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	local t1=$(date +%s)
+	if [ "$f" -gt 0 ]; then
+		failed_names+=("$name")
+		echo "FAIL $name ($p passed, $f failed, $((t1 - t0))s) - log: $out"
+		grep -E '^not ok|^#' "$out" | head -20 | sed 's/^/    /'
+	else
+		echo "PASS $name ($p checks, $((t1 - t0))s)"
+	fi
+}
+
+# run_config NAME SAN: builds with SAN and runs the tests that apply.
+run_config() {
+	local cfg=$1 san=$2
+	local b=build
+	[ -n "$san" ] && b=build-$san
+	echo "== configuration: $cfg"
+	if ! make -s -j"$JOBS" SAN="$san" all >"$LOG/build-$cfg.log" 2>&1; then
+		echo "FAIL build ($cfg) - log: $LOG/build-$cfg.log"
+		tail -30 "$LOG/build-$cfg.log" | sed 's/^/    /'
+		failed=$((failed + 1))
+		failed_names+=("build-$cfg")
+		return
+	fi
+	passed=$((passed + 1))
+	echo "PASS build ($cfg)"
+	local t
+	for t in "$b"/tests/*; do
+		[ -x "$t" ] || continue
+		local n=$(basename "$t")
+		[ -n "$pattern" ] && [[ "$n" != *$pattern* ]] && continue
+		# Tests opt out of a configuration with a line "// config: !tsan".
+		grep -q "config:.*!$cfg" "tests/unit/$n.c" 2>/dev/null && continue
+		run_tap "$cfg/$n" env DYNFTRACE_TEST_CONFIG="$cfg" "$t"
+	done
+	for t in tests/sh/*.sh; do
+		[ -f "$t" ] || continue
+		local n=$(basename "$t" .sh)
+		[ -n "$pattern" ] && [[ "$n" != *$pattern* ]] && continue
+		grep -q "config:.*!$cfg" "$t" && continue
+		if [ "$cfg" != default ] && ! grep -q "config:.*$cfg" "$t"; then continue; fi
+		run_tap "$cfg/$n" env TOP="$TOP" B="$TOP/$b" CC="${CC:-gcc}" SAN="$san" \
+			DYNFTRACE_TEST_CONFIG="$cfg" bash "$t"
+	done
+}
+
+run_config default ""
+if [ "$quick" -eq 0 ]; then
+	run_config asan asan
+	run_config tsan tsan
+fi
+
+echo
+if [ ${#failed_names[@]} -gt 0 ]; then
+	echo "failed: ${failed_names[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* tap.h - minimal TAP producer for dynftrace's unit tests. */
+#ifndef DYNFTRACE_TAP_H
+#define DYNFTRACE_TAP_H
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int tap_n, tap_failed;
+
+static inline void tap_plan(int n)
+{
+	printf("1..%d\n", n);
+	fflush(stdout);
+}
+
+__attribute__((format(printf, 2, 3))) static inline int ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+	tap_n++;
+	if (!cond)
+		tap_failed++;
+	printf("%sok %d - ", cond ? "" : "not ", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return cond;
+}
+
+__attribute__((format(printf, 1, 2))) static inline void diag(const char *fmt, ...)
+{
+	va_list ap;
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static inline void skip(const char *why)
+{
+	tap_n++;
+	printf("ok %d # SKIP %s\n", tap_n, why);
+	fflush(stdout);
+}
+
+static inline int tap_done(void)
+{
+	return tap_failed ? 1 : 0;
+}
+#endif
