@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dynftrace needs, only those missing.
+#   scripts/deps.sh build   compiler and make
+#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind
+#   scripts/deps.sh bench   + uftrace, valgrind
+set -u
+want=(gcc make binutils libc6-dev)
+case "${1:-build}" in
+test) want+=(clang libclang-rt-14-dev valgrind) ;;
+bench) want+=(clang valgrind uftrace) ;;
+esac
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+	echo "deps: missing packages: ${missing[*]} (install them as root with apt-get)" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null
