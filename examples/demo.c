@@ -105,6 +105,7 @@ int main(void)
 	show("calls seen in 100 ms:", &c);
 
 	dynftrace_unregister_ops(&ops);
+	dynftrace_free_filter(&ops);
 	for (int i = 0; i < 4; i++) /* forget calls made before unregister returned */
 		atomic_store(&c.n[i], 0);
 	run_for_ms(50);

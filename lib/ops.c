@@ -207,8 +207,10 @@ static struct ops_filter *filter_clone(const struct ops_filter *f)
 		filter_free(n);
 		return NULL;
 	}
-	memcpy(n->filter.a, f->filter.a, f->filter.n * sizeof(uintptr_t));
-	memcpy(n->notrace.a, f->notrace.a, f->notrace.n * sizeof(uintptr_t));
+	if (f->filter.n)
+		memcpy(n->filter.a, f->filter.a, f->filter.n * sizeof(uintptr_t));
+	if (f->notrace.n)
+		memcpy(n->notrace.a, f->notrace.a, f->notrace.n * sizeof(uintptr_t));
 	for (size_t i = 0; i < f->nlog; i++) {
 		n->log[i].notrace = f->log[i].notrace;
 		n->log[i].glob = strdup(f->log[i].glob);
@@ -340,7 +342,17 @@ static int update_sites(void)
 			}
 		}
 	} else {
-		dft_kill("patching %zu sites failed: %s", n, patch_last_error());
+		uintptr_t bad = patch_last_error_addr();
+		const char *fn = NULL, *obj = "?";
+		for (size_t k = 0; bad && k < n; k++)
+			if (site_tab[act[k]].addr == bad) {
+				fn = site_func_name(&site_tab[act[k]]);
+				obj = site_tab[act[k]].obj->path;
+			}
+		char where[128] = "";
+		if (fn)
+			snprintf(where, sizeof(where), " (%s in %s)", fn, obj);
+		dft_kill("patching %zu sites failed: %s%s", n, patch_last_error(), where);
 		disable_all();
 	}
 	free(v);
@@ -529,6 +541,23 @@ int dynftrace_set_filter(struct dynftrace_ops *ops, const char *glob, int reset)
 int dynftrace_set_notrace(struct dynftrace_ops *ops, const char *glob, int reset)
 {
 	return set_glob(ops, glob, reset, 1);
+}
+
+int dynftrace_free_filter(struct dynftrace_ops *ops)
+{
+	if (!ops)
+		return -EINVAL;
+	if (dft_self.rcu_nest || dft_self.recursion)
+		return -EDEADLK;
+	patch_lock();
+	int err = -EBUSY;
+	if (!(ops->state & OPS_ST_REGISTERED)) {
+		filter_free(ops->filter);
+		ops->filter = NULL;
+		err = 0;
+	}
+	patch_unlock();
+	return err;
 }
 
 /* ---- objects coming and going (sites.c, patch_lock held) --------------- */

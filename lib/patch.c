@@ -74,6 +74,7 @@ static pthread_t plock_owner;
 static int plock_depth;
 static int use_procmem = -1; /* -1 unknown: try mprotect first */
 static char last_error[256];
+static uintptr_t last_error_addr; /* site the last error is about, or 0 */
 static long page_size;
 static struct patch_counters ctr; /* updated atomically, read relaxed */
 
@@ -99,6 +100,11 @@ int patch_lock_held(void)
 const char *patch_last_error(void)
 {
 	return last_error;
+}
+
+uintptr_t patch_last_error_addr(void)
+{
+	return last_error_addr;
 }
 
 void patch_get_counters(struct patch_counters *c)
@@ -427,6 +433,7 @@ static int check_entries(const struct patch_entry *e, size_t n)
 		}
 		const uint8_t *cur = (const uint8_t *)e[i].addr;
 		if (memcmp(cur, e[i].old, e[i].len) != 0) {
+			last_error_addr = e[i].addr;
 			char got[3 * PATCH_MAX_LEN + 1] = "", want[3 * PATCH_MAX_LEN + 1] = "";
 			for (int k = 0; k < e[i].len; k++) {
 				sprintf(got + 3 * k, "%02x ", cur[k]);
@@ -468,6 +475,15 @@ int patch_batch(const struct patch_entry *entries, size_t n)
 
 	int err = check_entries(b->e, n);
 	if (err) {
+		free(b);
+		return err;
+	}
+	/* A raw rt_sigaction may have replaced our handler: reclaim it (and
+	 * chain the newcomer) before any thread can meet an int3. */
+	err = dft_trap_handler_install();
+	if (err) {
+		snprintf(last_error, sizeof(last_error), "cannot install the SIGTRAP handler: %s",
+			 strerror(-err));
 		free(b);
 		return err;
 	}

@@ -67,6 +67,8 @@ int patch_write_early(const struct patch_entry *entries, size_t n);
 
 /* Text of the last patch error, for messages. */
 const char *patch_last_error(void);
+/* The address the last error is about (0 if none): lets callers name it. */
+uintptr_t patch_last_error_addr(void);
 
 /* Counters (read without the lock; approximate while a batch runs). */
 struct patch_counters {

@@ -101,6 +101,13 @@ DYNFTRACE_API int dynftrace_set_filter(struct dynftrace_ops *ops, const char *gl
 /* The same for the notrace selection: functions never traced by this ops. */
 DYNFTRACE_API int dynftrace_set_notrace(struct dynftrace_ops *ops, const char *glob, int reset);
 
+/*
+ * Release the memory of an unregistered ops' filter and notrace selections
+ * (they survive unregister so that a later register keeps them). Call it
+ * before freeing an ops that had filters. -EBUSY: still registered.
+ */
+DYNFTRACE_API int dynftrace_free_filter(struct dynftrace_ops *ops);
+
 struct dynftrace_stats {
 	unsigned long batches;       /* patch batches run */
 	unsigned long syncs;         /* cross-thread syncs done by batches */

@@ -69,5 +69,7 @@ int main(void)
 	dynftrace_get_stats(&st);
 	ok(st.sites_enabled == 0 && !st.killed, "all sites NOP again, not killed (%s)", st.kill_reason);
 	ok(st.syncs == 3 * st.batches, "3 syncs per batch (%lu syncs, %lu batches)", st.syncs, st.batches);
+	dynftrace_free_filter(&a);
+	dynftrace_free_filter(&b);
 	return tap_done();
 }

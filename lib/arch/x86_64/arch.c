@@ -66,7 +66,7 @@ static void sync_mprotect(void)
 
 void arch_sync_core(void)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__asm__ __volatile__("mfence" ::: "memory"); /* our stores before the IPIs */
 	switch (sync_mode) {
 	case SYNC_MB_CORE:
 		if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0) == 0)
