@@ -41,8 +41,14 @@ static void atfork_child(void)
 	patch_atfork_child();
 }
 
-__attribute__((constructor(101))) static void dft_init(void)
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+/* Set on the initialising thread only: its own API use during init must not
+ * wait for itself; other threads wait in pthread_once. */
+static __thread int init_running __attribute__((tls_model("initial-exec")));
+
+static void dft_init(void)
 {
+	init_running = 1;
 	const char *v = getenv("DYNFTRACE_VERBOSE");
 	dft_verbose = v && *v && strcmp(v, "0");
 	dft_signals_init();
@@ -55,4 +61,17 @@ __attribute__((constructor(101))) static void dft_init(void)
 	err = sites_init();
 	if (err)
 		dft_log("finding sites failed: %s", strerror(-err));
+	init_running = 0;
+}
+
+void dft_ensure_init(void)
+{
+	if (init_running)
+		return; /* our own calls during initialisation */
+	pthread_once(&init_once, dft_init);
+}
+
+__attribute__((constructor(101))) static void dft_constructor(void)
+{
+	dft_ensure_init();
 }

@@ -24,6 +24,7 @@
  * | field          | written by                 | read by                     |
  * |----------------|----------------------------|-----------------------------|
  * | recursion      | owner thread               | owner thread                |
+ * | api_depth      | owner (patch_lock/unlock)  | owner (dispatch)            |
  * | rcu_nest       | owner thread               | owner thread                |
  * | rcu_ctr        | owner (atomic store)       | rcu_synchronize (atomic)    |
  * | state          | owner; registry lock held  | owner; registry lock holder |
@@ -32,6 +33,7 @@
  */
 struct dft_thread {
 	unsigned int recursion;
+	unsigned int api_depth; /* patch_lock nesting: no callbacks meanwhile */
 	unsigned int rcu_nest;
 	unsigned long rcu_ctr; /* 0: outside read side; else gp counter at entry */
 	int state;             /* THREAD_NEW, THREAD_REGISTERED, THREAD_EXITING */
@@ -90,6 +92,10 @@ int dft_trap_handler_install(void) HIDDEN;
 /* Forward a SIGTRAP that is not ours to what the program set up. */
 void dft_trap_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
 void dft_signals_init(void) HIDDEN;
+
+/* init.c: idempotent; every entry point that may run before the
+ * constructor (API calls from other constructors, dlopen) calls it. */
+void dft_ensure_init(void) HIDDEN;
 
 /* sites.c */
 int sites_init(void) HIDDEN;

@@ -373,6 +373,7 @@ static int api_enter(void)
 {
 	if (dft_self.rcu_nest || dft_self.recursion)
 		return -EDEADLK;
+	dft_ensure_init();
 	patch_lock();
 	if (READ_ONCE(dft_killed)) {
 		patch_unlock();
@@ -432,6 +433,7 @@ int dynftrace_unregister_ops(struct dynftrace_ops *ops)
 		return -EINVAL;
 	if (dft_self.rcu_nest || dft_self.recursion)
 		return -EDEADLK;
+	dft_ensure_init();
 	patch_lock();
 	int err = 0;
 	if (!(ops->state & OPS_ST_REGISTERED)) {
@@ -646,7 +648,7 @@ static void list_func(unsigned long ip, unsigned long parent, struct dynftrace_o
 HIDDEN void dft_dispatch(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
 {
 	struct dft_thread *t = &dft_self;
-	if (unlikely(t->recursion)) {
+	if (unlikely(t->recursion | t->api_depth)) {
 		__atomic_fetch_add(&recursion_miss, 1, __ATOMIC_RELAXED);
 		return;
 	}

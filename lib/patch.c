@@ -78,8 +78,12 @@ static uintptr_t last_error_addr; /* site the last error is about, or 0 */
 static long page_size;
 static struct patch_counters ctr; /* updated atomically, read relaxed */
 
+/* A thread holding the lock runs no callbacks (api_depth): a signal handler
+ * or a destructor running traced code meanwhile cannot re-enter the runtime
+ * through dispatch and deadlock on the registry. */
 void patch_lock(void)
 {
+	dft_self.api_depth++;
 	pthread_mutex_lock(&plock);
 	plock_owner = pthread_self();
 	plock_depth++;
@@ -90,6 +94,7 @@ void patch_unlock(void)
 	if (--plock_depth == 0)
 		plock_owner = 0;
 	pthread_mutex_unlock(&plock);
+	dft_self.api_depth--;
 }
 
 int patch_lock_held(void)

@@ -364,6 +364,7 @@ static unsigned long long last_adds = ~0ULL, last_subs = ~0ULL;
 
 int sites_rescan(void)
 {
+	dft_ensure_init();
 	if (!self_base) {
 		Dl_info info;
 		if (dladdr((void *)sites_rescan, &info))
@@ -407,3 +408,4 @@ int sites_init(void)
 {
 	return sites_rescan();
 }
+
