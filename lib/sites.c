@@ -134,6 +134,31 @@ static int is_fentry_target(uintptr_t target)
 }
 
 /*
+ * Is TARGET a PLT stub (jmp *GOT, optionally after endbr64 / bnd) whose GOT
+ * slot leads to __fentry__/mcount, or still points back into the object
+ * (lazy binding, not resolved yet)?
+ */
+static int plt_to_fentry(const struct dft_object *o, uintptr_t target)
+{
+	const uint8_t *p = (const uint8_t *)target;
+	if (target < o->lo || target + 16 > o->hi)
+		return 0;
+	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+		p += 4; /* endbr64 */
+	if (p[0] == 0xf2)
+		p++; /* bnd */
+	if (p[0] != 0xff || p[1] != 0x25)
+		return 0;
+	int32_t d;
+	memcpy(&d, p + 2, 4);
+	uintptr_t slot = (uintptr_t)(p + 6) + (intptr_t)d;
+	uintptr_t val = *(const uintptr_t *)slot;
+	if (val >= o->lo && val < o->hi)
+		return 1; /* lazy: the stub's resolver path */
+	return is_fentry_target(val) == 1;
+}
+
+/*
  * Decide what the bytes at a site are. Returns 1 if it must be rewritten to
  * the canonical NOP (OLD filled), 0 if it already is one, -1 to refuse.
  */
@@ -168,13 +193,8 @@ static int classify(const struct dft_object *o, const struct elf_site *es, uintp
 	int f = is_fentry_target(target);
 	if (f == 0)
 		return -1;
-	if (f < 0) {
-		/* A PLT stub of this object: must not be inside a function. */
-		int32_t fi = elf_func_lookup(&o->img, target - o->bias);
-		const char *n = elf_func_name(&o->img, fi);
-		if (fi >= 0 && n && strcmp(n, "__fentry__") && strcmp(n, "mcount"))
-			return -1;
-	}
+	if (f < 0 && !plt_to_fentry(o, target))
+		return -1;
 	return 1;
 }
 
