@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_cflags.c - `dynftrace cflags`: the flags that give code entry sites.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef DYNFTRACE_LIBDIR
+#define DYNFTRACE_LIBDIR ""
+#endif
+
+static const char usage_text[] =
+    "usage: dynftrace cflags [--fentry | --call-ops] [--ldflags]\n"
+    "\n"
+    "Print the compiler flags that build traceable code: every function gets\n"
+    "an entry site that libdynftrace.so patches at run time.\n"
+    "\n"
+    "  (default)    -fpatchable-function-entry=5 (gcc and clang): five bytes\n"
+    "               of NOPs at each function entry.\n"
+    "  --fentry     -pg -mfentry -mrecord-mcount -mnop-mcount: gcc only.\n"
+    "               -mnop-mcount needs non-PIE code: also pass -fno-pie to the\n"
+    "               compiler and -no-pie to the linker. Link WITHOUT -pg (glibc\n"
+    "               defines __fentry__; -pg at link time adds gmon profiling).\n"
+    "  --call-ops   -fpatchable-function-entry=13,8 -falign-functions=16:\n"
+    "               also reserves an 8-byte literal before each function entry.\n"
+    "  --ldflags    print the flags that link with the runtime instead\n"
+    "               (-L<dir> -ldynftrace -Wl,-rpath,<dir>, dir being the\n"
+    "               directory of this dynftrace binary). Given with --fentry\n"
+    "               or --call-ops, both are printed on one line.\n"
+    "  -h, --help   show this help.\n";
+
+/* The directory of the running dynftrace binary, where libdynftrace.so is. */
+static int libdir(char *buf, size_t size)
+{
+	ssize_t n;
+	char *slash;
+
+	if (DYNFTRACE_LIBDIR[0]) {
+		snprintf(buf, size, "%s", DYNFTRACE_LIBDIR);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*(slash == buf ? slash + 1 : slash) = 0;
+	return 0;
+}
+
+int cmd_cflags(int argc, char **argv)
+{
+	const char *mode = NULL, *flags = "-fpatchable-function-entry=5";
+	int ldflags = 0;
+	char dir[PATH_MAX];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (cli_is_help(a)) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(a, "--fentry") || !strcmp(a, "--call-ops")) {
+			if (mode && strcmp(mode, a)) {
+				cli_err("cflags: --fentry and --call-ops cannot be combined");
+				return 2;
+			}
+			mode = a;
+		} else if (!strcmp(a, "--ldflags")) {
+			ldflags = 1;
+		} else {
+			cli_err("cflags: unknown option '%s'; see 'dynftrace cflags --help'", a);
+			return 2;
+		}
+	}
+	if (mode && !strcmp(mode, "--fentry"))
+		flags = "-pg -mfentry -mrecord-mcount -mnop-mcount";
+	else if (mode)
+		flags = "-fpatchable-function-entry=13,8 -falign-functions=16";
+	if (!ldflags) {
+		printf("%s\n", flags);
+		return 0;
+	}
+	if (libdir(dir, sizeof(dir))) {
+		cli_err("cflags: cannot find the directory of the dynftrace binary");
+		return 1;
+	}
+	if (mode)
+		printf("%s ", flags);
+	printf("-L%s -ldynftrace -Wl,-rpath,%s\n", dir, dir);
+	return 0;
+}

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_sites.c - `dynftrace sites`: the traceable functions of a program and
+ * of the libraries it loads, found in the files without running the program
+ * (the counterpart of the kernel's available_filter_functions).
+ *
+ * The libraries come from the dynamic loader's list mode, `ld.so --list
+ * PROG`, which resolves them exactly as a real start would (LD_LIBRARY_PATH,
+ * RUNPATH, ...) but runs nothing of the program. The loader is only asked
+ * about objects that have DT_NEEDED entries: it crashes on static programs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "elf.h"
+#include "cli.h"
+
+#define SYSTEM_LOADER "/lib64/ld-linux-x86-64.so.2"
+
+static const char usage_text[] =
+    "usage: dynftrace sites [-v] PROG|LIB...\n"
+    "\n"
+    "List the traceable functions of each PROG (or shared library LIB) and of\n"
+    "the libraries it loads, one per line, sorted by object then address:\n"
+    "\n"
+    "  name              a function of the program\n"
+    "  name [libfoo.so]  a function of a library\n"
+    "  0x1234            a site whose function has no symbol (stripped file)\n"
+    "\n"
+    "The files are read, not run. Libraries are found by the dynamic loader's\n"
+    "--list mode. Objects without sites are left out; build code with the\n"
+    "flags of 'dynftrace cflags' to give it sites.\n"
+    "\n"
+    "  -v, --verbose  print 'ADDRESS LEN KIND name [object]' per site: the\n"
+    "                 link-time address of the site, the bytes it owns (5 or\n"
+    "                 6) and its kind: patchable (-fpatchable-function-entry)\n"
+    "                 or fentry (-pg -mfentry -mrecord-mcount).\n"
+    "  -h, --help     show this help.\n"
+    "\n"
+    "Exit status: 0 when sites were listed, 1 when a file cannot be read, is\n"
+    "not a valid x86-64 ELF object or has no sites, 2 on a usage error.\n";
+
+struct objlist {
+	char **paths;
+	size_t n;
+};
+
+static int objlist_add(struct objlist *l, const char *path)
+{
+	char **p;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->paths[i], path))
+			return 0;
+	p = realloc(l->paths, (l->n + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	l->paths = p;
+	l->paths[l->n] = strdup(path);
+	if (!l->paths[l->n])
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+static void objlist_free(struct objlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->paths[i]);
+	free(l->paths);
+	l->paths = NULL;
+	l->n = 0;
+}
+
+/*
+ * One line of `ld.so --list`: "\tlibfoo.so => /path/libfoo.so (0x...)",
+ * "\t/lib64/ld-linux-x86-64.so.2 (0x...)", "\tlinux-vdso.so.1 (0x...)" or
+ * "\tlibbar.so => not found". Adds the path, if any, to L.
+ */
+static int parse_list_line(struct objlist *l, char *line)
+{
+	char *p = strstr(line, "=> "), *end;
+
+	if (p)
+		p += 3;
+	else
+		for (p = line; *p == ' ' || *p == '\t'; p++)
+			;
+	if (*p != '/')
+		return 0; /* the vDSO, or "not found" (reported by the start) */
+	end = strstr(p, " (0x");
+	if (!end)
+		end = p + strcspn(p, "\n");
+	*end = 0;
+	return objlist_add(l, p);
+}
+
+/* Append the libraries PATH loads to L, asking LOADER; quiet on failure:
+ * the object is then listed alone. */
+static int list_libraries(struct objlist *l, const char *loader, const char *path)
+{
+	int fds[2], status, err = 0;
+	char *arg, line[4096];
+	pid_t pid;
+	FILE *f;
+
+	/* The loader searches the library path for a name without a slash. */
+	if (asprintf(&arg, "%s%s", strchr(path, '/') ? "" : "./", path) < 0)
+		return -ENOMEM;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		free(arg);
+		return 0;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(fds[1], 1);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 2);
+		}
+		execl(loader, loader, "--list", arg, (char *)NULL);
+		_exit(127);
+	}
+	free(arg);
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		return 0;
+	}
+	f = fdopen(fds[0], "r");
+	if (!f) {
+		close(fds[0]);
+		waitpid(pid, &status, 0);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (!err)
+			err = parse_list_line(l, line);
+	fclose(f);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return err;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void print_sites(const struct elf_image *img, int lib, int verbose)
+{
+	const char *obj = base_name(img->path);
+
+	for (size_t i = 0; i < img->nsites; i++) {
+		const struct elf_site *s = &img->sites[i];
+		const char *name = elf_func_name(img, s->func);
+		char addr[32];
+
+		if (!name) {
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)s->addr);
+			name = addr;
+		}
+		if (verbose)
+			printf("%016llx %u %s ", (unsigned long long)s->addr, s->len,
+			       s->kind == SITE_FENTRY ? "fentry" : "patchable");
+		if (lib)
+			printf("%s [%s]\n", name, obj);
+		else
+			printf("%s\n", name);
+	}
+}
+
+/* Report a failed elf_load() of PATH in one sentence. */
+static void load_error(const struct elf_image *img, const char *path, int err)
+{
+	if (err == -EINVAL && img->err[0])
+		cli_err("%s", img->err);
+	else if (err == -ENOMEM)
+		cli_err("out of memory while reading '%s'", path);
+	else
+		cli_err("cannot read '%s': %s", path, strerror(-err));
+}
+
+/* List PATH and its libraries; returns the exit status for this argument. */
+static int sites_of(const char *path, int verbose, struct objlist *seen)
+{
+	struct elf_image img;
+	struct objlist libs = {0};
+	size_t total = 0;
+	int err, ret = 0;
+
+	err = elf_load(&img, path, 0, 0);
+	if (err) {
+		load_error(&img, path, err);
+		elf_free(&img);
+		return 1;
+	}
+	if (img.nneeded) {
+		const char *loader = SYSTEM_LOADER;
+
+		/* Prefer the system loader over running whatever PT_INTERP
+		 * of an unknown file names. */
+		if (access(loader, X_OK) && img.interp)
+			loader = img.interp;
+		err = list_libraries(&libs, loader, path);
+		if (err) {
+			cli_err("out of memory while listing the libraries of '%s'", path);
+			ret = 1;
+		}
+	}
+	if (img.nsites && img.err[0])
+		cli_err("warning: %s", img.err);
+	print_sites(&img, 0, verbose);
+	total += img.nsites;
+	objlist_add(seen, path);
+	elf_free(&img);
+
+	for (size_t i = 0; i < libs.n; i++) {
+		size_t before = seen->n;
+
+		if (objlist_add(seen, libs.paths[i]) || seen->n == before)
+			continue; /* already listed for an earlier argument */
+		err = elf_load(&img, libs.paths[i], 0, 0);
+		if (err) {
+			load_error(&img, libs.paths[i], err);
+			elf_free(&img);
+			ret = 1;
+			continue;
+		}
+		if (img.nsites && img.err[0])
+			cli_err("warning: %s", img.err);
+		print_sites(&img, 1, verbose);
+		total += img.nsites;
+		elf_free(&img);
+	}
+	objlist_free(&libs);
+	if (!total && !ret) {
+		cli_err(
+		    "%s has no traceable sites; rebuild it with the flags of 'dynftrace cflags'",
+		    path);
+		ret = 1;
+	}
+	return ret;
+}
+
+int cmd_sites(int argc, char **argv)
+{
+	struct objlist seen = {0};
+	int verbose = 0, nargs = 0, ret = 0, opts = 1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (opts && cli_is_help(a)) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (opts && (!strcmp(a, "-v") || !strcmp(a, "--verbose"))) {
+			verbose = 1;
+		} else if (opts && !strcmp(a, "--")) {
+			opts = 0;
+		} else if (opts && a[0] == '-' && a[1]) {
+			cli_err("sites: unknown option '%s'; see 'dynftrace sites --help'", a);
+			return 2;
+		} else {
+			nargs++;
+		}
+	}
+	if (!nargs) {
+		cli_err("sites: no program given; see 'dynftrace sites --help'");
+		return 2;
+	}
+	opts = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (opts && !strcmp(a, "--")) {
+			opts = 0;
+			continue;
+		}
+		if (opts && a[0] == '-' && a[1])
+			continue;
+		if (sites_of(a, verbose, &seen))
+			ret = 1;
+	}
+	objlist_free(&seen);
+	if (fflush(stdout) || ferror(stdout)) {
+		cli_err("cannot write the list: %s", strerror(errno));
+		ret = 1;
+	}
+	return ret;
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_elf.c - libFuzzer harness for elf_load() on files (mem == 0).
+ *
+ *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib \
+ *	tests/fuzz/fuzz_elf.c lib/elf.c -o fuzz_elf
+ *
+ * elf_load() reads a path, so each input is written to one temporary file
+ * (created once, rewritten in place) and loaded from there.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf.h"
+
+static char path[64];
+static int fd = -1;
+
+static void cleanup(void)
+{
+	if (fd >= 0)
+		unlink(path);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct elf_image img;
+	size_t done = 0;
+
+	if (fd < 0) {
+		const char *dir = getenv("TMPDIR");
+
+		snprintf(path, sizeof(path), "%s/fuzz_elf.XXXXXX", dir && *dir ? dir : "/tmp");
+		fd = mkstemp(path);
+		if (fd < 0)
+			abort();
+		atexit(cleanup);
+	}
+	if (ftruncate(fd, 0) < 0)
+		abort();
+	while (done < size) {
+		ssize_t n = pwrite(fd, data + done, size - done, done);
+
+		if (n <= 0)
+			abort();
+		done += n;
+	}
+	if (elf_load(&img, path, 0, 0) == 0) {
+		/* Walk the results as a user would: they must be consistent. */
+		for (size_t i = 0; i < img.nsites; i++) {
+			const struct elf_site *s = &img.sites[i];
+
+			if (s->func >= 0 && (size_t)s->func >= img.nfuncs)
+				abort();
+			if (elf_func_lookup(&img, s->addr) != s->func)
+				abort();
+			if (s->func >= 0 && !elf_func_name(&img, s->func))
+				abort();
+			if (i && img.sites[i - 1].addr >= s->addr)
+				abort();
+		}
+	} else if (!img.err[0] || !memchr(img.err, 0, sizeof(img.err))) {
+		abort(); /* every failure explains itself */
+	}
+	elf_free(&img);
+	return 0;
+}
