@@ -63,6 +63,16 @@ $(B)/obj/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
+# The libc wrappers run before a sanitizer runtime has initialised (TSan's
+# own start-up calls sigaction): never instrument them.
+$(B)/obj/lib/interpose.o: LIB_CFLAGS += -fno-sanitize=all
+# Under TSan, code that reads or writes program text has no shadow memory
+# to check against: leave the engine and the site scanner uninstrumented
+# (ops.c and rcu.c, where the lock-free logic lives, stay instrumented).
+ifeq ($(SAN),tsan)
+$(B)/obj/lib/patch.o $(B)/obj/lib/sites.o $(B)/obj/lib/arch/$(ARCH)/arch.o: LIB_CFLAGS += -fno-sanitize=all
+endif
+
 $(B)/libdynftrace.so: $(LIB_OBJS) lib/libdynftrace.map
 	$(CC) $(LIB_LDFLAGS) -o $@ $(LIB_OBJS)
 

@@ -35,6 +35,9 @@ for cc in gcc clang; do
 				if [ $cc = clang ] && [ $mode = fentry -o $mode = nopmcount ]; then
 					skip "$name: clang 14 has no -mrecord-mcount on x86"; continue
 				fi
+				if [ $cc = clang ] && [ -n "$san" ]; then
+					skip "$name: the ASan runtime of gcc and clang differ"; continue
+				fi
 				if [ $mode = nopmcount ] && [ $pie = pie ]; then
 					skip "$name: gcc has no -mnop-mcount for PIE"; continue
 				fi

@@ -34,7 +34,7 @@ int main(void)
 	struct dynftrace_ops a = {.func = cb}, b = {.func = cb};
 	struct dynftrace_stats st;
 	unsigned long site = 0;
-	tap_plan(9);
+	tap_plan(10);
 
 	ok(dynftrace_set_filter(&a, "good_fn", 1) == 0 && dynftrace_register_ops(&a) == 0,
 	   "ops a traces good_fn");
@@ -64,5 +64,7 @@ int main(void)
 	victim_fn(1);
 	ok(hits == 0 && victim_fn(1) == 3, "nothing traced, code still runs");
 	ok(dynftrace_register_ops(&b) == -ENODEV, "API answers -ENODEV after the kill");
+	ok(dynftrace_unregister_ops(&a) == 0 && dynftrace_free_filter(&a) == 0 &&
+	   dynftrace_free_filter(&b) == 0, "ops can still be unregistered and released");
 	return tap_done();
 }
