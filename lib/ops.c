@@ -421,6 +421,14 @@ int dynftrace_register_ops(struct dynftrace_ops *ops)
 		__atomic_store_n(&dispatch_ops, &list_ops, __ATOMIC_RELEASE);
 	sites_ref_update(f, +1);
 	err = update_sites();
+	if (err) {
+		/* Not registered after all (tracing is stopped by now). */
+		__atomic_store_n(&ops_list, ops->next, __ATOMIC_RELEASE);
+		ops->state &= ~OPS_ST_REGISTERED;
+		sites_ref_update(f, -1);
+		rcu_synchronize();
+		ops->next = NULL;
+	}
 	update_dispatch();
 out:
 	patch_unlock();
@@ -518,6 +526,12 @@ static int set_glob(struct dynftrace_ops *ops, const char *glob, int reset, int 
 	if (err) {
 		filter_free(nf);
 		goto out;
+	}
+	if (!nf->nlog && !nf->filter.n && !nf->notrace.n) {
+		/* Both selections reset: no filter at all, as a zeroed ops. This
+		 * is how a caller releases the memory before freeing the ops. */
+		filter_free(nf);
+		nf = NULL;
 	}
 	if (!(ops->state & OPS_ST_REGISTERED)) {
 		ops->filter = nf;
