@@ -39,6 +39,7 @@ static void atfork_child(void)
 {
 	rcu_atfork_child();
 	patch_atfork_child();
+	trace_atfork_child();
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -61,6 +62,7 @@ static void dft_init(void)
 	err = sites_init();
 	if (err)
 		dft_log("finding sites failed: %s", strerror(-err));
+	trace_init();
 	init_running = 0;
 }
 

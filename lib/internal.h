@@ -97,6 +97,14 @@ void dft_signals_init(void) HIDDEN;
  * constructor (API calls from other constructors, dlopen) calls it. */
 void dft_ensure_init(void) HIDDEN;
 
+/* ops.c: shell glob match as filters use it (exact compare without metachars). */
+int dft_glob_match(const char *glob, const char *name) HIDDEN;
+
+/* trace.c: built-in tracers and recording (configured by environment). */
+void trace_init(void) HIDDEN;
+void trace_thread_exit(void) HIDDEN;
+void trace_atfork_child(void) HIDDEN;
+
 /* sites.c */
 int sites_init(void) HIDDEN;
 int sites_rescan(void) HIDDEN; /* new objects after dlopen, gone after dlclose */

@@ -138,7 +138,7 @@ static int glob_valid(const char *g)
 	return 1;
 }
 
-static int glob_match(const char *glob, const char *name)
+int dft_glob_match(const char *glob, const char *name)
 {
 	if (!name)
 		return 0;
@@ -168,7 +168,7 @@ static long set_apply(struct addr_set *set, const char *glob, uintptr_t lo, uint
 		const struct site *s = j < site_count ? &site_tab[j] : NULL;
 		uintptr_t ta = s ? s->addr : UINTPTR_MAX;
 		int in_range = s && (lo == hi || (ta >= lo && ta < hi));
-		int m = s && in_range && glob_match(g, site_func_name(s));
+		int m = s && in_range && dft_glob_match(g, site_func_name(s));
 		if (sa < ta) {
 			out[k++] = sa;
 			i++;

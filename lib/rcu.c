@@ -53,6 +53,8 @@ static void reg_remove(struct dft_thread *t)
 static void thread_exit(void *arg)
 {
 	struct dft_thread *t = arg;
+	t->recursion++; /* no callbacks from here on */
+	trace_thread_exit();
 	pthread_mutex_lock(&reg_lock);
 	reg_remove(t);
 	t->state = THREAD_EXITING; /* never registers again: its TLS dies soon */

@@ -39,6 +39,72 @@ HIDDEN size_t site_count;
 HIDDEN struct dft_object **obj_tab;
 HIDDEN size_t obj_count;
 HIDDEN unsigned long sites_converted, sites_refused;
+HIDDEN uint32_t site_next_id;
+
+/*
+ * ip -> site id, open addressing, rebuilt whole when objects come or go and
+ * published by pointer; the old table is freed after a grace period (readers
+ * are callbacks, inside dispatch's RCU read side).
+ */
+struct id_hash {
+	size_t mask;
+	struct {
+		uintptr_t ip;
+		uint32_t id;
+	} slot[];
+};
+static struct id_hash *id_hash;
+
+static inline size_t id_hash_fn(uintptr_t ip, size_t mask)
+{
+	return (size_t)((ip * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+}
+
+uint32_t site_id_lookup(uintptr_t ip)
+{
+	const struct id_hash *h = __atomic_load_n(&id_hash, __ATOMIC_ACQUIRE);
+	if (!h)
+		return UINT32_MAX;
+	for (size_t i = id_hash_fn(ip, h->mask);; i = (i + 1) & h->mask) {
+		if (h->slot[i].ip == ip)
+			return h->slot[i].id;
+		if (!h->slot[i].ip)
+			return UINT32_MAX;
+	}
+}
+
+static void id_hash_rebuild(void)
+{
+	size_t n = 16;
+	while (n < 2 * site_count + 2)
+		n <<= 1;
+	struct id_hash *h = calloc(1, sizeof(*h) + n * sizeof(h->slot[0]));
+	if (!h) {
+		dft_log("out of memory for the site index: tracers lose events");
+		return;
+	}
+	h->mask = n - 1;
+	for (size_t k = 0; k < site_count; k++) {
+		size_t i = id_hash_fn(site_tab[k].addr, h->mask);
+		while (h->slot[i].ip)
+			i = (i + 1) & h->mask;
+		h->slot[i].ip = site_tab[k].addr;
+		h->slot[i].id = site_tab[k].id;
+	}
+	struct id_hash *old = id_hash;
+	__atomic_store_n(&id_hash, h, __ATOMIC_RELEASE);
+	if (old) {
+		rcu_synchronize();
+		free(old);
+	}
+}
+
+uint64_t site_func_size(const struct site *s)
+{
+	if (s->func < 0 || (size_t)s->func >= s->obj->img.nfuncs)
+		return 0;
+	return s->obj->img.funcs[s->func].size;
+}
 
 void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
 
@@ -292,6 +358,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, in
 		s->func = es->func;
 		s->obj = o;
 		s->target = 0;
+		s->id = site_next_id + (uint32_t)nadd;
 		nadd++;
 	}
 	if (!err && nconv)
@@ -306,9 +373,13 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, in
 	sites_converted += nconv;
 	sites_refused += nref;
 	site_count += nadd;
+	site_next_id += (uint32_t)nadd;
 	qsort(site_tab, site_count, sizeof(*site_tab), cmp_site);
-	if (nadd)
+	if (nadd) {
+		id_hash_rebuild();
+		trace_sites_added(o);
 		ops_sites_added(o->lo, o->hi);
+	}
 	return err;
 }
 
@@ -323,6 +394,7 @@ static void object_remove(size_t idx)
 				site_tab[k++] = site_tab[i];
 		site_count = k;
 		patch_points_remove_range(o->lo, o->hi);
+		id_hash_rebuild();
 	}
 	obj_tab[idx] = obj_tab[--obj_count];
 	object_free(o);

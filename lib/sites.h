@@ -32,6 +32,7 @@ struct site {
 	int32_t func;      /* index into obj->img.funcs, -1 if unnamed */
 	struct dft_object *obj;
 	uintptr_t target;  /* call target while ENABLED */
+	uint32_t id;       /* stable for the process's life, never reused */
 };
 
 struct dft_object {
@@ -51,6 +52,18 @@ extern size_t obj_count HIDDEN;
 extern unsigned long sites_converted HIDDEN, sites_refused HIDDEN;
 
 const char *site_func_name(const struct site *s) HIDDEN;
+/* Size of the site's function (0 if unknown). */
+uint64_t site_func_size(const struct site *s) HIDDEN;
+
+/*
+ * Site ID of IP, lock-free, for tracers: call under rcu_read_lock (dispatch
+ * holds it during callbacks). Returns UINT32_MAX for an unknown IP.
+ */
+uint32_t site_id_lookup(uintptr_t ip) HIDDEN;
+extern uint32_t site_next_id HIDDEN; /* ids below it have been handed out */
+
+/* Tracer hook: an object's sites were added (patch_lock held). */
+void trace_sites_added(struct dft_object *o) HIDDEN;
 
 /* ops.c hooks, called by sites.c with patch_lock held. */
 void ops_sites_added(uintptr_t lo, uintptr_t hi) HIDDEN;    /* a new object's sites */

@@ -86,6 +86,41 @@ dft_caller_tmpl_end:
 	.size	dft_caller_tmpl, dft_caller_tmpl_end - dft_caller_tmpl
 
 /*
+ * dft_return_tramp - where a function hooked by the graph tracer returns.
+ * Its return-address slot was replaced at entry (trace.c); the traced
+ * function's `ret` lands here with %rsp = slot + 8 (16-byte aligned) and its
+ * return value in rax:rdx / xmm0:xmm1. dft_graph_return() records the exit
+ * and gives back the original return address.
+ */
+	.text
+	.globl	dft_return_tramp
+	.hidden	dft_return_tramp
+	.type	dft_return_tramp, @function
+	.p2align 4
+dft_return_tramp:
+	.cfi_startproc
+	.cfi_undefined rip
+	subq	$48, %rsp
+	.cfi_adjust_cfa_offset 48
+	movq	%rax, 0(%rsp)
+	movq	%rdx, 8(%rsp)
+	movdqu	%xmm0, 16(%rsp)
+	movdqu	%xmm1, 32(%rsp)
+	leaq	48(%rsp), %rdi		/* the traced function's %rsp after ret */
+	movq	%rsp, %rsi		/* its return values */
+	call	dft_graph_return
+	movq	%rax, %r11
+	movq	0(%rsp), %rax
+	movq	8(%rsp), %rdx
+	movdqu	16(%rsp), %xmm0
+	movdqu	32(%rsp), %xmm1
+	addq	$48, %rsp
+	.cfi_adjust_cfa_offset -48
+	jmp	*%r11
+	.cfi_endproc
+	.size	dft_return_tramp, . - dft_return_tramp
+
+/*
  * __fentry__ and mcount: what `call __fentry__` / `call mcount` reach before
  * the runtime has turned those calls into NOPs (constructors that run before
  * ours). They do nothing. Exported; they take precedence over glibc's

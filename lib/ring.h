@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring.h - per-thread lock-free trace buffers whose pages are CTF packets,
+ * drained to the session directory by one consumer thread.
+ *
+ * Format: docs/FORMAT.md. Implementation: lib/ring.c.
+ *
+ * Writer side (the traced thread, any context including signal handlers that
+ * interrupt a write of the same thread):
+ *
+ *	uint64_t ts;
+ *	uint8_t *p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
+ *	if (p) {
+ *		memcpy(p, &func, 4);
+ *		ring_event_end(p);
+ *	}
+ *
+ * ring_event_begin() reserves header + payload in the thread's current page
+ * with a signal-atomic (non-locked) compare-and-exchange loop that reads the
+ * clock inside the loop, so timestamps never go backwards along a stream even
+ * when a signal handler writes in the middle (LTTng's scheme). It writes the
+ * event header itself (compact when the gap to the previous event allows,
+ * else extended) and returns where the payload goes; ring_event_end()
+ * commits. NULL means the event was lost (buffer full in no-overwrite mode,
+ * no memory, recording stopped); every loss is counted for the thread and
+ * shows in the next packet's events_discarded and in the info file.
+ */
+#ifndef DYNFTRACE_RING_H
+#define DYNFTRACE_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+/* Event ids (docs/FORMAT.md). Ids above 6 always use the extended header. */
+enum {
+	RING_EV_ENTRY = 0,
+	RING_EV_EXIT = 1,
+	RING_EV_FUNCTION = 2,
+	RING_EV_CALL = 3,
+	RING_EV_LOST = 4,
+	RING_EV_MARKER = 5,
+	RING_EV_EXIT_DEPTH = 8,
+};
+
+struct ring_config {
+	const char *ctf_dir;  /* session's ctf/ directory (exists) */
+	const char *info_path; /* session's info file, for "lost:" lines; may be NULL */
+	const char *img;      /* process image name for file names: "PID" or "PID.K"
+				 (docs/FORMAT.md); NULL: the pid */
+	size_t page_size;     /* bytes per page = per CTF packet; power of 2, >= 4096 */
+	size_t pages;         /* pages per thread, >= 2 */
+	int overwrite;        /* 1: flight recorder, keep the newest */
+};
+
+/*
+ * Start recording into CFG->ctf_dir: write ctf/metadata if it does not exist
+ * yet (O_EXCL: the first process of a session writes it, with a fresh uuid
+ * that later processes read back), start the consumer thread
+ * ("dynftrace-rec", all signals blocked, SIGXFSZ too so a file size limit
+ * gives EFBIG instead of killing). 0 or -errno.
+ */
+int ring_init(const struct ring_config *cfg) HIDDEN;
+
+/* Flush every buffer to disk, stop the consumer, append the loss lines to
+ * the info file. Idempotent. Called at process exit (destructor/atexit) and
+ * when recording is switched off. After it, ring_event_begin returns NULL. */
+void ring_shutdown(void) HIDDEN;
+
+/* Writer API: see the comment at the top. PAYLOAD <= 256 bytes. */
+uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *ts) HIDDEN;
+void ring_event_end(uint8_t *payload) HIDDEN;
+
+/* Count LOST events for this thread without writing anything. */
+void ring_count_lost(uint64_t lost) HIDDEN;
+
+/* The trace clock: CLOCK_MONOTONIC nanoseconds (the fastest source that
+ * gives them: calibrated rdtsc when the TSC is invariant, else the vDSO). */
+uint64_t ring_now(void) HIDDEN;
+
+/* The calling thread is exiting: its buffer is flushed and freed by the
+ * consumer. Safe to call twice. */
+void ring_thread_exit(void) HIDDEN;
+
+/* fork: in the child, forget the parent's buffers (they are the parent's
+ * to write) and restart the consumer lazily on the child's first event. */
+void ring_atfork_child(void) HIDDEN;
+
+struct ring_thread_stats {
+	pid_t tid;
+	uint64_t events;  /* events written */
+	uint64_t lost;    /* events dropped or overwritten */
+	uint64_t bytes;   /* bytes written to disk so far */
+};
+/* For live control (issue 6): one call per thread buffer, under the
+ * consumer's lock. Returns the number of threads. */
+int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data),
+			 void *data) HIDDEN;
+
+#endif
