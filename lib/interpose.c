@@ -10,7 +10,9 @@
  * it blocked (trap_vblocked). A foreign SIGTRAP (kill, raise) that arrives
  * while it is virtually blocked is held (trap_pending) and re-sent with its
  * siginfo when the program unblocks it, so the program sees what it would
- * have seen. The program's own SIGTRAP handler is kept aside and called for
+ * have seen. New threads inherit the virtual bit (pthread_create), and a
+ * mask given with pthread_attr_setsigmask_np loses SIGTRAP as the thread
+ * starts. The program's own SIGTRAP handler is kept aside and called for
  * every trap that is not ours; SIG_DFL and SIG_IGN behave as without us.
  *
  * dlopen/dlclose. A loaded object's sites must become NOPs before another
@@ -314,6 +316,66 @@ PUBLIC sighandler_t signal(int sig, sighandler_t h)
 	if (sigaction(sig, &a, &o) != 0)
 		return SIG_ERR;
 	return o.sa_handler;
+}
+
+/*
+ * A new thread inherits its creator's signal mask, or takes the one set with
+ * pthread_attr_setsigmask_np. The real mask never holds SIGTRAP (or, from an
+ * attr, holds it until the thread runs our start routine); the virtual bit
+ * lives in TLS and must be carried over by hand. Threads whose creator has
+ * SIGTRAP unblocked and whose attr sets no mask start directly.
+ */
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	int trap_vblocked;
+};
+
+static void *thread_start(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+	free(p);
+	/* Only libc ran on this thread so far: no site can have trapped. */
+	sigset_t cur;
+	if (real_pthread_sigmask(SIG_SETMASK, NULL, &cur) == 0 && sigismember(&cur, SIGTRAP) == 1) {
+		sigset_t s1;
+		sigemptyset(&s1);
+		sigaddset(&s1, SIGTRAP);
+		real_pthread_sigmask(SIG_UNBLOCK, &s1, NULL);
+	}
+	dft_self.trap_vblocked = s.trap_vblocked;
+	return s.fn(s.arg);
+}
+
+PUBLIC int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	static create_fn real;
+	if (!real)
+		real = (create_fn)dft_real("pthread_create");
+	if (!real)
+		return EAGAIN;
+	int vb = dft_self.trap_vblocked;
+#ifdef PTHREAD_ATTR_NO_SIGMASK_NP
+	sigset_t am;
+	int from_attr = attr && pthread_attr_getsigmask_np(attr, &am) == 0;
+	if (from_attr)
+		vb = sigismember(&am, SIGTRAP) == 1;
+#else
+	int from_attr = 0;
+#endif
+	if (!vb && !from_attr)
+		return real(th, attr, fn, arg);
+	struct thread_start *s = malloc(sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	s->fn = fn;
+	s->arg = arg;
+	s->trap_vblocked = vb;
+	int r = real(th, attr, thread_start, s);
+	if (r != 0)
+		free(s);
+	return r;
 }
 
 /* The main thread may start with SIGTRAP blocked (inherited through exec). */

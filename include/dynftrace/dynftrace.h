@@ -22,6 +22,11 @@
  *  | ops->private        | caller; callbacks read it (caller synchronises)    |
  *  | internal fields     | the runtime, under its mutex; zero them before use |
  *  | the ops memory      | caller may free it once unregister has returned 0  |
+ *
+ * Filters are kept across unregister/register. The runtime allocates them;
+ * before freeing an ops that had a filter or notrace selection, release them
+ * with dynftrace_free_filter(ops) (or by resetting both selections with a
+ * NULL glob), else they leak.
  */
 #ifndef DYNFTRACE_DYNFTRACE_H
 #define DYNFTRACE_DYNFTRACE_H
@@ -84,7 +89,8 @@ DYNFTRACE_API int dynftrace_register_ops(struct dynftrace_ops *ops);
 
 /*
  * Stop calling ops->func. When it returns 0, no thread is still inside
- * ops->func, so the ops may be freed. -EINVAL: not registered.
+ * ops->func, so the ops may be freed (release its filters first, see
+ * above). -EINVAL: not registered.
  */
 DYNFTRACE_API int dynftrace_unregister_ops(struct dynftrace_ops *ops);
 
@@ -92,7 +98,8 @@ DYNFTRACE_API int dynftrace_unregister_ops(struct dynftrace_ops *ops);
  * Select functions by shell glob (fnmatch: * ? [...]), matched against the
  * function names of the program and its libraries. RESET replaces the
  * selection, otherwise it is added to. "!glob" removes the matches. A NULL
- * or empty GLOB with RESET clears the selection (= all functions). Works on
+ * or empty GLOB with RESET clears the selection (= all functions; with both
+ * selections cleared the ops holds no runtime memory). Works on
  * registered ops too: sites are re-patched at once.
  * -ENOENT: no function matches (nothing changed); -EINVAL: bad glob.
  */

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# description: dlopen/dlclose of traced libraries under registered ops; preload mode
+# config: asan tsan
+#
+# 1. tests/progs/dlt-main.c (linked with the runtime) dlopens
+#    tests/progs/dlt-lib.c built with the trace flags after two ops are
+#    registered: sites NOPs first, traced per the filters, filters replayed
+#    after dlclose + dlopen, 100 cycles under load (see dlt-main.c).
+# 2. The same program with LD_PRELOAD=libdynftrace.so as well.
+# 3. tests/progs/preload.c built with the trace flags but not linked with the
+#    runtime, run with LD_PRELOAD: same output, its site converted to the
+#    canonical NOP, nothing alarming with DYNFTRACE_VERBOSE=1; it dlopens the
+#    traced library too.
+# Env: TOP B CC SAN.
+. "$(dirname "$0")/../gen/common.sh"
+P=$TOP/tests/progs
+LIB=libdlt.so
+
+if ! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS -fPIC -shared "$P/dlt-lib.c" -o "$T/$LIB" \
+	2>"$T/build.log" ||
+	! cc_prog "$T/dlt-main" $TRACE_FLAGS "$P/dlt-main.c" -Wl,-rpath,'$ORIGIN' \
+		2>>"$T/build.log" ||
+	! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS "$P/preload.c" -o "$T/preload" -lpthread -ldl \
+		2>>"$T/build.log"; then
+	echo "not ok 1 - build the dlopen programs"
+	diag_file "$T/build.log"
+	exit 1
+fi
+
+# run_tap NAME CMD...: one TAP line for a TAP-speaking program.
+run_tap() {
+	local name=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	local rc=$? p f
+	p=$(grep -c '^ok ' "$T/out")
+	f=$(grep -c '^not ok ' "$T/out")
+	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
+		ok "$name ($p checks)"
+	else
+		notok "$name: status $rc, $f of $((p + f)) checks failed"
+		cat "$T/out" "$T/err" | grep -Ev '^ok ' | head -20 | sed -e 's/^/# /'
+	fi
+}
+
+# The sanitizers' dlopen interceptors make themselves the caller: the
+# program's run path is not searched (with or without dynftrace), so open by
+# path there.
+BYPATH=
+[ -n "$SAN" ] && BYPATH=by-path
+run_tap "dlt-main: dlopen after register, dlclose, dlopen again" "$T/dlt-main" "$T" $LIB $BYPATH
+
+# Preloading a sanitizer-built runtime: the sanitizer's runtime comes first.
+PRE=$B/libdynftrace.so
+case "$SAN" in
+asan)
+	PRE="$($CC -print-file-name=libasan.so) $PRE"
+	export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0"
+	;;
+tsan) PRE="$($CC -print-file-name=libtsan.so) $PRE" ;;
+esac
+run_tap "dlt-main, linked and also LD_PRELOADed" env LD_PRELOAD="$PRE" "$T/dlt-main" "$T" $LIB \
+	$BYPATH
+
+"$T/preload" "$T/$LIB" >"$T/plain.out" 2>&1
+rc0=$?
+env LD_PRELOAD="$PRE" DYNFTRACE_VERBOSE=1 "$T/preload" "$T/$LIB" >"$T/pre.out" 2>"$T/pre.err"
+rc1=$?
+if [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] &&
+	cmp -s <(grep -v '^entry' "$T/plain.out") <(grep -v '^entry' "$T/pre.out"); then
+	ok "preload mode: a traced program not linked with the runtime runs the same"
+else
+	notok "preload mode: status $rc1 (without: $rc0), or different output"
+	cat "$T/plain.out" "$T/pre.out" "$T/pre.err" | head -20 | sed -e 's/^/# /'
+fi
+# gcc leaves five 1-byte NOPs, clang 0f 1f 44 00 08; the runtime makes both
+# the canonical NOP5.
+if grep -Eq '^entry (90 90 90 90 90|0f 1f 44 00 08)$' "$T/plain.out" &&
+	grep -q '^entry 0f 1f 44 00 00$' "$T/pre.out"; then
+	ok "preload mode: the site became the canonical NOP ($(sed -n 's/^entry //p' "$T/plain.out") without the runtime)"
+else
+	notok "preload mode: entry bytes: $(grep '^entry' "$T/plain.out") / $(grep '^entry' "$T/pre.out")"
+fi
+if grep -Eiq 'refus|stopped|fail|cannot|error|unexpected|warn' "$T/pre.err"; then
+	notok "preload mode: DYNFTRACE_VERBOSE=1 reports a problem"
+	diag_file "$T/pre.err" 10
+else
+	ok "preload mode: nothing alarming with DYNFTRACE_VERBOSE=1 ($(wc -l <"$T/pre.err") lines)"
+	diag_file "$T/pre.err" 5
+fi
+tap_end
