@@ -56,6 +56,7 @@ struct ops_filter {
 	struct addr_set notrace;
 	struct glob_op *log;     /* replayed for objects loaded later */
 	size_t nlog;
+	unsigned long gen;       /* sites_gen the sets were computed at */
 };
 
 static struct dynftrace_ops *ops_list;
@@ -200,6 +201,7 @@ static struct ops_filter *filter_clone(const struct ops_filter *f)
 		return n;
 	n->filter.n = f->filter.n;
 	n->notrace.n = f->notrace.n;
+	n->gen = f->gen;
 	n->filter.a = malloc((f->filter.n + 1) * sizeof(uintptr_t));
 	n->notrace.a = malloc((f->notrace.n + 1) * sizeof(uintptr_t));
 	n->log = malloc((f->nlog + 1) * sizeof(*n->log));
@@ -395,7 +397,8 @@ int dynftrace_register_ops(struct dynftrace_ops *ops)
 	}
 	/* Objects loaded since the filter was set get the same globs. */
 	struct ops_filter *f = ops->filter;
-	if (f && f->nlog) {
+	if (f && f->nlog && f->gen != sites_gen) {
+		/* objects came or went since the sets were computed */
 		struct ops_filter *nf = calloc(1, sizeof(*nf));
 		if (!nf) {
 			err = -ENOMEM;
@@ -411,6 +414,7 @@ int dynftrace_register_ops(struct dynftrace_ops *ops)
 			goto out;
 		}
 		filter_free(f);
+		nf->gen = sites_gen;
 		ops->filter = f = nf;
 	}
 	ops->next = ops_list;
@@ -527,6 +531,24 @@ static int set_glob(struct dynftrace_ops *ops, const char *glob, int reset, int 
 		filter_free(nf);
 		goto out;
 	}
+	nf->gen = sites_gen; /* a clone of a stale filter is stale too */
+	if (old && old->gen != sites_gen && old->nlog) {
+		/* recompute from the log over today's sites */
+		struct ops_filter *fresh = calloc(1, sizeof(*fresh));
+		if (fresh) {
+			fresh->log = nf->log;
+			fresh->nlog = nf->nlog;
+			nf->log = NULL;
+			nf->nlog = 0;
+			filter_free(nf);
+			nf = fresh;
+			if (filter_replay(nf, 0, 0)) {
+				filter_free(nf);
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+	}
 	if (!nf->nlog && !nf->filter.n && !nf->notrace.n) {
 		/* Both selections reset: no filter at all, as a zeroed ops. This
 		 * is how a caller releases the memory before freeing the ops. */
@@ -593,6 +615,7 @@ void ops_sites_added(uintptr_t lo, uintptr_t hi)
 				dft_log("out of memory applying filters to a new object");
 				continue;
 			}
+			nf->gen = sites_gen;
 			__atomic_store_n((struct ops_filter **)&o->filter, nf, __ATOMIC_RELEASE);
 			rcu_synchronize();
 			filter_free(f);

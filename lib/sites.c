@@ -40,6 +40,7 @@ HIDDEN struct dft_object **obj_tab;
 HIDDEN size_t obj_count;
 HIDDEN unsigned long sites_converted, sites_refused;
 HIDDEN uint32_t site_next_id;
+HIDDEN unsigned long sites_gen;
 
 /*
  * ip -> site id, open addressing, rebuilt whole when objects come or go and
@@ -376,6 +377,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, in
 	site_next_id += (uint32_t)nadd;
 	qsort(site_tab, site_count, sizeof(*site_tab), cmp_site);
 	if (nadd) {
+		sites_gen++;
 		id_hash_rebuild();
 		trace_sites_added(o);
 		ops_sites_added(o->lo, o->hi);
@@ -394,6 +396,7 @@ static void object_remove(size_t idx)
 				site_tab[k++] = site_tab[i];
 		site_count = k;
 		patch_points_remove_range(o->lo, o->hi);
+		sites_gen++;
 		id_hash_rebuild();
 	}
 	obj_tab[idx] = obj_tab[--obj_count];

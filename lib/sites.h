@@ -61,6 +61,7 @@ uint64_t site_func_size(const struct site *s) HIDDEN;
  */
 uint32_t site_id_lookup(uintptr_t ip) HIDDEN;
 extern uint32_t site_next_id HIDDEN; /* ids below it have been handed out */
+extern unsigned long sites_gen HIDDEN; /* bumped when objects come or go */
 
 /* Tracer hook: an object's sites were added (patch_lock held). */
 void trace_sites_added(struct dft_object *o) HIDDEN;
