@@ -883,6 +883,7 @@ static int make_sites(struct elf_image *img, struct reader *r, const struct elf_
 			continue;
 		}
 		s->addr = v;
+		s->record = v;
 		/* A record outside every function (by its symbol size) but
 		 * just before one is the prefix-pad case: the site is the
 		 * function's entry. */

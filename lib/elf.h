@@ -41,6 +41,8 @@ struct elf_site {
 	uint8_t kind;  /* enum site_kind */
 	uint8_t endbr; /* an endbr64 directly precedes the site */
 	int32_t func;  /* index into funcs; -1 when no symbol covers the site */
+	uint64_t record; /* the record's value: where the compiler's NOPs begin
+			    (before the function with -fpatchable-function-entry=N,M) */
 };
 
 struct elf_load_seg {

@@ -100,6 +100,9 @@ void dft_ensure_init(void) HIDDEN;
 /* ops.c: shell glob match as filters use it (exact compare without metachars). */
 int dft_glob_match(const char *glob, const char *name) HIDDEN;
 
+/* ops.c: DYNFTRACE_ROUTES from the environment, at init. */
+void ops_routes_from_env(void) HIDDEN;
+
 /* trace.c: built-in tracers and recording (configured by environment). */
 void trace_init(void) HIDDEN;
 void trace_thread_exit(void) HIDDEN;

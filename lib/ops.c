@@ -241,7 +241,9 @@ static int filter_replay(struct ops_filter *f, uintptr_t lo, uintptr_t hi)
 
 /* ---- accounting and patching ------------------------------------------- */
 
-static void sites_ref_update(const struct ops_filter *f, int delta)
+/* Count OPS in or out of every site F selects; the owner (the one ops of a
+ * site with ref == 1) is set here when known, else resolved later. */
+static void sites_ref_update(const struct ops_filter *f, int delta, struct dynftrace_ops *ops)
 {
 	for (size_t i = 0; i < site_count; i++) {
 		struct site *s = &site_tab[i];
@@ -252,19 +254,139 @@ static void sites_ref_update(const struct ops_filter *f, int delta)
 			dft_kill("site %#lx: reference count underflow", (unsigned long)s->addr);
 			continue;
 		}
+		s->owner = delta > 0 && ref == 0 ? ops : NULL;
 		s->flags = (s->flags & ~SITE_FL_REF_MASK) | ((ref + (uint32_t)delta) & SITE_FL_REF_MASK);
 	}
 }
 
+/* ---- routes (seeds 004 and 002) ---------------------------------------- */
+
+/*
+ * A site wanted by one ops calls, in order of preference:
+ *  - CALL_OPS: the region's callops trampoline, which reads the ops from the
+ *    8-byte literal before the function (sites built with --call-ops);
+ *  - TRAMP: the ops' own stub in the region (`push idx; jmp body`), whose
+ *    body calls the ops' func directly;
+ *  - else the common trampoline (dispatch: the single ops or the list).
+ * A site wanted by several ops calls the callops trampoline with the list
+ * ops in its literal, or the common trampoline. route_mask limits the
+ * choice (DYNFTRACE_ROUTES, dynftrace_set_routes) for comparisons.
+ *
+ * Stubs are never rewritten or unmapped. An unregistered ops' stubs point
+ * at late_ops (which counts entries that arrive late: a thread that called
+ * the stub before the site changed) and go to the end of a FIFO; fresh
+ * stubs are handed out first, so a stub is reused only after all others.
+ */
+static unsigned route_mask = DYNFTRACE_ROUTE_TRAMP | DYNFTRACE_ROUTE_CALL_OPS;
+static unsigned long late_entries;
+
+static void late_func(unsigned long ip, unsigned long parent, struct dynftrace_ops *op,
+		      struct dynftrace_regs *regs)
+{
+	(void)ip, (void)parent, (void)op, (void)regs;
+	__atomic_fetch_add(&late_entries, 1, __ATOMIC_RELAXED);
+}
+static struct dynftrace_ops late_ops = {.func = late_func};
+
+#define NO_STUB 0xffffu
+struct ops_priv {
+	uint16_t stub[MAX_REGIONS];
+};
+
+static int stub_get(struct dynftrace_ops *ops, struct region *r)
+{
+	struct ops_priv *p = ops->tramp;
+	if (!p) {
+		p = malloc(sizeof(*p));
+		if (!p)
+			return -1;
+		memset(p->stub, 0xff, sizeof(p->stub));
+		ops->tramp = p;
+	}
+	if (p->stub[r->no] != NO_STUB)
+		return p->stub[r->no];
+	uint32_t k;
+	if (r->next_fresh < REGION_STUBS) {
+		k = r->next_fresh++;
+	} else if (r->ret_count) {
+		k = r->retired[r->ret_head];
+		r->ret_head = (r->ret_head + 1) % REGION_STUBS;
+		r->ret_count--;
+	} else {
+		return -1;
+	}
+	__atomic_store_n(&r->stub_ops[k], ops, __ATOMIC_RELEASE);
+	p->stub[r->no] = (uint16_t)k;
+	return (int)k;
+}
+
+/* After the sites left OPS' stubs and a grace period. */
+static void stubs_release(struct dynftrace_ops *ops)
+{
+	struct ops_priv *p = ops->tramp;
+	if (!p)
+		return;
+	for (size_t i = 0; i < nregions; i++) {
+		struct region *r = &regions[i];
+		uint32_t k = p->stub[i];
+		if (k == NO_STUB)
+			continue;
+		__atomic_store_n(&r->stub_ops[k], &late_ops, __ATOMIC_RELEASE);
+		r->retired[(r->ret_head + r->ret_count) % REGION_STUBS] = k;
+		r->ret_count++;
+	}
+	free(p);
+	ops->tramp = NULL;
+}
+
+/* The ops of a site with ref == 1 whose owner is not known yet. */
+static struct dynftrace_ops *owner_of(struct site *s)
+{
+	if (!s->owner)
+		for (struct dynftrace_ops *o = ops_list; o; o = o->next)
+			if (filter_wants(o->filter, s->addr)) {
+				s->owner = o;
+				break;
+			}
+	return s->owner;
+}
+
 enum site_action { ACT_IGNORE, ACT_MAKE_CALL, ACT_MAKE_NOP, ACT_MODIFY_CALL };
 
-/* ftrace_check_record: what must happen to S. */
-static enum site_action check_site(const struct site *s, uintptr_t *target)
+/*
+ * ftrace_check_record: what must happen to S. TARGET, ROUTE and LIT (the
+ * literal value wanted, CALL_OPS sites only) describe the wanted state.
+ */
+static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *route,
+				   uintptr_t *lit)
 {
-	int want = (s->flags & SITE_FL_REF_MASK) && !(s->flags & SITE_FL_DISABLED) &&
-		   !READ_ONCE(dft_killed);
+	uint32_t ref = s->flags & SITE_FL_REF_MASK;
+	int want = ref && !(s->flags & SITE_FL_DISABLED) && !READ_ONCE(dft_killed);
 	int en = (s->flags & SITE_FL_ENABLED) != 0;
+	struct region *r = s->obj->region;
+	*lit = 0;
 	*target = s->obj->caller;
+	*route = ROUTE_LIST;
+	if (want && ref == 1) {
+		struct dynftrace_ops *o = owner_of(s);
+		int k;
+		*route = ROUTE_SINGLE;
+		if (!o) {
+			/* counted but nobody wants it: an inconsistency */
+			*route = ROUTE_LIST;
+		} else if ((route_mask & DYNFTRACE_ROUTE_CALL_OPS) && s->lit) {
+			*target = r->base + REGION_CALLOPS;
+			*route = ROUTE_CALLOPS;
+			*lit = (uintptr_t)o;
+		} else if ((route_mask & DYNFTRACE_ROUTE_TRAMP) && (k = stub_get(o, r)) >= 0) {
+			*target = r->base + REGION_STUB0 + 16 * (uintptr_t)k;
+			*route = ROUTE_TRAMP;
+		}
+	} else if (want && (route_mask & DYNFTRACE_ROUTE_CALL_OPS) && s->lit) {
+		*target = r->base + REGION_CALLOPS;
+		*route = ROUTE_CALLOPS;
+		*lit = (uintptr_t)&list_ops;
+	}
 	if (want && !en)
 		return ACT_MAKE_CALL;
 	if (!want && en)
@@ -301,23 +423,41 @@ static void disable_all(void)
 	free(v);
 }
 
-/* Make every site match its accounting: one batch. patch_lock held. */
+/*
+ * Make every site match its accounting. CALL_OPS literals change first
+ * (one atomic store each: a thread reads the old or the new ops, both
+ * alive until the caller's grace period), then every code change in one
+ * batch. patch_lock held.
+ */
 static int update_sites(void)
 {
 	struct patch_entry *v = calloc(site_count + 1, sizeof(*v));
+	struct patch_entry *lv = calloc(site_count + 1, sizeof(*lv));
 	uint32_t *act = malloc((site_count + 1) * sizeof(*act));
-	size_t n = 0;
-	if (!v || !act) {
-		free(v);
-		free(act);
-		return -ENOMEM;
+	uint8_t *routes = malloc(site_count + 1);
+	size_t n = 0, nl = 0;
+	int err = 0;
+	if (!v || !act || !lv || !routes) {
+		err = -ENOMEM;
+		goto out;
 	}
 	for (size_t i = 0; i < site_count; i++) {
 		struct site *s = &site_tab[i];
-		uintptr_t target;
-		enum site_action a = check_site(s, &target);
-		if (a == ACT_IGNORE)
+		uintptr_t target, lit;
+		uint8_t route;
+		enum site_action a = check_site(s, &target, &route, &lit);
+		if (s->lit && s->lit_val != lit) {
+			struct patch_entry *l = &lv[nl++];
+			l->addr = s->lit;
+			l->len = 8;
+			memcpy(l->old, &s->lit_val, 8);
+			memcpy(l->new, &lit, 8);
+		}
+		routes[i] = route;
+		if (a == ACT_IGNORE) {
+			s->route = (s->flags & SITE_FL_ENABLED) ? route : ROUTE_NONE;
 			continue;
+		}
 		struct patch_entry *e = &v[n];
 		e->addr = s->addr;
 		e->len = INSN_SIZE;
@@ -331,25 +471,34 @@ static int update_sites(void)
 			insn_make_rel32(INSN_CALL, s->addr, target, e->new);
 		act[n++] = (uint32_t)i;
 	}
-	int err = patch_batch(v, n);
+	err = patch_write_data(lv, nl);
+	if (err == 0) {
+		/* lv[] follows site order */
+		for (size_t i = 0, k = 0; i < site_count && k < nl; i++)
+			if (site_tab[i].lit == lv[k].addr)
+				memcpy(&site_tab[i].lit_val, lv[k++].new, 8);
+		err = patch_batch(v, n);
+	}
 	if (err == 0) {
 		for (size_t k = 0; k < n; k++) {
 			struct site *s = &site_tab[act[k]];
 			if (v[k].new[0] == INSN_CALL) {
 				s->flags |= SITE_FL_ENABLED;
 				s->target = insn_rel32_target(s->addr, v[k].new);
+				s->route = routes[act[k]];
 			} else {
 				s->flags &= ~SITE_FL_ENABLED;
 				s->target = 0;
+				s->route = ROUTE_NONE;
 			}
 		}
 	} else {
 		uintptr_t bad = patch_last_error_addr();
 		const char *fn = NULL, *obj = "?";
-		for (size_t k = 0; bad && k < n; k++)
-			if (site_tab[act[k]].addr == bad) {
-				fn = site_func_name(&site_tab[act[k]]);
-				obj = site_tab[act[k]].obj->path;
+		for (size_t k = 0; bad && k < site_count; k++)
+			if (site_tab[k].addr == bad || site_tab[k].lit == bad) {
+				fn = site_func_name(&site_tab[k]);
+				obj = site_tab[k].obj->path;
 			}
 		char where[128] = "";
 		if (fn)
@@ -357,8 +506,11 @@ static int update_sites(void)
 		dft_kill("patching %zu sites failed: %s%s", n, patch_last_error(), where);
 		disable_all();
 	}
+out:
 	free(v);
+	free(lv);
 	free(act);
+	free(routes);
 	return err;
 }
 
@@ -366,8 +518,8 @@ static int update_sites(void)
 static void update_dispatch(void)
 {
 	struct dynftrace_ops *d = &list_ops;
-	if (ops_list && !ops_list->next)
-		d = ops_list;
+	if (ops_list && !ops_list->next && route_mask)
+		d = ops_list; /* route_mask 0: list function only, the baseline */
 	__atomic_store_n(&dispatch_ops, d, __ATOMIC_RELEASE);
 }
 
@@ -423,14 +575,15 @@ int dynftrace_register_ops(struct dynftrace_ops *ops)
 	/* The list first, so no thread calls ops->func for another's site. */
 	if (ops->next)
 		__atomic_store_n(&dispatch_ops, &list_ops, __ATOMIC_RELEASE);
-	sites_ref_update(f, +1);
+	sites_ref_update(f, +1, ops);
 	err = update_sites();
 	if (err) {
 		/* Not registered after all (tracing is stopped by now). */
 		__atomic_store_n(&ops_list, ops->next, __ATOMIC_RELEASE);
 		ops->state &= ~OPS_ST_REGISTERED;
-		sites_ref_update(f, -1);
+		sites_ref_update(f, -1, ops);
 		rcu_synchronize();
+		stubs_release(ops);
 		ops->next = NULL;
 	}
 	update_dispatch();
@@ -464,11 +617,12 @@ int dynftrace_unregister_ops(struct dynftrace_ops *ops)
 	__atomic_store_n(pp, ops->next, __ATOMIC_RELEASE);
 	ops->state &= ~OPS_ST_REGISTERED;
 	if (!READ_ONCE(dft_killed)) {
-		sites_ref_update(ops->filter, -1);
+		sites_ref_update(ops->filter, -1, ops);
 		update_sites(); /* a failure kills and disables everything */
 	}
 	/* Nobody can reach ops now; wait for those who already had. */
 	rcu_synchronize();
+	stubs_release(ops);
 	update_dispatch();
 	ops->next = NULL;
 out:
@@ -560,8 +714,8 @@ static int set_glob(struct dynftrace_ops *ops, const char *glob, int reset, int 
 		filter_free(old);
 		goto out;
 	}
-	sites_ref_update(old, -1);
-	sites_ref_update(nf, +1);
+	sites_ref_update(old, -1, ops);
+	sites_ref_update(nf, +1, ops);
 	__atomic_store_n((struct ops_filter **)&ops->filter, nf, __ATOMIC_RELEASE);
 	err = update_sites();
 	rcu_synchronize();
@@ -624,6 +778,7 @@ void ops_sites_added(uintptr_t lo, uintptr_t hi)
 		for (size_t i = 0; i < site_count; i++) {
 			struct site *s = &site_tab[i];
 			if (s->addr >= lo && s->addr < hi && filter_wants(f, s->addr)) {
+				s->owner = (s->flags & SITE_FL_REF_MASK) ? NULL : o;
 				s->flags = (s->flags & ~SITE_FL_REF_MASK) |
 					   (((s->flags & SITE_FL_REF_MASK) + 1) & SITE_FL_REF_MASK);
 				changed = 1;
@@ -681,26 +836,104 @@ static void list_func(unsigned long ip, unsigned long parent, struct dynftrace_o
 	}
 }
 
-/* Called by every trampoline copy (tramp.S) with the site and the regs. */
-HIDDEN void dft_dispatch(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
+/* Entering a callback path: the recursion guard, and the thread's
+ * registration for grace periods. 0: go ahead. */
+static inline int cb_enter(struct dft_thread *t)
 {
-	struct dft_thread *t = &dft_self;
 	if (unlikely(t->recursion | t->api_depth)) {
 		__atomic_fetch_add(&recursion_miss, 1, __ATOMIC_RELAXED);
-		return;
+		return -1;
 	}
 	t->recursion = 1;
 	if (unlikely(t->state != THREAD_REGISTERED)) {
-		if (t->state == THREAD_EXITING)
-			goto out; /* its TLS is about to go: no callbacks */
+		if (t->state == THREAD_EXITING) {
+			t->recursion = 0;
+			return -1; /* its TLS is about to go: no callbacks */
+		}
 		rcu_register_self();
 	}
 	rcu_read_lock();
+	return 0;
+}
+
+static inline void cb_leave(struct dft_thread *t)
+{
+	rcu_read_unlock();
+	t->recursion = 0;
+}
+
+/* Common trampoline: the single ops, or the list. */
+HIDDEN void dft_dispatch(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
+{
+	struct dft_thread *t = &dft_self;
+	if (cb_enter(t))
+		return;
 	struct dynftrace_ops *op = __atomic_load_n(&dispatch_ops, __ATOMIC_ACQUIRE);
 	op->func(ip, parent, op, regs);
-	rcu_read_unlock();
-out:
-	t->recursion = 0;
+	cb_leave(t);
+}
+
+/* Per-ops stub (seed 004): IDX names the region and stub; its ops is read
+ * inside the read side, so a late entry finds late_ops, never a freed ops. */
+HIDDEN void dft_stub_entry(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs,
+			   unsigned long idx)
+{
+	struct dft_thread *t = &dft_self;
+	if (cb_enter(t))
+		return;
+	size_t rno = idx >> 12, k = idx & 0xfff;
+	if (rno < __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) && k < REGION_STUBS) {
+		struct dynftrace_ops *op =
+			__atomic_load_n(&regions[rno].stub_ops[k], __ATOMIC_ACQUIRE);
+		if (op)
+			op->func(ip, parent, op, regs);
+	}
+	cb_leave(t);
+}
+
+/* CALL_OPS (seed 002): the ops is the literal before the function. */
+HIDDEN void dft_callops_entry(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	struct dft_thread *t = &dft_self;
+	if (cb_enter(t))
+		return;
+	uintptr_t f = memcmp((const void *)(ip - 4), endbr64, 4) ? ip : ip - 4;
+	struct dynftrace_ops *op = __atomic_load_n((struct dynftrace_ops **)(f - 8), __ATOMIC_ACQUIRE);
+	if (op)
+		op->func(ip, parent, op, regs);
+	cb_leave(t);
+}
+
+int dynftrace_set_routes(unsigned routes)
+{
+	if (routes & ~(unsigned)(DYNFTRACE_ROUTE_TRAMP | DYNFTRACE_ROUTE_CALL_OPS))
+		return -EINVAL;
+	int err = api_enter();
+	if (err)
+		return err;
+	__atomic_store_n(&dispatch_ops, &list_ops, __ATOMIC_RELEASE);
+	route_mask = routes;
+	err = update_sites();
+	rcu_synchronize();
+	update_dispatch();
+	patch_unlock();
+	return err;
+}
+
+HIDDEN void ops_routes_from_env(void)
+{
+	const char *v = getenv("DYNFTRACE_ROUTES");
+	if (!v || !*v)
+		return;
+	unsigned m = 0;
+	if (strstr(v, "tramp"))
+		m |= DYNFTRACE_ROUTE_TRAMP;
+	if (strstr(v, "callops") || strstr(v, "call_ops"))
+		m |= DYNFTRACE_ROUTE_CALL_OPS;
+	if (strstr(v, "all"))
+		m = DYNFTRACE_ROUTE_TRAMP | DYNFTRACE_ROUTE_CALL_OPS;
+	route_mask = m;
 }
 
 /* ---- introspection ----------------------------------------------------- */
@@ -717,6 +950,7 @@ void dynftrace_get_stats(struct dynftrace_stats *st)
 	st->last_batch_ns = c.last_batch_ns;
 	st->last_batch_sites = c.last_batch_sites;
 	st->recursion_miss = READ_ONCE(recursion_miss);
+	st->late_entries = READ_ONCE(late_entries);
 	st->grace_periods = READ_ONCE(rcu_grace_periods);
 	st->killed = READ_ONCE(dft_killed);
 	if (st->killed)
@@ -734,6 +968,44 @@ void dynftrace_get_stats(struct dynftrace_stats *st)
 	st->converted = sites_converted;
 	st->refused = sites_refused;
 	patch_unlock();
+}
+
+static const char *route_name(uint8_t r)
+{
+	switch (r) {
+	case ROUTE_LIST: return "list";
+	case ROUTE_SINGLE: return "ops";
+	case ROUTE_TRAMP: return "tramp";
+	case ROUTE_CALLOPS: return "call_ops";
+	case ROUTE_DIRECT: return "direct";
+	default: return "nop";
+	}
+}
+
+int dynftrace_for_each_site_info(int (*cb)(const struct dynftrace_site_info *si, void *data),
+				 void *data)
+{
+	if (dft_self.rcu_nest || dft_self.recursion)
+		return -EDEADLK;
+	patch_lock();
+	int r = 0;
+	for (size_t i = 0; i < site_count && !r; i++) {
+		const struct site *s = &site_tab[i];
+		struct dynftrace_site_info si = {
+			.ip = s->addr,
+			.func = site_func_name(s),
+			.object = s->obj->path,
+			.enabled = !!(s->flags & SITE_FL_ENABLED),
+			.refcount = (int)(s->flags & SITE_FL_REF_MASK),
+			.route = route_name((s->flags & SITE_FL_ENABLED) ? s->route : ROUTE_NONE),
+			.target = s->target,
+			.literal = s->lit,
+			.ops = (s->flags & SITE_FL_REF_MASK) == 1 ? s->owner : NULL,
+		};
+		r = cb(&si, data);
+	}
+	patch_unlock();
+	return r;
 }
 
 int dynftrace_for_each_site(dynftrace_site_cb cb, void *data)

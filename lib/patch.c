@@ -594,6 +594,40 @@ int patch_write_early(const struct patch_entry *entries, size_t n)
 	return err;
 }
 
+int patch_write_data(const struct patch_entry *e, size_t n)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].len < 1 || e[i].len > PATCH_MAX_LEN || (i && e[i].addr <= e[i - 1].addr)) {
+			snprintf(last_error, sizeof(last_error), "bad data entry at %#lx",
+				 (unsigned long)e[i].addr);
+			return -EINVAL;
+		}
+		if (memcmp((const void *)e[i].addr, e[i].old, e[i].len)) {
+			last_error_addr = e[i].addr;
+			snprintf(last_error, sizeof(last_error),
+				 "unexpected data at %#lx (a CALL_OPS literal)", (unsigned long)e[i].addr);
+			return -EFAULT;
+		}
+	}
+	struct writer w;
+	int err = writer_open(&w, e, n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !err; i++) {
+		if (w.procmem_fd < 0 && e[i].len == 8 && !(e[i].addr & 7)) {
+			uint64_t v;
+			memcpy(&v, e[i].new, 8);
+			__atomic_store_n((uint64_t *)e[i].addr, v, __ATOMIC_RELEASE);
+		} else {
+			err = code_write(&w, e[i].addr, e[i].new, e[i].len);
+		}
+	}
+	writer_close(&w);
+	return err;
+}
+
 int patch_init(void)
 {
 	if (!page_size) {

@@ -65,6 +65,15 @@ int patch_batch(const struct patch_entry *entries, size_t n);
  */
 int patch_write_early(const struct patch_entry *entries, size_t n);
 
+/*
+ * Write data that lives in code pages but is never executed (CALL_OPS
+ * literals): compare OLD, then store NEW; an aligned 8-byte entry is one
+ * atomic store, so readers see the old or the new value whole. One
+ * protection change for all entries; no breakpoint, no sync. Caller holds
+ * patch_lock.
+ */
+int patch_write_data(const struct patch_entry *entries, size_t n);
+
 /* Text of the last patch error, for messages. */
 const char *patch_last_error(void);
 /* The address the last error is about (0 if none): lets callers name it. */

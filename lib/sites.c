@@ -111,14 +111,18 @@ void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
 
 /* ---- trampoline regions ---------------------------------------------- */
 
-/* Pages holding copies of the common trampoline, each reachable by rel32
- * from the objects that use it. Kept for the life of the process: a thread
- * may be inside one at any time, and they are few (one per 2 GiB area). */
-struct region {
-	uintptr_t base, caller;
-};
-static struct region regions[64];
-static size_t nregions;
+/*
+ * A region is REGION_SIZE bytes of executable memory within rel32 reach of
+ * the objects that use it, holding (never rewritten once made):
+ *   +0     common trampoline copy whose C entry is dft_dispatch
+ *   +512   common trampoline copy whose C entry is dft_callops_entry
+ *   +1024  per-ops body (dft_ops_tmpl) whose C entry is dft_stub_entry
+ *   +2048  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`
+ * Regions are never unmapped: a thread may be inside one at any time. Stubs
+ * are handed to ops and taken back (ops.c), never rewritten.
+ */
+HIDDEN struct region regions[MAX_REGIONS];
+HIDDEN size_t nregions;
 
 #define REACH ((uintptr_t)0x7fff0000)
 
@@ -126,55 +130,79 @@ static int reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t a = tramp < lo ? lo - tramp : tramp - lo;
 	uintptr_t b = tramp < hi ? hi - tramp : tramp - hi;
-	return a < REACH && b < REACH;
+	return a + REGION_SIZE < REACH && b + REGION_SIZE < REACH;
 }
 
-static uintptr_t region_new(uintptr_t lo, uintptr_t hi)
+void dft_callops_entry(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
+void dft_stub_entry(unsigned long ip, unsigned long parent, void *regs, unsigned long idx) HIDDEN;
+
+static void put_copy(char *base, size_t off, const char *tmpl, const char *end,
+		     const char *slot, void *fn)
 {
-	size_t tlen = (size_t)(dft_caller_tmpl_end - dft_caller_tmpl);
+	memcpy(base + off, tmpl, (size_t)(end - tmpl));
+	memcpy(base + off + (slot - tmpl), &fn, sizeof(fn));
+}
+
+static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
+{
 	long pg = sysconf(_SC_PAGESIZE);
 	/* Try just above the object, then below it, moving out 1 MiB at a time. */
 	for (int i = 0; i < 2048; i++) {
 		uintptr_t step = (uintptr_t)(i / 2 + 1) << 20;
 		uintptr_t hint = (i & 1) ? ((lo - step) & ~(uintptr_t)(pg - 1))
 					 : ((hi + step) & ~(uintptr_t)(pg - 1));
-		if ((i & 1) && lo < step)
+		if ((i & 1) && lo < step + REGION_SIZE)
 			continue;
-		void *p = mmap((void *)hint, (size_t)pg, PROT_READ | PROT_WRITE,
+		void *p = mmap((void *)hint, REGION_SIZE, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (p == MAP_FAILED)
 			continue;
 		uintptr_t base = (uintptr_t)p;
 		if (!reaches(base, lo, hi) || base != hint) {
-			munmap(p, (size_t)pg);
+			munmap(p, REGION_SIZE);
 			continue;
 		}
-		memcpy(p, dft_caller_tmpl, tlen);
-		void (*fn)(unsigned long, unsigned long, void *) = dft_dispatch;
-		memcpy((char *)p + (dft_caller_tmpl_slot - dft_caller_tmpl), &fn, sizeof(fn));
-		if (mprotect(p, (size_t)pg, PROT_READ | PROT_EXEC) != 0) {
-			munmap(p, (size_t)pg);
+		char *b = p;
+		memset(b, 0xcc, REGION_SIZE);
+		put_copy(b, REGION_CALLER, dft_caller_tmpl, dft_caller_tmpl_end,
+			 dft_caller_tmpl_slot, (void *)dft_dispatch);
+		put_copy(b, REGION_CALLOPS, dft_caller_tmpl, dft_caller_tmpl_end,
+			 dft_caller_tmpl_slot, (void *)dft_callops_entry);
+		put_copy(b, REGION_OPS, dft_ops_tmpl, dft_ops_tmpl_end, dft_ops_tmpl_slot,
+			 (void *)dft_stub_entry);
+		for (uint32_t k = 0; k < REGION_STUBS; k++) {
+			uint8_t *st = (uint8_t *)b + REGION_STUB0 + 16 * k;
+			uint32_t idx = rno << 12 | k;
+			st[0] = 0x68; /* push imm32 */
+			memcpy(st + 1, &idx, 4);
+			insn_make_rel32(INSN_JMP, (uintptr_t)st + 5, base + REGION_OPS, st + 5);
+		}
+		if (mprotect(p, REGION_SIZE, PROT_READ | PROT_EXEC) != 0) {
+			munmap(p, REGION_SIZE);
 			return 0;
 		}
-		__builtin___clear_cache((char *)p, (char *)p + tlen);
+		__builtin___clear_cache(b, b + REGION_SIZE);
 		return base;
 	}
 	return 0;
 }
 
-static uintptr_t region_for(uintptr_t lo, uintptr_t hi)
+static struct region *region_for(uintptr_t lo, uintptr_t hi)
 {
 	for (size_t i = 0; i < nregions; i++)
 		if (reaches(regions[i].base, lo, hi))
-			return regions[i].caller;
-	if (nregions == ARRAY_SIZE(regions))
-		return 0;
-	uintptr_t b = region_new(lo, hi);
+			return &regions[i];
+	if (nregions == MAX_REGIONS)
+		return NULL;
+	uintptr_t b = region_new(lo, hi, (uint32_t)nregions);
 	if (!b)
-		return 0;
-	regions[nregions].base = b;
-	regions[nregions].caller = b;
-	return regions[nregions++].caller;
+		return NULL;
+	struct region *r = &regions[nregions];
+	r->base = b;
+	r->no = (uint32_t)nregions;
+	/* Publish after the fields: dft_stub_entry reads regions[] lock-free. */
+	__atomic_store_n(&nregions, nregions + 1, __ATOMIC_RELEASE);
+	return r;
 }
 
 /* ---- objects ----------------------------------------------------------- */
@@ -315,16 +343,20 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, in
 	size_t n = o->img.nsites;
 	uintptr_t *addrs = malloc(n * sizeof(*addrs));
 	struct patch_entry *pe = malloc(n * sizeof(*pe));
+	struct patch_entry *lits = malloc(n * sizeof(*lits));
+	size_t nlit = 0;
 	struct site *nst = realloc(site_tab, (site_count + n) * sizeof(*nst));
-	if (!addrs || !pe || !nst) {
+	if (!addrs || !pe || !nst || !lits) {
 		free(addrs);
 		free(pe);
+		free(lits);
 		if (nst)
 			site_tab = nst;
 		return -ENOMEM;
 	}
 	site_tab = nst;
-	o->caller = region_for(o->lo, o->hi);
+	o->region = region_for(o->lo, o->hi);
+	o->caller = o->region ? o->region->base + REGION_CALLER : 0;
 	if (!o->caller)
 		dft_log("%s: no memory within reach of its code for a trampoline; "
 			"its functions cannot be traced",
@@ -354,6 +386,23 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, in
 		}
 		if (c > 0)
 			nconv++;
+		/* CALL_OPS: the compiler left 8+ NOP bytes before the function
+		 * (-fpatchable-function-entry=13,8); an aligned 8-byte slot
+		 * just before the entry becomes the site's ops literal. */
+		uintptr_t fstart = a - (es->endbr ? 4 : 0);
+		s->lit = 0;
+		s->lit_val = 0;
+		s->owner = NULL;
+		s->route = ROUTE_NONE;
+		if (bias + es->record + 8 <= fstart && !((fstart - 8) & 7) && fstart - 8 >= o->lo &&
+		    insn_is_nops((const uint8_t *)(fstart - 8), 8)) {
+			struct patch_entry *le = &lits[nlit++];
+			le->addr = fstart - 8;
+			le->len = 8;
+			memcpy(le->old, (const void *)le->addr, 8);
+			memset(le->new, 0, 8);
+			s->lit = le->addr;
+		}
 		s->addr = a;
 		s->flags = o->caller ? 0 : SITE_FL_DISABLED;
 		s->func = es->func;
@@ -364,11 +413,14 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, in
 	}
 	if (!err && nconv)
 		err = patch_write_early(pe, nconv);
+	if (!err && nlit)
+		err = patch_write_data(lits, nlit);
 	if (err) {
 		dft_log("%s: cannot convert its sites to NOPs: %s", path, patch_last_error());
 		nadd = 0;
 	}
 	free(pe);
+	free(lits);
 	free(addrs);
 	o->nsites = nadd;
 	sites_converted += nconv;

@@ -25,6 +25,31 @@
 #define SITE_FL_DISABLED 0x10000000u /* refused at load: never patched */
 
 struct dft_object;
+struct dynftrace_ops;
+
+/* Trampoline regions (sites.c), see the layout comment there. */
+#define REGION_SIZE 65536
+#define REGION_CALLER 0
+#define REGION_CALLOPS 512
+#define REGION_OPS 1024
+#define REGION_STUB0 2048
+#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16)
+#define MAX_REGIONS 64
+
+struct region {
+	uintptr_t base;
+	uint32_t no;
+	/* per-ops stubs; ops.c, under patch_lock except stub_ops (RCU) */
+	struct dynftrace_ops *stub_ops[REGION_STUBS]; /* read by dft_stub_entry */
+	uint32_t next_fresh;                          /* never handed out: >= this */
+	uint32_t retired[REGION_STUBS];               /* FIFO of returned stubs */
+	uint32_t ret_head, ret_count;
+};
+extern struct region regions[MAX_REGIONS] HIDDEN;
+extern size_t nregions HIDDEN; /* published with release after a region is set */
+
+/* How a site is routed, for introspection. */
+enum site_route { ROUTE_NONE, ROUTE_LIST, ROUTE_SINGLE, ROUTE_TRAMP, ROUTE_CALLOPS, ROUTE_DIRECT };
 
 struct site {
 	uintptr_t addr;    /* runtime address of the 5-byte site */
@@ -33,6 +58,10 @@ struct site {
 	struct dft_object *obj;
 	uintptr_t target;  /* call target while ENABLED */
 	uint32_t id;       /* stable for the process's life, never reused */
+	uint8_t route;     /* enum site_route, while ENABLED */
+	uintptr_t lit;     /* CALL_OPS literal address, 0 if the site has none */
+	uintptr_t lit_val; /* what the literal holds now */
+	struct dynftrace_ops *owner; /* the one ops that wants it (ref == 1) */
 };
 
 struct dft_object {
@@ -41,6 +70,7 @@ struct dft_object {
 	uintptr_t lo, hi;   /* runtime extent of its executable segments */
 	struct elf_image img;
 	uintptr_t caller;   /* common trampoline copy within rel32 reach */
+	struct region *region;
 	int seen;           /* marks objects still loaded during a rescan */
 	size_t nsites;
 };

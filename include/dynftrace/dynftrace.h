@@ -129,6 +129,7 @@ struct dynftrace_stats {
 	unsigned long refused;       /* sites refused for unexpected bytes */
 	unsigned long last_batch_ns; /* wall time of the last batch */
 	unsigned long last_batch_sites; /* sites in the last batch */
+	unsigned long late_entries;  /* stub entries after their ops left (harmless) */
 	int killed;                  /* tracing stopped after an inconsistency */
 	char kill_reason[160];       /* why, when killed */
 };
@@ -143,6 +144,37 @@ DYNFTRACE_API void dynftrace_get_stats(struct dynftrace_stats *st);
 typedef int (*dynftrace_site_cb)(unsigned long ip, const char *func, const char *object,
 				 int enabled, int refcount, void *data);
 DYNFTRACE_API int dynftrace_for_each_site(dynftrace_site_cb cb, void *data);
+
+/*
+ * Routes a site may take (seeds 004 and 002). A site wanted by one ops calls
+ * that ops' own trampoline (TRAMP), or, when built with
+ * `dynftrace cflags --call-ops`, the CALL_OPS trampoline that reads the ops
+ * from a literal before the function. Without either, every site goes
+ * through the common trampoline: the single ops or the list function. All
+ * routes are allowed by default; DYNFTRACE_ROUTES=list|tramp|callops|all in
+ * the environment sets the initial mask. Re-routes every enabled site at
+ * once. -EINVAL: unknown bits.
+ */
+#define DYNFTRACE_ROUTE_TRAMP 0x1u
+#define DYNFTRACE_ROUTE_CALL_OPS 0x2u
+#define DYNFTRACE_ROUTE_LIST 0x0u /* none of the above: the baseline */
+DYNFTRACE_API int dynftrace_set_routes(unsigned routes);
+
+/* One site, as the kernel's enabled_functions shows it. */
+struct dynftrace_site_info {
+	unsigned long ip;
+	const char *func;   /* NULL when the object has no symbol for it */
+	const char *object;
+	int enabled;        /* holds a call */
+	int refcount;       /* ops that want it */
+	const char *route;  /* "nop", "list", "ops" (single ops via the common
+			       trampoline), "tramp", "call_ops", "direct" */
+	unsigned long target;  /* call target when enabled */
+	unsigned long literal; /* address of its CALL_OPS literal, 0 if none */
+	struct dynftrace_ops *ops; /* the one ops when refcount == 1 */
+};
+DYNFTRACE_API int dynftrace_for_each_site_info(
+	int (*cb)(const struct dynftrace_site_info *si, void *data), void *data);
 
 #ifdef __cplusplus
 }

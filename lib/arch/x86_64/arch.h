@@ -14,4 +14,7 @@ int arch_insn_emulatable(const uint8_t *insn, int len) HIDDEN;
 extern const char dft_caller_tmpl[] HIDDEN;
 extern const char dft_caller_tmpl_end[] HIDDEN;
 extern const char dft_caller_tmpl_slot[] HIDDEN;
+extern const char dft_ops_tmpl[] HIDDEN;
+extern const char dft_ops_tmpl_end[] HIDDEN;
+extern const char dft_ops_tmpl_slot[] HIDDEN;
 #endif

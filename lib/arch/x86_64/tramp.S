@@ -14,23 +14,9 @@
  */
 #include "regs.h"
 
-	.text
-	.globl	dft_caller_tmpl
-	.hidden	dft_caller_tmpl
-	.globl	dft_caller_tmpl_end
-	.hidden	dft_caller_tmpl_end
-	.globl	dft_caller_tmpl_slot
-	.hidden	dft_caller_tmpl_slot
-	.type	dft_caller_tmpl, @function
-	.p2align 4
-dft_caller_tmpl:
-	.cfi_startproc
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$TRAMP_FRAME, %rsp
+/* Save / restore everything a traced function may receive in registers,
+ * into the struct dynftrace_regs at %rsp. */
+.macro SAVE_ARGS
 	movq	%rdi, REGS_RDI(%rsp)
 	movq	%rsi, REGS_RSI(%rsp)
 	movq	%rdx, REGS_RDX(%rsp)
@@ -50,14 +36,9 @@ dft_caller_tmpl:
 	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
 	movq	0(%rbp), %rax
 	movq	%rax, REGS_RBP(%rsp)
-	leaq	16(%rbp), %rax
-	movq	%rax, REGS_SP(%rsp)
-	movq	8(%rbp), %rdi
-	subq	$5, %rdi		/* ip: the site */
-	movq	%rdi, REGS_IP(%rsp)
-	movq	16(%rbp), %rsi		/* parent ip */
-	movq	%rsp, %rdx		/* regs */
-	call	*dft_caller_tmpl_slot(%rip)
+.endm
+
+.macro RESTORE_ARGS
 	movdqu	REGS_XMM+0*16(%rsp), %xmm0
 	movdqu	REGS_XMM+1*16(%rsp), %xmm1
 	movdqu	REGS_XMM+2*16(%rsp), %xmm2
@@ -75,6 +56,41 @@ dft_caller_tmpl:
 	movq	REGS_RAX(%rsp), %rax
 	movq	REGS_R10(%rsp), %r10
 	movq	REGS_R11(%rsp), %r11
+.endm
+
+/*
+ * The common trampoline. Copies serve two routes, told apart by the C entry
+ * in their slot: dft_dispatch (the single ops or the list function) and
+ * dft_callops_entry (CALL_OPS: the ops comes from the literal before the
+ * traced function).
+ */
+	.text
+	.globl	dft_caller_tmpl
+	.hidden	dft_caller_tmpl
+	.globl	dft_caller_tmpl_end
+	.hidden	dft_caller_tmpl_end
+	.globl	dft_caller_tmpl_slot
+	.hidden	dft_caller_tmpl_slot
+	.type	dft_caller_tmpl, @function
+	.p2align 4
+dft_caller_tmpl:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$TRAMP_FRAME, %rsp
+	SAVE_ARGS
+	leaq	16(%rbp), %rax
+	movq	%rax, REGS_SP(%rsp)
+	movq	8(%rbp), %rdi
+	subq	$5, %rdi		/* ip: the site */
+	movq	%rdi, REGS_IP(%rsp)
+	movq	16(%rbp), %rsi		/* parent ip */
+	movq	%rsp, %rdx		/* regs */
+	call	*dft_caller_tmpl_slot(%rip)
+	RESTORE_ARGS
 	leave
 	.cfi_def_cfa %rsp, 8
 	ret
@@ -84,6 +100,53 @@ dft_caller_tmpl_slot:
 	.quad	0
 dft_caller_tmpl_end:
 	.size	dft_caller_tmpl, dft_caller_tmpl_end - dft_caller_tmpl
+
+/*
+ * The per-ops route (seed 004). Each ops owns a 10-byte stub per region:
+ *	push $IDX ; jmp dft_ops_tmpl-copy
+ * so a site used by that ops alone calls its stub, and this shared body
+ * hands IDX to dft_stub_entry, which calls the ops' func directly: no list
+ * walk, no filter test. Stack on entry: 0 = IDX, 8 = site + 5, 16 = parent.
+ */
+	.globl	dft_ops_tmpl
+	.hidden	dft_ops_tmpl
+	.globl	dft_ops_tmpl_end
+	.hidden	dft_ops_tmpl_end
+	.globl	dft_ops_tmpl_slot
+	.hidden	dft_ops_tmpl_slot
+	.type	dft_ops_tmpl, @function
+	.p2align 4
+dft_ops_tmpl:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	pushq	%rbp
+	.cfi_def_cfa_offset 24
+	.cfi_offset %rbp, -24
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$TRAMP_FRAME+8, %rsp	/* %rsp was 8 off 16 after the push of IDX */
+	SAVE_ARGS
+	leaq	24(%rbp), %rax
+	movq	%rax, REGS_SP(%rsp)
+	movq	16(%rbp), %rdi
+	subq	$5, %rdi
+	movq	%rdi, REGS_IP(%rsp)
+	movq	24(%rbp), %rsi
+	movq	%rsp, %rdx
+	movq	8(%rbp), %rcx		/* IDX */
+	call	*dft_ops_tmpl_slot(%rip)
+	RESTORE_ARGS
+	leave
+	.cfi_def_cfa %rsp, 16
+	leaq	8(%rsp), %rsp		/* drop IDX, flags untouched */
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.p2align 3
+dft_ops_tmpl_slot:
+	.quad	0
+dft_ops_tmpl_end:
+	.size	dft_ops_tmpl, dft_ops_tmpl_end - dft_ops_tmpl
 
 /*
  * dft_return_tramp - where a function hooked by the graph tracer returns.
