@@ -263,6 +263,9 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 	(void)retval;
 	struct fg_thread *g = fg_self;
 	uintptr_t *slot = (uintptr_t *)(sp - sizeof(uintptr_t));
+	/* Like dispatch, hold the recursion guard: a signal handler tracing
+	 * meanwhile would push onto the entry being closed. */
+	dft_self.recursion++;
 	if (g)
 		close_dead(g, (uintptr_t)slot);
 	if (unlikely(!g || !g->depth || g->ent[g->depth - 1].slot != slot)) {
@@ -274,6 +277,7 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 	}
 	uintptr_t orig = g->ent[g->depth - 1].orig;
 	frame_close(g, ring_now(), 1);
+	dft_self.recursion--;
 	return orig;
 }
 
@@ -317,8 +321,11 @@ PUBLIC int _Unwind_RaiseException(void *exc)
 	if (!real)
 		real = (unwind_raise_fn)dft_real("_Unwind_RaiseException");
 	struct fg_thread *g = fg_self;
-	if (g)
+	if (g) {
+		dft_self.recursion++;
 		unhook_all(g);
+		dft_self.recursion--;
+	}
 	return real ? real(exc) : 5 /* _URC_END_OF_STACK */;
 }
 
@@ -328,8 +335,11 @@ PUBLIC int _Unwind_Resume_or_Rethrow(void *exc)
 	if (!real)
 		real = (unwind_raise_fn)dft_real("_Unwind_Resume_or_Rethrow");
 	struct fg_thread *g = fg_self;
-	if (g)
+	if (g) {
+		dft_self.recursion++;
 		unhook_all(g);
+		dft_self.recursion--;
+	}
 	return real ? real(exc) : 5;
 }
 
@@ -341,6 +351,7 @@ PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
 		real = (void *(*)(void *))dft_real("__cxa_begin_catch");
 	struct fg_thread *g = fg_self;
 	if (g && g->depth) {
+		dft_self.recursion++;
 		uintptr_t caller_sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
 		close_dead(g, caller_sp);
 		for (uint32_t i = 0; i < g->depth; i++) {
@@ -350,6 +361,7 @@ PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
 				e->hooked = 1;
 			}
 		}
+		dft_self.recursion--;
 	}
 	return real ? real(exc) : NULL;
 }
@@ -361,6 +373,7 @@ PUBLIC void pthread_exit(void *ret)
 		real = (void (*)(void *))dft_real("pthread_exit");
 	struct fg_thread *g = fg_self;
 	if (g) {
+		dft_self.recursion++; /* for good: the thread is leaving */
 		unhook_all(g);
 		uint64_t now = ring_now();
 		while (g->depth)
