@@ -19,5 +19,70 @@ int cli_is_help(const char *arg);
 
 int cmd_cflags(int argc, char **argv);
 int cmd_sites(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_live(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+/*
+ * cmd_sites.c: the sites of the program PATH and of the libraries the loader
+ * would load for it, counted without running it. *IS_STATIC: no PT_INTERP
+ * (nothing can be preloaded). 0, or -errno with ERR filled (-EINVAL: not an
+ * x86-64 ELF object).
+ */
+int cli_sites_count(const char *path, size_t *total, int *is_static, char *err, size_t errlen);
+
+/* util.c */
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef DYNFTRACE_LIBDIR
+#define DYNFTRACE_LIBDIR ""
+#endif
+
+/* "10us", "1.5ms", "2s", "300" (ns): 0, -EINVAL or -ERANGE. */
+int cli_parse_duration(const char *s, uint64_t *ns);
+/* A decimal number <= MAX: 0, -EINVAL or -ERANGE. */
+int cli_parse_uint(const char *s, uint64_t max, uint64_t *val);
+/* 5120 -> "5,120"; returns BUF. */
+const char *cli_thousands(uint64_t v, char *buf, size_t size);
+/* "  1.234 us", "  1.234 ms", "  1.234  s" (10 columns); returns BUF. */
+const char *cli_fmt_duration(uint64_t ns, char *buf, size_t size);
+/* "512 B", "1.5 KiB", "2.0 MiB"; returns BUF. */
+const char *cli_fmt_size(uint64_t bytes, char *buf, size_t size);
+
+/* A list of function-name globs (fnmatch). */
+struct cli_globs {
+	char **v;
+	size_t n;
+};
+/* Add ARG; "a,b" adds two patterns. 0 or -ENOMEM. */
+int cli_glob_add(struct cli_globs *g, const char *arg);
+/* Does NAME match one of the patterns? */
+int cli_glob_match(const struct cli_globs *g, const char *name);
+/* "a,b" (malloc'd), NULL when out of memory. */
+char *cli_glob_join(const struct cli_globs *g);
+void cli_glob_free(struct cli_globs *g);
+
+/* Remove PATH and everything below it, never following symbolic links. */
+int cli_rm_tree(const char *path);
+/* The directory of the running dynftrace binary (where libdynftrace.so is). */
+int cli_self_dir(char *buf, size_t size);
+/*
+ * Option with a value at argv[*i]: "-d DIR", "-dDIR", "--data DIR" or
+ * "--data=DIR" (SOPT or LOPT may be NULL). Returns 1 with *VAL set (and *i
+ * moved past a separate value), 0 when argv[*i] is another option, -1 when
+ * the value is missing (error printed; argv[0] is the command's name).
+ */
+int cli_opt(int argc, char **argv, int *i, const char *sopt, const char *lopt, const char **val);
+/* Is ARG the flag SOPT or LOPT? */
+int cli_flag(const char *arg, const char *sopt, const char *lopt);
+/* The shortened demangled form of a C++ symbol ("ns::f" for _ZN2ns1fEv),
+ * malloc'd, or NULL (not C++, or libstdc++ cannot be loaded). */
+char *cli_demangle(const char *name);
+/* "cannot write the output: ERRNO" */
+void cli_out_error(void);
 
 #endif

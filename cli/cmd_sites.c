@@ -253,6 +253,41 @@ static int sites_of(const char *path, int verbose, struct objlist *seen)
 	return ret;
 }
 
+int cli_sites_count(const char *path, size_t *total, int *is_static, char *err, size_t errlen)
+{
+	struct elf_image img;
+	struct objlist libs = {0};
+	int ret;
+
+	*total = 0;
+	*is_static = 0;
+	ret = elf_load(&img, path, 0, 0);
+	if (ret) {
+		snprintf(err, errlen, "%s", img.err[0] ? img.err : strerror(-ret));
+		elf_free(&img);
+		return ret;
+	}
+	*total = img.nsites;
+	*is_static = !img.interp;
+	if (img.nneeded && img.interp) {
+		const char *loader = SYSTEM_LOADER;
+
+		if (access(loader, X_OK))
+			loader = img.interp;
+		ret = list_libraries(&libs, loader, path);
+	}
+	elf_free(&img);
+	for (size_t i = 0; !ret && i < libs.n; i++) {
+		if (elf_load(&img, libs.paths[i], 0, 0) == 0)
+			*total += img.nsites;
+		elf_free(&img);
+	}
+	objlist_free(&libs);
+	if (ret)
+		snprintf(err, errlen, "out of memory");
+	return ret;
+}
+
 int cmd_sites(int argc, char **argv)
 {
 	struct objlist seen = {0};

@@ -16,6 +16,12 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"record", cmd_record, "run a program and record its function calls"},
+    {"replay", cmd_replay, "print a recorded trace as a call graph"},
+    {"report", cmd_report, "print time and calls per function of a recorded trace"},
+    {"live", cmd_live, "record a program, then replay its trace"},
+    {"info", cmd_info, "print what a recorded session holds"},
+    {"dump", cmd_dump, "convert a recorded trace (--chrome: Chrome trace-event JSON)"},
     {"cflags", cmd_cflags, "print the compiler and linker flags for traceable code"},
     {"sites", cmd_sites, "list the traceable functions of a program and its libraries"},
 };

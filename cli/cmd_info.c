@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_info.c - `dynftrace info`: what a session holds. Every stream is read
+ * through (and so validated) to count its events.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trace_read.h"
+#include "views.h"
+
+static const char usage_text[] =
+    "usage: dynftrace info [-d DIR]\n"
+    "\n"
+    "Print what the session in DIR (default dynftrace.data) holds: the\n"
+    "command, tracer and options it was recorded with, its processes and\n"
+    "the main one's exit status, every thread with its events, calls and\n"
+    "lost events, the size on disk and the trace bytes per recorded call.\n"
+    "\n"
+    "  -d, --data DIR   the session directory.\n"
+    "  -h, --help       show this help.\n"
+    "\n"
+    "Exit status: 0, 1 when the trace is missing or damaged (the damage is\n"
+    "named after the summary), 2 on a usage error.\n";
+
+/* Bytes under PATH (regular files, not following links). */
+static uint64_t du(const char *path, int depth)
+{
+	struct stat st;
+	uint64_t sum = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	if (depth > 8 || !(d = opendir(path)))
+		return 0;
+	while ((de = readdir(d))) {
+		char *sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (asprintf(&sub, "%s/%s", path, de->d_name) < 0)
+			break;
+		sum += du(sub, depth + 1);
+		free(sub);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Distinct threads: with a stream, or only named by a "lost:" line. */
+static size_t count_threads(const struct tr_session *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nstreams; i++) {
+		int dup = 0;
+
+		for (size_t j = 0; j < i; j++)
+			dup |= s->streams[j].pid == s->streams[i].pid &&
+			       s->streams[j].tid == s->streams[i].tid;
+		n += !dup;
+	}
+	for (size_t i = 0; i < s->info.nlost; i++) {
+		const struct tr_lost_line *l = &s->info.lost[i];
+		int dup = 0;
+
+		for (size_t j = 0; j < s->nstreams; j++)
+			dup |= s->streams[j].pid == l->pid && s->streams[j].tid == l->tid;
+		for (size_t j = 0; j < i; j++)
+			dup |= s->info.lost[j].pid == l->pid && s->info.lost[j].tid == l->tid;
+		n += !dup;
+	}
+	return n;
+}
+
+static const char *trim(const char *s)
+{
+	return s + strspn(s, " ");
+}
+
+static const char *opt_str(const char *s)
+{
+	return s && *s ? s : "(none)";
+}
+
+int info_run(struct tr_session *s, FILE *out)
+{
+	const struct tr_info *in = &s->info;
+	uint64_t events = 0, calls = 0, stream_bytes = 0, lost_total = 0, first = UINT64_MAX,
+		 last = 0;
+	char a[48], b[48], c[48], d[48];
+	int ret = 0;
+
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_stream *st = &s->streams[i];
+
+		tr_stream_scan(st);
+		events += st->nevents;
+		calls += st->ncalls;
+		stream_bytes += st->size;
+		if (st->have_first && st->first_ts < first)
+			first = st->first_ts;
+		if (st->nevents && st->last_ts > last)
+			last = st->last_ts;
+	}
+	fprintf(out, "# session        : %s\n", s->dir);
+	fprintf(out, "# command        : %s\n", opt_str(in->command));
+	fprintf(out, "# tracer         : %s\n", opt_str(in->tracer));
+	fprintf(out, "# filter         : %s\n", opt_str(in->filter));
+	fprintf(out, "# notrace        : %s\n", opt_str(in->notrace));
+	if (in->depth)
+		fprintf(out, "# depth          : %" PRIu64 "\n", in->depth);
+	else
+		fprintf(out, "# depth          : unlimited\n");
+	if (in->time_filter_ns)
+		fprintf(out, "# time filter    : %" PRIu64 " ns\n", in->time_filter_ns);
+	else
+		fprintf(out, "# time filter    : (none)\n");
+	if (in->buffer_kb)
+		fprintf(out, "# buffer         : %" PRIu64 " KiB per thread, %s\n", in->buffer_kb,
+			in->overwrite ? "overwrite (keeps the newest)"
+				      : "no-overwrite (keeps the oldest)");
+	else
+		fprintf(out, "# buffer         : runtime default, %s\n",
+			in->overwrite ? "overwrite (keeps the newest)"
+				      : "no-overwrite (keeps the oldest)");
+	if (in->has_start && in->has_end && in->end_ns >= in->start_ns)
+		fprintf(out, "# run time       : %s\n",
+			trim(cli_fmt_duration(in->end_ns - in->start_ns, a, sizeof(a))));
+	fprintf(out, "# processes      :");
+	if (!in->npids)
+		fprintf(out, " (none started tracing)");
+	for (size_t i = 0; i < in->npids; i++)
+		fprintf(out, " %s", in->pids[i]);
+	fputc('\n', out);
+	if (in->has_exit)
+		fprintf(out, "# exit status    : process %d %s %d%s%s%s\n", (int)in->exit_pid,
+			in->exit_signaled ? "was killed by signal" : "exited with status",
+			in->exit_code, in->exit_signaled ? " (" : "",
+			in->exit_signaled ? strsignal(in->exit_code) : "",
+			in->exit_signaled ? ")" : "");
+	else
+		fprintf(out, "# exit status    : unknown (the recording did not finish)\n");
+	fprintf(out, "# threads        : %zu\n", count_threads(s));
+	if (s->nstreams || in->nlost) {
+		fprintf(out, "#   %8s %8s %14s %14s %14s %10s\n", "PID", "TID", "events", "calls",
+			"lost", "bytes");
+		for (size_t i = 0; i < s->nstreams; i++) {
+			struct tr_stream *st = &s->streams[i];
+			uint64_t lost = tr_thread_lost(s, st->pid, st->tid);
+			int dup = 0;
+
+			for (size_t j = 0; j < i; j++)
+				dup |= s->streams[j].pid == st->pid && s->streams[j].tid == st->tid;
+			if (!dup)
+				lost_total += lost;
+			fprintf(out, "#   %8s %8d %14s %14s %14s %10s%s\n", st->proc->key,
+				(int)st->tid, cli_thousands(st->nevents, a, sizeof(a)),
+				cli_thousands(st->ncalls, b, sizeof(b)),
+				cli_thousands(lost, c, sizeof(c)),
+				cli_fmt_size(st->size, d, sizeof(d)),
+				st->failed ? "  DAMAGED" : "");
+		}
+	}
+	/* threads that lost everything have no stream */
+	for (size_t i = 0; i < in->nlost; i++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < s->nstreams; j++)
+			seen |= s->streams[j].pid == in->lost[i].pid &&
+				s->streams[j].tid == in->lost[i].tid;
+		for (size_t j = 0; j < i; j++)
+			seen |= in->lost[j].pid == in->lost[i].pid &&
+				in->lost[j].tid == in->lost[i].tid;
+		if (seen)
+			continue;
+		lost_total += tr_thread_lost(s, in->lost[i].pid, in->lost[i].tid);
+		fprintf(out, "#   %8d %8d %14s %14s %14s %10s\n", (int)in->lost[i].pid,
+			(int)in->lost[i].tid, "0", "0",
+			cli_thousands(tr_thread_lost(s, in->lost[i].pid, in->lost[i].tid), c,
+				      sizeof(c)),
+			"-");
+	}
+	fprintf(out, "# events         : %s (%s calls)\n", cli_thousands(events, a, sizeof(a)),
+		cli_thousands(calls, b, sizeof(b)));
+	fprintf(out, "# lost events    : %s\n", cli_thousands(lost_total, a, sizeof(a)));
+	if (first != UINT64_MAX && last >= first)
+		fprintf(out, "# traced time    : %s\n",
+			trim(cli_fmt_duration(last - first, a, sizeof(a))));
+	fprintf(out, "# size on disk   : %s (streams %s)\n",
+		cli_fmt_size(du(s->dir, 0), a, sizeof(a)),
+		cli_fmt_size(stream_bytes, b, sizeof(b)));
+	if (calls)
+		fprintf(out, "# bytes per call : %.1f (stream files, page padding included)\n",
+			(double)stream_bytes / (double)calls);
+	tr_print_losses(s, out, "# ");
+	if (fflush(out) || ferror(out)) {
+		cli_out_error();
+		ret = 1;
+	}
+	if (views_report_damage(s))
+		ret = 1;
+	return ret;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	const char *dir = "dynftrace.data", *v;
+	struct tr_session s;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (cli_is_help(a)) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if ((r = cli_opt(argc, argv, &i, "-d", "--data", &v))) {
+			if (r < 0)
+				return 2;
+			dir = v;
+		} else {
+			cli_err("info: unknown %s '%s'; see 'dynftrace info --help'",
+				a[0] == '-' ? "option" : "argument", a);
+			return 2;
+		}
+	}
+	r = tr_open(&s, dir);
+	if (r) {
+		cli_err("%s", s.err);
+		tr_close(&s);
+		return 1;
+	}
+	r = info_run(&s, stdout);
+	if (r < 0)
+		cli_err("out of memory while reading the trace");
+	tr_close(&s);
+	return r ? 1 : 0;
+}

@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_record.c - `dynftrace record` and `dynftrace live`.
+ *
+ * record checks the program before it starts anything (found, executable,
+ * not setuid, dynamically linked, has sites), prepares the session
+ * directory and its info file, then runs the program with the runtime
+ * preloaded and configured through the environment:
+ *
+ *   LD_PRELOAD=<dir of this binary>/libdynftrace.so[:previous LD_PRELOAD]
+ *   DYNFTRACE_RECORD=<absolute session dir>
+ *   DYNFTRACE_TRACER=function_graph|function|profile
+ *   DYNFTRACE_FILTER, DYNFTRACE_NOTRACE   comma-separated globs
+ *   DYNFTRACE_DEPTH, DYNFTRACE_TIME_FILTER (ns), DYNFTRACE_BUFFER_KB,
+ *   DYNFTRACE_OVERWRITE=1, DYNFTRACE_DISABLED=1
+ *
+ * Children inherit the environment: one session covers the process tree.
+ * record waits for the program, appends its exit status to the info file
+ * and exits with the program's status (128 + N for signal N). SIGINT,
+ * SIGTERM and SIGHUP sent to record itself are passed on to the program
+ * (those a terminal sends reach the program directly: same process group).
+ *
+ * live records into a fresh directory under $TMPDIR (or /tmp), replays it,
+ * and removes it unless --keep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trace_read.h"
+#include "views.h"
+
+#define DEFAULT_DIR	  "dynftrace.data"
+#define DEFAULT_BUFFER_KB 1024 /* the runtime's default too */
+
+static const char record_usage[] =
+    "usage: dynftrace record [OPTIONS] [--] PROG [ARGS...]\n"
+    "\n"
+    "Run PROG with the tracing runtime preloaded and record its calls into\n"
+    "a session directory. Threads, fork and exec are followed: the whole\n"
+    "process tree goes into one session. Read it with 'dynftrace replay',\n"
+    "'report', 'info' or 'dump --chrome'.\n"
+    "\n"
+    "  -d, --data DIR          the session directory (default dynftrace.data).\n"
+    "                          An old session there is replaced; any other\n"
+    "                          existing file or directory is refused.\n"
+    "  -T, --tracer NAME       function_graph (default: entries and exits),\n"
+    "                          function (one event per call, with its caller)\n"
+    "                          or profile (counts and times per function).\n"
+    "  -F, --filter GLOB       trace only matching functions; with\n"
+    "                          function_graph also what they call (repeatable;\n"
+    "                          \"a,b\" is two patterns).\n"
+    "  -N, --notrace GLOB      do not trace matching functions.\n"
+    "  -D, --depth N           trace N levels of calls.\n"
+    "  -t, --time-filter DUR   keep only calls that last DUR or more (ns, us,\n"
+    "                          ms, s: 10us).\n"
+    "  -b, --buffer KB         trace buffer per thread, in KiB (default 1024).\n"
+    "      --overwrite         when a buffer is full, overwrite the oldest\n"
+    "                          events (flight recorder) instead of dropping\n"
+    "                          new ones. Losses are counted either way.\n"
+    "      --disabled          start with tracing off (switched on later by\n"
+    "                          the control interface).\n"
+    "      --force             run even if PROG and its libraries seem to have\n"
+    "                          no traceable sites (a script, or code that only\n"
+    "                          dlopen()s traced libraries).\n"
+    "  -h, --help              show this help.\n"
+    "\n"
+    "PROG must be built with the flags of 'dynftrace cflags'. It cannot be\n"
+    "setuid, setgid, have file capabilities or be statically linked: the\n"
+    "runtime is loaded with LD_PRELOAD.\n"
+    "\n"
+    "Exit status: PROG's (128 + N when signal N killed it); 1 when it could\n"
+    "not be started or recorded, 2 on a usage error.\n";
+
+static const char live_usage[] =
+    "usage: dynftrace live [OPTIONS] [--] PROG [ARGS...]\n"
+    "\n"
+    "Record PROG into a temporary session, print it as 'dynftrace replay'\n"
+    "does, then delete the session. Takes the options of 'dynftrace record'\n"
+    "(see 'dynftrace record --help'; -d is not one of them), and:\n"
+    "\n"
+    "      --keep       keep the session and print where it is.\n"
+    "      --no-time    print no duration column.\n"
+    "  -h, --help       show this help.\n"
+    "\n"
+    "The temporary session is created under $TMPDIR, or /tmp.\n"
+    "\n"
+    "Exit status: PROG's (128 + N when signal N killed it), or 1 when it\n"
+    "could not be started, recorded or replayed; 2 on a usage error.\n";
+
+struct rec_opts {
+	const char *dir;
+	const char *tracer;
+	struct cli_globs filter, notrace;
+	uint64_t depth, time_ns, buffer_kb;
+	int overwrite, disabled, force;
+	/* live */
+	int keep, no_time;
+	char **prog; /* PROG ARGS..., NULL-terminated (argv's end) */
+};
+
+static void rec_free(struct rec_opts *o)
+{
+	cli_glob_free(&o->filter);
+	cli_glob_free(&o->notrace);
+}
+
+/* Returns 0, 1 (help printed) or 2 (usage error printed). */
+static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
+{
+	const char *cmd = live ? "live" : "record", *v;
+	int i, r;
+
+	o->tracer = "function_graph";
+	o->dir = DEFAULT_DIR;
+	o->buffer_kb = DEFAULT_BUFFER_KB;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !a[1])
+			break;
+		if (cli_is_help(a)) {
+			fputs(live ? live_usage : record_usage, stdout);
+			return 1;
+		} else if (!live && (r = cli_opt(argc, argv, &i, "-d", "--data", &v))) {
+			if (r < 0)
+				return 2;
+			o->dir = v;
+		} else if ((r = cli_opt(argc, argv, &i, "-T", "--tracer", &v))) {
+			if (r < 0)
+				return 2;
+			if (strcmp(v, "function_graph") && strcmp(v, "function") &&
+			    strcmp(v, "profile")) {
+				cli_err("%s: unknown tracer '%s': use function_graph, function or "
+					"profile",
+					cmd, v);
+				return 2;
+			}
+			o->tracer = v;
+		} else if ((r = cli_opt(argc, argv, &i, "-F", "--filter", &v)) ||
+			   (r = cli_opt(argc, argv, &i, "-N", "--notrace", &v))) {
+			if (r < 0)
+				return 2;
+			if (cli_glob_add(a[1] == 'F' || !strncmp(a, "--f", 3) ? &o->filter
+									      : &o->notrace,
+					 v)) {
+				cli_err("out of memory");
+				return 2;
+			}
+		} else if ((r = cli_opt(argc, argv, &i, "-D", "--depth", &v))) {
+			if (r < 0)
+				return 2;
+			if (cli_parse_uint(v, 65535, &o->depth) || !o->depth) {
+				cli_err(
+				    "%s: bad depth '%s': give a number of levels from 1 to 65535",
+				    cmd, v);
+				return 2;
+			}
+		} else if ((r = cli_opt(argc, argv, &i, "-t", "--time-filter", &v))) {
+			if (r < 0)
+				return 2;
+			if (cli_parse_duration(v, &o->time_ns)) {
+				cli_err("%s: bad duration '%s': give a number with ns, us, ms or s",
+					cmd, v);
+				return 2;
+			}
+		} else if ((r = cli_opt(argc, argv, &i, "-b", "--buffer", &v))) {
+			if (r < 0)
+				return 2;
+			if (cli_parse_uint(v, 1u << 22, &o->buffer_kb) || o->buffer_kb < 8) {
+				cli_err("%s: bad buffer size '%s': give KiB per thread, from 8 to "
+					"4194304",
+					cmd, v);
+				return 2;
+			}
+		} else if (!strcmp(a, "--overwrite")) {
+			o->overwrite = 1;
+		} else if (!strcmp(a, "--disabled")) {
+			o->disabled = 1;
+		} else if (!strcmp(a, "--force")) {
+			o->force = 1;
+		} else if (live && !strcmp(a, "--keep")) {
+			o->keep = 1;
+		} else if (live && !strcmp(a, "--no-time")) {
+			o->no_time = 1;
+		} else {
+			cli_err("%s: unknown option '%s'; see 'dynftrace %s --help'", cmd, a, cmd);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		cli_err("%s: no program given; see 'dynftrace %s --help'", cmd, cmd);
+		return 2;
+	}
+	o->prog = argv + i;
+	return 0;
+}
+
+/*
+ * Find PROG as execvp would: a name with a slash as is, else the first
+ * executable regular file in $PATH. 0 with PATH_OUT, or 1 with the error
+ * printed.
+ */
+static int resolve(const char *prog, char *out, size_t size)
+{
+	const char *path = getenv("PATH"), *p;
+	struct stat st;
+	int denied = 0;
+
+	if (!*prog) {
+		cli_err("the program name is empty");
+		return 1;
+	}
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) < 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				cli_err("program '%s' not found", prog);
+			else
+				cli_err("cannot run '%s': %s", prog, strerror(errno));
+			return 1;
+		}
+		if (!S_ISREG(st.st_mode) || access(prog, X_OK)) {
+			cli_err("program '%s' is not executable", prog);
+			return 1;
+		}
+		snprintf(out, size, "%s", prog);
+		return 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if ((int)snprintf(out, size, "%.*s%s%s", (int)len, p, len ? "/" : "", prog) <
+			(int)size &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (!access(out, X_OK))
+				return 0;
+			denied = 1;
+		}
+		if (!end)
+			break;
+		p = end;
+	}
+	if (denied)
+		cli_err("program '%s' is not executable", prog);
+	else
+		cli_err("program '%s' not found in PATH", prog);
+	return 1;
+}
+
+/* The checks on a resolved program that need no side effect. 0 or 1. */
+static int check_program(const char *path, const char *prog, int force)
+{
+	char err[300], head[2] = {0};
+	struct stat st;
+	size_t total;
+	int is_static, fd, ret;
+
+	if (stat(path, &st) < 0) {
+		cli_err("cannot run '%s': %s", prog, strerror(errno));
+		return 1;
+	}
+	if (st.st_mode & (S_ISUID | S_ISGID)) {
+		cli_err("%s is %s: the loader ignores LD_PRELOAD for it, so it cannot be traced",
+			prog, st.st_mode & S_ISUID ? "setuid" : "setgid");
+		return 1;
+	}
+	if (getxattr(path, "security.capability", NULL, 0) > 0) {
+		cli_err("%s has file capabilities: the loader ignores LD_PRELOAD for it, so it "
+			"cannot be traced",
+			prog);
+		return 1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, head, 2) < 0)
+			head[0] = 0;
+		close(fd);
+	}
+	if (head[0] == '#' && head[1] == '!')
+		return 0; /* a script: what it runs is not known here */
+	if (force)
+		return 0;
+	ret = cli_sites_count(path, &total, &is_static, err, sizeof(err));
+	if (ret == -ENOMEM) {
+		cli_err("out of memory while reading '%s'", prog);
+		return 1;
+	}
+	if (ret) {
+		/* elf.c's messages start with the path */
+		if (ret == -EINVAL && !strncmp(err, path, strlen(path)))
+			cli_err("cannot trace %s (--force runs it anyway)", err);
+		else
+			cli_err("cannot trace '%s': %s (--force runs it anyway)", prog, err);
+		return 1;
+	}
+	if (is_static) {
+		cli_err("%s is statically linked: the runtime cannot be preloaded into it, so it "
+			"cannot be traced",
+			prog);
+		return 1;
+	}
+	if (!total) {
+		cli_err("%s has no traceable sites, nor have its libraries: rebuild it with the "
+			"flags of 'dynftrace cflags' (or pass --force if it dlopen()s traced code)",
+			prog);
+		return 1;
+	}
+	return 0;
+}
+
+/* Does DIR look like a session of ours: an info file that starts with
+ * "version:"? */
+static int is_session(const char *dir)
+{
+	char path[PATH_MAX], buf[9] = {0};
+	int fd;
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/info", dir) >= (int)sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, 8);
+	close(fd);
+	return n == 8 && !memcmp(buf, "version:", 8);
+}
+
+/* Create DIR (replacing an old session) and DIR/ctf. 0 or 1. */
+static int make_dir(const char *dir, int fresh)
+{
+	char ctf[PATH_MAX];
+	struct stat st;
+
+	if (!fresh && lstat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode) || !is_session(dir)) {
+			cli_err("'%s' exists and is not a dynftrace session: remove it or choose "
+				"another directory with -d",
+				dir);
+			return 1;
+		}
+		if (cli_rm_tree(dir)) {
+			cli_err("cannot replace the old session in '%s': %s", dir, strerror(errno));
+			return 1;
+		}
+	}
+	if (!fresh && mkdir(dir, 0755) < 0) {
+		cli_err("cannot create the output directory '%s': %s", dir, strerror(errno));
+		return 1;
+	}
+	if (snprintf(ctf, sizeof(ctf), "%s/ctf", dir) >= (int)sizeof(ctf)) {
+		cli_err("the output directory name '%s' is too long", dir);
+		return 1;
+	}
+	if (mkdir(ctf, 0755) < 0) {
+		cli_err("cannot create the output directory '%s': %s", ctf, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ARG for the command line of the info file: shell-quoted when needed,
+ * control characters as '?' (one line). */
+static void put_arg(FILE *f, const char *arg)
+{
+	int plain = *arg != 0;
+
+	for (const char *p = arg; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			    "-_./=:,+@%",
+			    *p))
+			plain = 0;
+	if (plain) {
+		fputs(arg, f);
+		return;
+	}
+	fputc('\'', f);
+	for (const char *p = arg; *p; p++) {
+		if (*p == '\'')
+			fputs("'\\''", f);
+		else
+			fputc((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+	}
+	fputc('\'', f);
+}
+
+static int write_info(const char *dir, const struct rec_opts *o, uint64_t start)
+{
+	char path[PATH_MAX], *filter, *notrace;
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/info", dir);
+	f = fopen(path, "w");
+	if (!f) {
+		cli_err("cannot write to the output directory '%s': %s", dir, strerror(errno));
+		return 1;
+	}
+	filter = cli_glob_join(&o->filter);
+	notrace = cli_glob_join(&o->notrace);
+	fprintf(f, "version: 1\ncommand:");
+	for (char **a = o->prog; *a; a++) {
+		fputc(' ', f);
+		put_arg(f, *a);
+	}
+	fprintf(f,
+		"\ntracer: %s\nfilter:%s%s\nnotrace:%s%s\ndepth: %" PRIu64
+		"\ntime_filter_ns: %" PRIu64 "\nbuffer_kb: %" PRIu64 "\noverwrite: %d\n"
+		"start_ns: %" PRIu64 "\n",
+		o->tracer, filter && *filter ? " " : "", filter ? filter : "",
+		notrace && *notrace ? " " : "", notrace ? notrace : "", o->depth, o->time_ns,
+		o->buffer_kb, o->overwrite, start);
+	free(filter);
+	free(notrace);
+	if (fflush(f) || ferror(f)) {
+		cli_err("cannot write to the output directory '%s': %s", dir, strerror(errno));
+		ret = 1;
+	}
+	if (fclose(f) && !ret) {
+		cli_err("cannot write to the output directory '%s': %s", dir, strerror(errno));
+		ret = 1;
+	}
+	return ret;
+}
+
+static volatile pid_t child_pid;
+
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	/* A terminal's signals already reached the child (same process
+	 * group): pass on only those sent to dynftrace itself. */
+	if (child_pid > 0 &&
+	    (si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code == SI_TKILL))
+		kill(child_pid, sig);
+}
+
+static int set_env(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int set_env(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	char *v;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&v, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -1;
+	r = setenv(name, v, 1);
+	free(v);
+	return r;
+}
+
+/* In the child: the environment of the runtime. 0 or -1. */
+static int child_env(const struct rec_opts *o, const char *lib, const char *absdir)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	char *filter = cli_glob_join(&o->filter), *notrace = cli_glob_join(&o->notrace);
+	int r = 0;
+
+	if (!filter || !notrace)
+		return -1;
+	r |= pre && *pre ? set_env("LD_PRELOAD", "%s:%s", lib, pre)
+			 : set_env("LD_PRELOAD", "%s", lib);
+	r |= set_env("DYNFTRACE_RECORD", "%s", absdir);
+	r |= set_env("DYNFTRACE_TRACER", "%s", o->tracer);
+	unsetenv("DYNFTRACE_FILTER");
+	unsetenv("DYNFTRACE_NOTRACE");
+	unsetenv("DYNFTRACE_DEPTH");
+	unsetenv("DYNFTRACE_TIME_FILTER");
+	unsetenv("DYNFTRACE_BUFFER_KB");
+	unsetenv("DYNFTRACE_OVERWRITE");
+	unsetenv("DYNFTRACE_DISABLED");
+	if (*filter)
+		r |= set_env("DYNFTRACE_FILTER", "%s", filter);
+	if (*notrace)
+		r |= set_env("DYNFTRACE_NOTRACE", "%s", notrace);
+	if (o->depth)
+		r |= set_env("DYNFTRACE_DEPTH", "%" PRIu64, o->depth);
+	if (o->time_ns)
+		r |= set_env("DYNFTRACE_TIME_FILTER", "%" PRIu64, o->time_ns);
+	if (o->buffer_kb)
+		r |= set_env("DYNFTRACE_BUFFER_KB", "%" PRIu64, o->buffer_kb);
+	if (o->overwrite)
+		r |= set_env("DYNFTRACE_OVERWRITE", "1");
+	if (o->disabled)
+		r |= set_env("DYNFTRACE_DISABLED", "1");
+	free(filter);
+	free(notrace);
+	return r ? -1 : 0;
+}
+
+/* Append a line to DIR/info (O_APPEND, one write, as the runtime does). */
+static int append_info(const char *dir, const char *line)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(line);
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/info", dir);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, len) != (ssize_t)len)
+		ret = errno ? -errno : -ENOSPC;
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/*
+ * Run the recording of O into DIR (FRESH: DIR was just created by us).
+ * Returns the exit status for the shell; *STARTED tells whether the program
+ * ran (so that a trace exists).
+ */
+static int record_run(struct rec_opts *o, const char *dir, int fresh, int *started)
+{
+	char exe[PATH_MAX], self[PATH_MAX], lib[PATH_MAX + 32], absdir[PATH_MAX], line[128];
+	struct sigaction sa, old[3];
+	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+	int pfd[2], status, exec_err = 0, ret;
+	uint64_t start;
+	pid_t pid;
+	ssize_t n;
+
+	*started = 0;
+	if (resolve(o->prog[0], exe, sizeof(exe)) || check_program(exe, o->prog[0], o->force))
+		return 1;
+	if (cli_self_dir(self, sizeof(self))) {
+		cli_err("cannot find the directory of the dynftrace binary");
+		return 1;
+	}
+	snprintf(lib, sizeof(lib), "%s/libdynftrace.so", self);
+	if (access(lib, R_OK)) {
+		cli_err("cannot find the runtime: '%s' is missing", lib);
+		return 1;
+	}
+	if (make_dir(dir, fresh))
+		return 1;
+	if (!realpath(dir, absdir)) {
+		cli_err("cannot resolve the output directory '%s': %s", dir, strerror(errno));
+		return 1;
+	}
+	start = now_ns();
+	if (write_info(dir, o, start))
+		return 1;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		cli_err("cannot start '%s': %s", o->prog[0], strerror(errno));
+		return 1;
+	}
+	fflush(NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	pid = fork();
+	if (pid == 0) {
+		int e;
+
+		for (int i = 0; i < 3; i++)
+			sigaction(sigs[i], &old[i], NULL);
+		close(pfd[0]);
+		if (child_env(o, lib, absdir)) {
+			e = ENOMEM;
+		} else {
+			execv(exe, o->prog);
+			e = errno;
+		}
+		if (write(pfd[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (pid < 0) {
+		cli_err("cannot start '%s': %s", o->prog[0], strerror(errno));
+		close(pfd[0]);
+		for (int i = 0; i < 3; i++)
+			sigaction(sigs[i], &old[i], NULL);
+		return 1;
+	}
+	child_pid = pid;
+	do
+		n = read(pfd[0], &exec_err, sizeof(exec_err));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (n == (ssize_t)sizeof(exec_err)) {
+		cli_err("cannot run '%s': %s", o->prog[0], strerror(exec_err));
+		return 1;
+	}
+	*started = 1;
+	if (WIFSIGNALED(status)) {
+		snprintf(line, sizeof(line), "exit: %d signal %d\nend_ns: %" PRIu64 "\n", (int)pid,
+			 WTERMSIG(status), now_ns());
+		ret = 128 + WTERMSIG(status);
+	} else {
+		snprintf(line, sizeof(line), "exit: %d status %d\nend_ns: %" PRIu64 "\n", (int)pid,
+			 WEXITSTATUS(status), now_ns());
+		ret = WEXITSTATUS(status);
+	}
+	if (append_info(dir, line) < 0)
+		cli_err("warning: cannot complete %s/info: %s", dir, strerror(errno));
+	if (WIFSIGNALED(status))
+		cli_err("%s was killed by signal %d (%s)", o->prog[0], WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
+	return ret;
+}
+
+/* After a recording: say what went wrong without failing. */
+static void record_summary(const char *dir, const struct rec_opts *o)
+{
+	struct tr_session s;
+	char num[40];
+
+	if (tr_open(&s, dir)) {
+		cli_err("warning: the recorded session cannot be read: %s", s.err);
+		tr_close(&s);
+		return;
+	}
+	if (!s.nstreams && !s.info.nlost && !o->disabled && strcmp(o->tracer, "profile"))
+		cli_err("warning: no events were recorded (did the program run traced code?)");
+	for (size_t i = 0; i < s.info.nlost; i++)
+		if (s.info.lost[i].count)
+			cli_err("warning: thread %d lost %s events; see 'dynftrace info'",
+				(int)s.info.lost[i].tid,
+				cli_thousands(s.info.lost[i].count, num, sizeof(num)));
+	tr_close(&s);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec_opts o = {0};
+	int ret, started;
+
+	ret = rec_parse(argc, argv, &o, 0);
+	if (ret) {
+		rec_free(&o);
+		return ret == 1 ? 0 : 2;
+	}
+	ret = record_run(&o, o.dir, 0, &started);
+	if (started)
+		record_summary(o.dir, &o);
+	rec_free(&o);
+	return ret;
+}
+
+int cmd_live(int argc, char **argv)
+{
+	struct rec_opts o = {0};
+	struct replay_opts ro = {0};
+	struct tr_session s;
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
+	int ret, started, r;
+
+	ret = rec_parse(argc, argv, &o, 1);
+	if (ret) {
+		rec_free(&o);
+		return ret == 1 ? 0 : 2;
+	}
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/dynftrace-live.XXXXXX", tmp);
+	if (!mkdtemp(dir)) {
+		cli_err("cannot create a temporary directory in '%s': %s", tmp, strerror(errno));
+		rec_free(&o);
+		return 1;
+	}
+	ret = record_run(&o, dir, 1, &started);
+	if (started) {
+		r = tr_open(&s, dir);
+		if (r) {
+			cli_err("%s", s.err);
+			ret = 1;
+		} else {
+			fflush(stdout);
+			ro.no_time = o.no_time;
+			r = replay_run(&s, &ro, stdout);
+			if (r < 0)
+				cli_err("out of memory while replaying the trace");
+			if (r)
+				ret = 1;
+		}
+		tr_close(&s);
+	}
+	if (o.keep && started) {
+		cli_err("the trace is kept in '%s'", dir);
+	} else if (cli_rm_tree(dir)) {
+		cli_err("cannot remove the temporary session '%s': %s", dir, strerror(errno));
+		ret = ret ? ret : 1;
+	}
+	rec_free(&o);
+	return ret;
+}

@@ -1,0 +1,1586 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace_read.c - the reader of a session directory. See trace_read.h for the
+ * contract and docs/FORMAT.md for the layout.
+ *
+ * A stream file is a sequence of packets (one per ring-buffer page):
+ *
+ *   offset 0                24                          80         content  packet
+ *   +--------+------+------+---------------------------+--------...+--...--+
+ *   | magic  | uuid | sid  | ts_begin ts_end content   | events    | pad   |
+ *   | u32    | 16   | u32  | packet disc seq pid tid   |           |       |
+ *   +--------+------+------+---------------------------+--------...+--...--+
+ *
+ * Each event starts with a 16-bit compact header: id in bits 0-2 and the low
+ * 13 bits of the time in bits 3-15. Id 7 means extended: then the 3-bit field
+ * is followed, from the next byte, by uint32 id and uint64 time (13 bytes of
+ * header). A compact time is extended from the previous time of the stream
+ * (the packet's timestamp_begin for its first event): the same high bits,
+ * plus one wrap of 8192 ns when the low bits are smaller than before.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf.h"
+#include "cli.h"
+#include "trace_read.h"
+
+#define MAX_TEXT_FILE  (256u << 20) /* info, sites and maps files */
+#define EXT_HEADER     13
+#define COMPACT_HEADER 2
+
+static uint16_t le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static void set_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, TR_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* Read a whole text file (NUL-terminated copy). 0 or -errno. */
+static int read_text(const char *path, char **text, size_t *len)
+{
+	struct stat st;
+	size_t done = 0;
+	char *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_TEXT_FILE) {
+		int err = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
+
+		close(fd);
+		return err;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + done, (size_t)st.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* shrank meanwhile: take what is there */
+		done += (size_t)n;
+	}
+	close(fd);
+	buf[done] = 0;
+	*text = buf;
+	*len = done;
+	return 0;
+}
+
+/* Split TEXT into lines in place; calls FN(line, lineno). Stops at non-zero. */
+static int for_each_line(char *text, size_t len, int (*fn)(char *line, unsigned no, void *d),
+			 void *d)
+{
+	unsigned no = 0;
+	char *p = text, *end = text + len;
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		int ret;
+
+		if (!nl)
+			nl = end;
+		*nl = 0;
+		no++;
+		if (memchr(p, 0, (size_t)(nl - p)))
+			return -(int)no; /* a NUL byte inside a line */
+		if (nl > p && nl[-1] == '\r')
+			nl[-1] = 0;
+		ret = fn(p, no, d);
+		if (ret)
+			return ret;
+		p = nl + 1;
+	}
+	return 0;
+}
+
+static int parse_u64(const char *s, int base, uint64_t *v, const char **end)
+{
+	unsigned long long x;
+	char *e;
+
+	if (!((*s >= '0' && *s <= '9') ||
+	      (base == 16 && ((*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))))
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &e, base);
+	if (errno)
+		return -EINVAL;
+	*v = x;
+	*end = e;
+	return 0;
+}
+
+/* A whole decimal token ending at a space or the end. */
+static int parse_dec_tok(const char **s, uint64_t *v)
+{
+	const char *e;
+
+	if (parse_u64(*s, 10, v, &e) || (*e && *e != ' '))
+		return -EINVAL;
+	*s = *e ? e + 1 : e;
+	return 0;
+}
+
+/* "123" or "123.4": a process key. Returns its length, 0 if none. */
+static size_t key_len(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (!n || n > 10)
+		return 0;
+	if (s[n] == '.') {
+		size_t m = strspn(s + n + 1, "0123456789");
+
+		if (m > 10)
+			return 0;
+		if (m)
+			n += 1 + m;
+	}
+	return n;
+}
+
+/* A key token ending at a space or the end; *PID its pid part. */
+static int parse_key_tok(const char **s, uint64_t *pid)
+{
+	size_t n = key_len(*s);
+
+	if (!n || ((*s)[n] && (*s)[n] != ' '))
+		return -EINVAL;
+	*pid = strtoull(*s, NULL, 10);
+	*s += (*s)[n] ? n + 1 : n;
+	return 0;
+}
+
+/* ---- info ------------------------------------------------------------- */
+
+struct info_ctx {
+	struct tr_session *s;
+	const char *path;
+	int seen_version;
+};
+
+static int info_strdup(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = strdup(v);
+	return *dst ? 0 : -ENOMEM;
+}
+
+static int info_line(char *line, unsigned no, void *d)
+{
+	struct info_ctx *c = d;
+	struct tr_info *in = &c->s->info;
+	const char *v;
+	char *colon;
+	uint64_t a, b, n;
+
+	if (!line[0])
+		return 0;
+	colon = strchr(line, ':');
+	if (!colon || colon == line) {
+		set_err(c->s->err, "%s: line %u is not a 'key: value' line", c->path, no);
+		return -EINVAL;
+	}
+	*colon = 0;
+	v = colon + 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (!c->seen_version) {
+		if (strcmp(line, "version")) {
+			set_err(c->s->err, "%s: the first line is not 'version: N'", c->path);
+			return -EINVAL;
+		}
+		if (parse_dec_tok(&v, &n) || n > 1000) {
+			set_err(c->s->err, "%s: line %u: bad version", c->path, no);
+			return -EINVAL;
+		}
+		if (n != 1) {
+			set_err(c->s->err,
+				"%s: format version %" PRIu64
+				" is not supported by this dynftrace (version 1)",
+				c->path, n);
+			return -EINVAL;
+		}
+		in->version = (int)n;
+		c->seen_version = 1;
+		return 0;
+	}
+#define NUM(key, field)                                                                            \
+	if (!strcmp(line, key)) {                                                                  \
+		if (parse_dec_tok(&v, &n))                                                         \
+			goto bad;                                                                  \
+		in->field = n;                                                                     \
+		return 0;                                                                          \
+	}
+	NUM("depth", depth)
+	NUM("time_filter_ns", time_filter_ns)
+	NUM("buffer_kb", buffer_kb)
+#undef NUM
+	if (!strcmp(line, "command"))
+		return info_strdup(&in->command, v);
+	if (!strcmp(line, "tracer"))
+		return info_strdup(&in->tracer, v);
+	if (!strcmp(line, "filter"))
+		return info_strdup(&in->filter, v);
+	if (!strcmp(line, "notrace"))
+		return info_strdup(&in->notrace, v);
+	if (!strcmp(line, "overwrite")) {
+		if (parse_dec_tok(&v, &n) || n > 1)
+			goto bad;
+		in->overwrite = (int)n;
+		return 0;
+	}
+	if (!strcmp(line, "start_ns") || !strcmp(line, "end_ns")) {
+		if (parse_dec_tok(&v, &n))
+			goto bad;
+		if (line[0] == 's') {
+			in->start_ns = n;
+			in->has_start = 1;
+		} else {
+			in->end_ns = n;
+			in->has_end = 1;
+		}
+		return 0;
+	}
+	if (!strcmp(line, "pid")) {
+		/* "PID", or "PID.K" for the K-th image exec'd in that pid */
+		size_t kl = key_len(v);
+		char(*p)[32];
+
+		if (!kl || (v[kl] && v[kl] != ' ') || !strtoul(v, NULL, 10))
+			goto bad;
+		p = realloc(in->pids, (in->npids + 1) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		in->pids = p;
+		memcpy(in->pids[in->npids], v, kl);
+		in->pids[in->npids++][kl] = 0;
+		return 0;
+	}
+	if (!strcmp(line, "exit")) {
+		int sig;
+
+		if (parse_dec_tok(&v, &a) || !a || a > INT32_MAX)
+			goto bad;
+		if (!strncmp(v, "status ", 7))
+			sig = 0;
+		else if (!strncmp(v, "signal ", 7))
+			sig = 1;
+		else
+			goto bad;
+		v += 7;
+		if (parse_dec_tok(&v, &n) || n > 255)
+			goto bad;
+		in->has_exit = 1;
+		in->exit_pid = (pid_t)a;
+		in->exit_signaled = sig;
+		in->exit_code = (int)n;
+		return 0;
+	}
+	if (!strcmp(line, "lost")) {
+		struct tr_lost_line *l;
+
+		/* the pid may be an image key "PID.K": its pid counts */
+		if (parse_key_tok(&v, &a) || parse_dec_tok(&v, &b) || parse_dec_tok(&v, &n) || !a ||
+		    a > INT32_MAX || !b || b > INT32_MAX)
+			goto bad;
+		l = realloc(in->lost, (in->nlost + 1) * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		in->lost = l;
+		in->lost[in->nlost++] = (struct tr_lost_line){(pid_t)a, (pid_t)b, n};
+		return 0;
+	}
+	return 0; /* unknown keys: written by a newer version */
+bad:
+	set_err(c->s->err, "%s: line %u: bad value for '%s'", c->path, no, line);
+	return -EINVAL;
+}
+
+static int read_info(struct tr_session *s)
+{
+	struct info_ctx c = {.s = s};
+	char *path, *text;
+	size_t len;
+	int err;
+
+	if (asprintf(&path, "%s/info", s->dir) < 0)
+		return -ENOMEM;
+	c.path = path;
+	err = read_text(path, &text, &len);
+	if (err) {
+		if (err == -ENOENT)
+			set_err(s->err, "'%s' is not a dynftrace session: it has no info file",
+				s->dir);
+		else if (err == -ENOMEM)
+			set_err(s->err, "out of memory reading %s", path);
+		else
+			set_err(s->err, "cannot read %s: %s", path, strerror(-err));
+		free(path);
+		return err == -ENOMEM ? err : err == -ENOENT ? -ENOENT : -EINVAL;
+	}
+	err = for_each_line(text, len, info_line, &c);
+	if (err < 0 && err != -EINVAL && err != -ENOMEM) {
+		set_err(s->err, "%s: line %d holds a NUL byte", path, -err);
+		err = -EINVAL;
+	}
+	if (!err && !c.seen_version) {
+		set_err(s->err, "%s is empty: the session was not recorded completely", path);
+		err = -EINVAL;
+	}
+	if (err == -ENOMEM)
+		set_err(s->err, "out of memory reading %s", path);
+	free(text);
+	free(path);
+	return err;
+}
+
+/* ---- processes, sites, maps ------------------------------------------- */
+
+static struct tr_proc *proc_get(struct tr_session *s, const char *key)
+{
+	struct tr_proc *p;
+	unsigned long long pid;
+
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (!strcmp(s->procs[i].key, key))
+			return &s->procs[i];
+	if (strlen(key) >= sizeof(p->key))
+		return NULL;
+	p = realloc(s->procs, (s->nprocs + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	s->procs = p;
+	p = &s->procs[s->nprocs++];
+	memset(p, 0, sizeof(*p));
+	strcpy(p->key, key);
+	pid = strtoull(key, NULL, 10);
+	p->pid = (pid_t)pid;
+	return p;
+}
+
+struct sites_ctx {
+	struct tr_session *s;
+	struct tr_proc *p;
+	const char *path;
+	size_t cap;
+};
+
+static int sites_line(char *line, unsigned no, void *d)
+{
+	struct sites_ctx *c = d;
+	struct tr_proc *p = c->p;
+	struct tr_site site = {0};
+	const char *v = line, *e;
+	uint64_t id;
+	char *name, *sp;
+
+	if (!line[0] || line[0] == '#')
+		return 0;
+	if (parse_u64(v, 10, &id, &e) || *e != ' ' || id > UINT32_MAX)
+		goto bad;
+	v = e + 1;
+	if (!strncmp(v, "0x", 2))
+		v += 2;
+	if (parse_u64(v, 16, &site.addr, &e) || *e != ' ')
+		goto bad;
+	v = e + 1;
+	if (!strncmp(v, "0x", 2)) {
+		if (parse_u64(v + 2, 16, &site.size, &e))
+			goto bad;
+	} else if (parse_u64(v, 10, &site.size, &e)) {
+		goto bad;
+	}
+	if (*e != ' ')
+		goto bad;
+	name = (char *)e + 1;
+	if (!*name || *name == ' ')
+		goto bad;
+	sp = strchr(name, ' ');
+	if (sp) {
+		*sp = 0;
+		site.obj = sp + 1;
+	} else {
+		site.obj = "";
+	}
+	site.name = name;
+	site.id = (uint32_t)id;
+	if (p->nsites == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		struct tr_site *n = realloc(p->sites, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->sites = n;
+		c->cap = cap;
+	}
+	p->sites[p->nsites++] = site;
+	return 0;
+bad:
+	set_err(c->s->err, "%s: line %u is not 'ID ADDR SIZE NAME OBJECT'", c->path, no);
+	return -EINVAL;
+}
+
+static int cmp_site_id(const void *a, const void *b)
+{
+	const struct tr_site *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_site_addr(const void *a, const void *b)
+{
+	const struct tr_site *x = *(const struct tr_site *const *)a;
+	const struct tr_site *y = *(const struct tr_site *const *)b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int read_sites(struct tr_session *s, struct tr_proc *p, const char *fname)
+{
+	struct sites_ctx c = {.s = s, .p = p};
+	char *path;
+	size_t len;
+	int err;
+
+	if (asprintf(&path, "%s/%s", s->dir, fname) < 0)
+		return -ENOMEM;
+	c.path = path;
+	err = read_text(path, &p->text, &len);
+	if (err) {
+		set_err(s->err, "cannot read %s: %s", path, strerror(-err));
+		free(path);
+		return err == -ENOMEM ? err : -EINVAL;
+	}
+	err = for_each_line(p->text, len, sites_line, &c);
+	if (err < 0 && err != -EINVAL && err != -ENOMEM) {
+		set_err(s->err, "%s: line %d holds a NUL byte", path, -err);
+		err = -EINVAL;
+	}
+	if (err == -ENOMEM)
+		set_err(s->err, "out of memory reading %s", path);
+	if (!err) {
+		if (p->nsites)
+			qsort(p->sites, p->nsites, sizeof(*p->sites), cmp_site_id);
+		p->dense = 1;
+		for (size_t i = 0; i < p->nsites; i++) {
+			if (i && p->sites[i].id == p->sites[i - 1].id) {
+				set_err(s->err, "%s: site id %" PRIu32 " appears twice", path,
+					p->sites[i].id);
+				err = -EINVAL;
+				break;
+			}
+			if (p->sites[i].id != i)
+				p->dense = 0;
+		}
+	}
+	if (!err && p->nsites) {
+		p->by_addr = malloc(p->nsites * sizeof(*p->by_addr));
+		if (!p->by_addr) {
+			set_err(s->err, "out of memory reading %s", path);
+			err = -ENOMEM;
+		} else {
+			for (size_t i = 0; i < p->nsites; i++)
+				p->by_addr[i] = &p->sites[i];
+			qsort(p->by_addr, p->nsites, sizeof(*p->by_addr), cmp_site_addr);
+		}
+	}
+	p->has_sites = !err;
+	free(path);
+	return err;
+}
+
+struct maps_ctx {
+	struct tr_session *s;
+	struct tr_proc *p;
+	const char *path;
+	size_t cap;
+};
+
+static int maps_line(char *line, unsigned no, void *d)
+{
+	struct maps_ctx *c = d;
+	struct tr_proc *p = c->p;
+	struct tr_map m = {0};
+	const char *v = line, *e;
+
+	if (!line[0] || line[0] == '#')
+		return 0;
+	for (int i = 0; i < 3; i++) {
+		uint64_t *f = i == 0 ? &m.start : i == 1 ? &m.end : &m.bias;
+
+		if (!strncmp(v, "0x", 2))
+			v += 2;
+		if (parse_u64(v, 16, f, &e) || *e != ' ')
+			goto bad;
+		v = e + 1;
+	}
+	if (!*v || m.end < m.start)
+		goto bad;
+	m.path = v;
+	if (p->nmaps == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct tr_map *n = realloc(p->maps, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->maps = n;
+		c->cap = cap;
+	}
+	p->maps[p->nmaps++] = m;
+	return 0;
+bad:
+	set_err(c->s->err, "%s: line %u is not 'START END BIAS PATH'", c->path, no);
+	return -EINVAL;
+}
+
+static int cmp_map(const void *a, const void *b)
+{
+	const struct tr_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int read_maps(struct tr_session *s, struct tr_proc *p, const char *fname)
+{
+	struct maps_ctx c = {.s = s, .p = p};
+	char *path;
+	size_t len;
+	int err;
+
+	if (asprintf(&path, "%s/%s", s->dir, fname) < 0)
+		return -ENOMEM;
+	c.path = path;
+	err = read_text(path, &p->maps_text, &len);
+	if (err) {
+		set_err(s->err, "cannot read %s: %s", path, strerror(-err));
+		free(path);
+		return err == -ENOMEM ? err : -EINVAL;
+	}
+	err = for_each_line(p->maps_text, len, maps_line, &c);
+	if (err < 0 && err != -EINVAL && err != -ENOMEM) {
+		set_err(s->err, "%s: line %d holds a NUL byte", path, -err);
+		err = -EINVAL;
+	}
+	if (err == -ENOMEM)
+		set_err(s->err, "out of memory reading %s", path);
+	if (!err && p->nmaps)
+		qsort(p->maps, p->nmaps, sizeof(*p->maps), cmp_map);
+	free(path);
+	return err;
+}
+
+/* ---- metadata --------------------------------------------------------- */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" -> 16 bytes. */
+static int parse_uuid(const char *s, uint8_t *out)
+{
+	int n = 0;
+
+	for (int i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return -EINVAL;
+			continue;
+		}
+		if (hexval(s[i]) < 0 || hexval(s[i + 1]) < 0)
+			return -EINVAL;
+		out[n++] = (uint8_t)(hexval(s[i]) << 4 | hexval(s[i + 1]));
+		i++;
+	}
+	return s[36] == '"' ? 0 : -EINVAL;
+}
+
+static int read_metadata(struct tr_session *s)
+{
+	char *path, *text, *u;
+	size_t len;
+	int err;
+
+	if (asprintf(&path, "%s/ctf/metadata", s->dir) < 0)
+		return -ENOMEM;
+	err = read_text(path, &text, &len);
+	if (err) {
+		if (err == -ENOENT) {
+			free(path);
+			return 0; /* fine if there is no stream either; checked later */
+		}
+		set_err(s->err, "cannot read %s: %s", path, strerror(-err));
+		free(path);
+		return err == -ENOMEM ? err : -EINVAL;
+	}
+	s->has_metadata = 1;
+	err = 0;
+	if (strncmp(text, "/* CTF 1.8", 10)) {
+		set_err(s->err, "%s is not CTF 1.8 text metadata", path);
+		err = -EINVAL;
+	} else if ((u = strstr(text, "uuid = \""))) {
+		if (parse_uuid(u + 8, s->uuid)) {
+			set_err(s->err, "%s: bad uuid at offset %zu", path, (size_t)(u - text));
+			err = -EINVAL;
+		} else {
+			s->has_uuid = 1;
+		}
+	}
+	free(text);
+	free(path);
+	return err;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct tr_stream *x = a, *y = b;
+	int c = strcmp(x->proc->key, y->proc->key);
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (c)
+		return c;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static int add_stream(struct tr_session *s, const char *ctfdir, const char *fname)
+{
+	const char *k = fname + 7, *t;
+	size_t kl = key_len(k), tl;
+	char key[32];
+	struct tr_stream *st;
+	struct stat sb;
+	int fd;
+
+	if (!kl || k[kl] != '-')
+		return 0; /* not ours: ignored */
+	t = k + kl + 1;
+	/* "TID", or "TID.N": a thread id seen again in the same image */
+	tl = key_len(t);
+	if (!tl || t[tl])
+		return 0;
+	memcpy(key, k, kl);
+	key[kl] = 0;
+	st = realloc(s->streams, (s->nstreams + 1) * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	s->streams = st;
+	st = &s->streams[s->nstreams];
+	memset(st, 0, sizeof(*st));
+	st->sess = s;
+	/* an index for now: proc_get may move the array */
+	if (!proc_get(s, key))
+		return -ENOMEM;
+	st->proc_idx = (size_t)(proc_get(s, key) - s->procs);
+	st->pid = (pid_t)strtoul(k, NULL, 10);
+	st->tid = (pid_t)strtoul(t, NULL, 10);
+	if (t[strspn(t, "0123456789")] == '.')
+		st->gen = (unsigned)strtoul(t + strspn(t, "0123456789") + 1, NULL, 10);
+	if (asprintf(&st->path, "%s/%s", ctfdir, fname) < 0) {
+		st->path = NULL;
+		return -ENOMEM;
+	}
+	st->name = strdup(fname);
+	if (!st->name) {
+		free(st->path);
+		return -ENOMEM;
+	}
+	s->nstreams++;
+	fd = open(st->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		set_err(st->pre_err, "%s: cannot read: %s", st->path,
+			fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	st->size = (uint64_t)sb.st_size;
+	if (st->size) {
+		void *m = mmap(NULL, (size_t)st->size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		if (m == MAP_FAILED)
+			set_err(st->pre_err, "%s: cannot map: %s", st->path, strerror(errno));
+		else
+			st->data = m;
+	}
+	close(fd);
+	return 0;
+}
+
+int tr_open(struct tr_session *s, const char *dir)
+{
+	struct dirent *de;
+	struct stat sb;
+	char *ctfdir = NULL;
+	DIR *d;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->dir = strdup(dir);
+	if (!s->dir) {
+		set_err(s->err, "out of memory");
+		return -ENOMEM;
+	}
+	if (stat(dir, &sb) < 0) {
+		if (errno == ENOENT)
+			set_err(s->err,
+				"there is no trace in '%s': it does not exist (record one "
+				"with 'dynftrace record')",
+				dir);
+		else
+			set_err(s->err, "cannot open the trace in '%s': %s", dir, strerror(errno));
+		return -ENOENT;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		set_err(s->err, "'%s' is not a dynftrace session: it is not a directory", dir);
+		return -ENOENT;
+	}
+	err = read_info(s);
+	if (err)
+		return err;
+	err = read_metadata(s);
+	if (err)
+		return err;
+
+	/* sites-KEY.txt and maps-KEY.txt */
+	d = opendir(dir);
+	if (!d) {
+		set_err(s->err, "cannot list '%s': %s", dir, strerror(errno));
+		return -EINVAL;
+	}
+	while ((de = readdir(d))) {
+		const char *n = de->d_name, *k;
+		int sites = !strncmp(n, "sites-", 6), maps = !strncmp(n, "maps-", 5);
+		struct tr_proc *p;
+		char key[32];
+		size_t kl;
+
+		if (!sites && !maps)
+			continue;
+		k = n + (sites ? 6 : 5);
+		kl = key_len(k);
+		if (!kl || strcmp(k + kl, ".txt"))
+			continue;
+		memcpy(key, k, kl);
+		key[kl] = 0;
+		p = proc_get(s, key);
+		if (!p) {
+			closedir(d);
+			set_err(s->err, "out of memory");
+			return -ENOMEM;
+		}
+		err = sites ? read_sites(s, p, n) : read_maps(s, p, n);
+		if (err) {
+			closedir(d);
+			return err;
+		}
+	}
+	closedir(d);
+
+	/* ctf/stream-KEY-TID */
+	if (asprintf(&ctfdir, "%s/ctf", dir) < 0) {
+		set_err(s->err, "out of memory");
+		return -ENOMEM;
+	}
+	d = opendir(ctfdir);
+	if (!d && errno != ENOENT) {
+		set_err(s->err, "cannot list '%s': %s", ctfdir, strerror(errno));
+		free(ctfdir);
+		return -EINVAL;
+	}
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "stream-", 7))
+			continue;
+		err = add_stream(s, ctfdir, de->d_name);
+		if (err) {
+			closedir(d);
+			free(ctfdir);
+			set_err(s->err, "out of memory");
+			return err;
+		}
+	}
+	if (d)
+		closedir(d);
+	free(ctfdir);
+	for (size_t i = 0; i < s->nstreams; i++)
+		s->streams[i].proc = &s->procs[s->streams[i].proc_idx];
+	if (s->nstreams && !s->has_metadata) {
+		set_err(s->err, "%s/ctf/metadata is missing: the trace is damaged", dir);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_stream *st = &s->streams[i];
+
+		if (!st->pre_err[0] && !st->proc->has_sites)
+			set_err(st->pre_err,
+				"%s: %s/sites-%s.txt is missing, so its functions "
+				"cannot be named",
+				st->path, dir, st->proc->key);
+	}
+	if (s->nstreams)
+		qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_stream);
+	return 0;
+}
+
+void tr_close(struct tr_session *s)
+{
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_stream *st = &s->streams[i];
+
+		if (st->data)
+			munmap((void *)st->data, (size_t)st->size);
+		free(st->path);
+		free(st->name);
+	}
+	free(s->streams);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct tr_proc *p = &s->procs[i];
+
+		for (size_t j = 0; j < p->nmaps; j++) {
+			if (p->maps[j].img) {
+				elf_free(p->maps[j].img);
+				free(p->maps[j].img);
+			}
+		}
+		free(p->maps);
+		for (size_t j = 0; j < p->nsites; j++)
+			free(p->sites[j].dname);
+		free(p->sites);
+		free(p->by_addr);
+		free(p->text);
+		free(p->maps_text);
+	}
+	free(s->procs);
+	free(s->info.command);
+	free(s->info.tracer);
+	free(s->info.filter);
+	free(s->info.notrace);
+	free(s->info.pids);
+	free(s->info.lost);
+	free(s->dir);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- sites ------------------------------------------------------------ */
+
+const struct tr_site *tr_site(const struct tr_proc *p, uint32_t id)
+{
+	size_t lo = 0, hi = p->nsites;
+
+	if (p->dense)
+		return id < p->nsites ? &p->sites[id] : NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->sites[mid].id == id)
+			return &p->sites[mid];
+		if (p->sites[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+int tr_demangle = 1;
+
+const char *tr_func_name(const struct tr_proc *p, uint32_t id)
+{
+	struct tr_site *s = (struct tr_site *)tr_site(p, id);
+
+	if (!s)
+		return "?";
+	if (!s->dname_done) {
+		s->dname = tr_demangle ? cli_demangle(s->name) : NULL;
+		s->dname_done = 1;
+	}
+	return s->dname ? s->dname : s->name;
+}
+
+int tr_func_match(const struct tr_proc *p, uint32_t id, const struct cli_globs *globs)
+{
+	const struct tr_site *s = tr_site(p, id);
+
+	if (!s)
+		return 0;
+	return cli_glob_match(globs, tr_func_name(p, id)) ||
+	       (s->dname && cli_glob_match(globs, s->name));
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+const char *tr_symbolize(struct tr_proc *p, uint64_t ip, char *buf, size_t size)
+{
+	size_t lo = 0, hi = p->nsites;
+
+	/* A traced function: the last site at or below IP, if IP is inside. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->by_addr[mid]->addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct tr_site *s = p->by_addr[lo - 1];
+
+		if (ip - s->addr < s->size) {
+			snprintf(buf, size, "%s", s->name);
+			return buf;
+		}
+	}
+	/* Another function of a mapped object, from its symbol table. */
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct tr_map *m = &p->maps[i];
+		int32_t f;
+
+		if (ip < m->start || ip >= m->end)
+			continue;
+		if (!m->img && !m->img_failed) {
+			m->img = calloc(1, sizeof(*m->img));
+			if (!m->img || elf_load(m->img, m->path, 0, 0)) {
+				if (m->img)
+					elf_free(m->img);
+				free(m->img);
+				m->img = NULL;
+				m->img_failed = 1;
+			}
+		}
+		if (m->img && (f = elf_func_lookup(m->img, ip - m->bias)) >= 0) {
+			uint64_t off = ip - m->bias - m->img->funcs[f].addr;
+
+			if (off)
+				snprintf(buf, size, "%s+0x%" PRIx64 " [%s]",
+					 elf_func_name(m->img, f), off, base_name(m->path));
+			else
+				snprintf(buf, size, "%s [%s]", elf_func_name(m->img, f),
+					 base_name(m->path));
+			return buf;
+		}
+		snprintf(buf, size, "0x%" PRIx64 " [%s]", ip, base_name(m->path));
+		return buf;
+	}
+	snprintf(buf, size, "0x%" PRIx64, ip);
+	return buf;
+}
+
+const char *tr_printable(const char *s, char *buf, size_t size)
+{
+	size_t i;
+
+	if (!size)
+		return buf;
+	for (i = 0; s[i] && i + 1 < size; i++)
+		buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+	buf[i] = 0;
+	return buf;
+}
+
+/* ---- streams ---------------------------------------------------------- */
+
+void tr_stream_rewind(struct tr_stream *st)
+{
+	st->pkt = st->pkt_content = st->pkt_next = st->pos = 0;
+	st->in_packet = st->done = st->ended = st->failed = 0;
+	st->prev_ts = st->last_ts = st->discarded = st->seq = 0;
+	st->have_packet = 0;
+	st->err[0] = 0;
+	st->nevents = st->ncalls = st->nlost = st->npackets = 0;
+	st->first_ts = 0;
+	st->have_first = 0;
+	st->has_next = 0;
+}
+
+static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...)
+{
+	char what[TR_ERR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	set_err(st->err, "%s: %s at offset %" PRIu64, st->path, what, off);
+	st->failed = 1;
+	st->ended = 1;
+}
+
+/* Enter the packet at st->pkt_next. 1: entered (maybe with a DISCARDED event
+ * in EV), 0: end of file, -1: damage. */
+static int enter_packet(struct tr_stream *st, struct tr_event *ev, int *have_ev)
+{
+	const struct tr_session *s = st->sess;
+	uint64_t off = st->pkt_next, left = st->size - off;
+	const uint8_t *p;
+	uint64_t tsb, tse, content, psize, disc, seq;
+	uint32_t pid, tid, magic;
+
+	*have_ev = 0;
+	if (!left)
+		return 0;
+	p = st->data + off;
+	if (left < TR_HEADER_BYTES) {
+		stream_fail(st, off, "truncated packet header (%" PRIu64 " of %d bytes)", left,
+			    TR_HEADER_BYTES);
+		return -1;
+	}
+	magic = le32(p);
+	if (magic != TR_PACKET_MAGIC) {
+		stream_fail(st, off, "bad packet magic 0x%08" PRIx32, magic);
+		return -1;
+	}
+	if (s->has_uuid && memcmp(p + 4, s->uuid, 16)) {
+		stream_fail(st, off + 4, "packet uuid differs from the metadata's");
+		return -1;
+	}
+	if (le32(p + 20)) {
+		stream_fail(st, off + 20, "unknown stream id %" PRIu32, le32(p + 20));
+		return -1;
+	}
+	tsb = le64(p + 24);
+	tse = le64(p + 32);
+	content = le64(p + 40);
+	psize = le64(p + 48);
+	disc = le64(p + 56);
+	seq = le64(p + 64);
+	pid = le32(p + 72);
+	tid = le32(p + 76);
+	if (psize % 8 || psize / 8 < TR_HEADER_BYTES) {
+		stream_fail(st, off + 48, "bad packet_size of %" PRIu64 " bits", psize);
+		return -1;
+	}
+	if (psize / 8 > left) {
+		stream_fail(st, off,
+			    "truncated packet (%" PRIu64 " bytes of %" PRIu64 " are in the file)",
+			    left, psize / 8);
+		return -1;
+	}
+	if (content % 8 || content > psize || content / 8 < TR_HEADER_BYTES) {
+		stream_fail(st, off + 40,
+			    "bad content_size of %" PRIu64 " bits (packet_size %" PRIu64 ")",
+			    content, psize);
+		return -1;
+	}
+	if (pid != (uint32_t)st->pid || tid != (uint32_t)st->tid) {
+		stream_fail(st, off + 72,
+			    "packet of pid %" PRIu32 " tid %" PRIu32
+			    " in the stream of pid %d tid %d",
+			    pid, tid, (int)st->pid, (int)st->tid);
+		return -1;
+	}
+	if (st->have_packet && seq <= st->seq) {
+		stream_fail(st, off + 64, "packet sequence number %" PRIu64 " after %" PRIu64, seq,
+			    st->seq);
+		return -1;
+	}
+	if (disc < st->discarded) {
+		stream_fail(st, off + 56, "events_discarded goes down from %" PRIu64 " to %" PRIu64,
+			    st->discarded, disc);
+		return -1;
+	}
+	if (tsb > tse) {
+		stream_fail(st, off + 24, "timestamp_begin is after timestamp_end");
+		return -1;
+	}
+	if (tsb < st->last_ts) {
+		stream_fail(st, off + 24, "timestamp_begin goes back before the previous event");
+		return -1;
+	}
+	st->have_packet = 1;
+	st->seq = seq;
+	st->pkt = off;
+	st->pkt_content = off + content / 8;
+	st->pkt_next = off + psize / 8;
+	st->pos = off + TR_HEADER_BYTES;
+	st->prev_ts = tsb;
+	st->in_packet = 1;
+	st->npackets++;
+	if (disc > st->discarded) {
+		memset(ev, 0, sizeof(*ev));
+		ev->type = TR_DISCARDED;
+		ev->arg = disc - st->discarded;
+		ev->ts = tsb;
+		ev->off = off + 56;
+		st->discarded = disc;
+		st->last_ts = tsb;
+		*have_ev = 1;
+	}
+	return 1;
+}
+
+static int need(struct tr_stream *st, uint64_t ev_off, uint64_t at, uint64_t n)
+{
+	if (at + n > st->pkt_content) {
+		stream_fail(st, ev_off, "event runs past the packet's content");
+		return -1;
+	}
+	return 0;
+}
+
+static int check_func(struct tr_stream *st, uint64_t ev_off, uint32_t func)
+{
+	if (!tr_site(st->proc, func)) {
+		stream_fail(st, ev_off, "unknown function id %" PRIu32, func);
+		return -1;
+	}
+	return 0;
+}
+
+/* Decode the event at st->pos. 1 or -1. */
+static int decode_event(struct tr_stream *st, struct tr_event *ev)
+{
+	uint64_t off = st->pos, at;
+	const uint8_t *p = st->data + off;
+	uint32_t id;
+	uint64_t ts;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->off = off;
+	if (need(st, off, off, COMPACT_HEADER))
+		return -1;
+	id = p[0] & 7;
+	if (id == 7) {
+		if (need(st, off, off, EXT_HEADER))
+			return -1;
+		id = le32(p + 1);
+		ts = le64(p + 5);
+		if (ts < st->prev_ts) {
+			stream_fail(st, off, "timestamp goes backwards");
+			return -1;
+		}
+		at = off + EXT_HEADER;
+	} else {
+		uint64_t low = le16(p) >> 3;
+
+		ts = (st->prev_ts & ~(uint64_t)8191) | low;
+		if (ts < st->prev_ts)
+			ts += 8192;
+		at = off + COMPACT_HEADER;
+	}
+	p = st->data + at;
+	ev->type = (int)id;
+	ev->ts = ts;
+	switch (id) {
+	case TR_ENTRY:
+		if (need(st, off, at, 4))
+			return -1;
+		ev->func = le32(p);
+		if (check_func(st, off, ev->func))
+			return -1;
+		at += 4;
+		break;
+	case TR_EXIT:
+		break;
+	case TR_FUNCTION:
+	case TR_CALL:
+		if (need(st, off, at, 12))
+			return -1;
+		ev->func = le32(p);
+		ev->arg = le64(p + 4);
+		if (check_func(st, off, ev->func))
+			return -1;
+		if (id == TR_CALL && ev->arg > ts) {
+			stream_fail(st, off, "call of %" PRIu64 " ns ends before it starts",
+				    ev->arg);
+			return -1;
+		}
+		at += 12;
+		break;
+	case TR_LOST:
+	case TR_EXIT_DEPTH:
+		if (need(st, off, at, 4))
+			return -1;
+		ev->arg = le32(p);
+		at += 4;
+		break;
+	case TR_MARKER: {
+		const uint8_t *nul = memchr(p, 0, (size_t)(st->pkt_content - at));
+
+		if (!nul) {
+			stream_fail(st, off, "marker text runs past the packet's content");
+			return -1;
+		}
+		ev->text = (const char *)p;
+		at += (uint64_t)(nul - p) + 1;
+		break;
+	}
+	default:
+		stream_fail(st, off, "unknown event id %" PRIu32, id);
+		return -1;
+	}
+	st->pos = at;
+	st->prev_ts = ts;
+	st->last_ts = ts;
+	st->nevents++;
+	if (id == TR_ENTRY || id == TR_FUNCTION || id == TR_CALL)
+		st->ncalls++;
+	if (id == TR_LOST)
+		st->nlost += ev->arg;
+	if (!st->have_first) {
+		st->first_ts = ts;
+		st->have_first = 1;
+	}
+	return 1;
+}
+
+int tr_stream_next(struct tr_stream *st, struct tr_event *ev)
+{
+	int have;
+
+	if (st->done)
+		return 0;
+	if (!st->ended && st->pre_err[0] && !st->have_packet) {
+		snprintf(st->err, sizeof(st->err), "%s", st->pre_err);
+		st->failed = 1;
+		st->ended = 1;
+	}
+	while (!st->ended) {
+		if (!st->in_packet) {
+			int r = enter_packet(st, ev, &have);
+
+			if (r < 0)
+				break;
+			if (r == 0) {
+				st->ended = 1;
+				break;
+			}
+			if (have)
+				return 1;
+			continue;
+		}
+		if (st->pos >= st->pkt_content) {
+			st->in_packet = 0;
+			continue;
+		}
+		if (decode_event(st, ev) < 0)
+			break;
+		return 1;
+	}
+	memset(ev, 0, sizeof(*ev));
+	ev->type = TR_END;
+	ev->ts = st->last_ts;
+	ev->off = st->failed ? 0 : st->size;
+	st->done = 1;
+	st->complete = 1;
+	st->final_discarded = st->discarded;
+	st->final_nlost = st->nlost;
+	st->final_nevents = st->nevents;
+	st->final_ncalls = st->ncalls;
+	return 1;
+}
+
+int tr_stream_scan(struct tr_stream *st)
+{
+	struct tr_event ev;
+
+	tr_stream_rewind(st);
+	while (tr_stream_next(st, &ev) > 0)
+		;
+	return st->failed ? -EINVAL : 0;
+}
+
+uint64_t tr_thread_lost(const struct tr_session *s, pid_t pid, pid_t tid)
+{
+	uint64_t info = 0, disc = 0, lost = 0;
+
+	for (size_t i = 0; i < s->info.nlost; i++)
+		if (s->info.lost[i].pid == pid && s->info.lost[i].tid == tid)
+			info += s->info.lost[i].count;
+	for (size_t i = 0; i < s->nstreams; i++) {
+		const struct tr_stream *st = &s->streams[i];
+
+		if (st->pid == pid && st->tid == tid && st->complete) {
+			disc += st->final_discarded;
+			lost += st->final_nlost;
+		}
+	}
+	return (info > disc ? info : disc) + lost;
+}
+
+int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix)
+{
+	int lines = 0;
+	char num[40];
+
+	for (size_t i = 0; i < s->nstreams; i++)
+		if (!s->streams[i].complete)
+			tr_stream_scan(&s->streams[i]);
+	/* Threads with a stream, then threads only named by "lost:" lines. */
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_stream *st = &s->streams[i];
+		uint64_t n;
+		int dup = 0;
+
+		for (size_t j = 0; j < i; j++)
+			if (s->streams[j].pid == st->pid && s->streams[j].tid == st->tid)
+				dup = 1;
+		if (dup)
+			continue;
+		n = tr_thread_lost(s, st->pid, st->tid);
+		if (n) {
+			fprintf(out, "%sthread %d lost %s events\n", prefix, (int)st->tid,
+				cli_thousands(n, num, sizeof(num)));
+			lines++;
+		}
+	}
+	for (size_t i = 0; i < s->info.nlost; i++) {
+		struct tr_lost_line *l = &s->info.lost[i];
+		int seen = 0;
+		uint64_t n;
+
+		for (size_t j = 0; j < s->nstreams; j++)
+			if (s->streams[j].pid == l->pid && s->streams[j].tid == l->tid)
+				seen = 1;
+		for (size_t j = 0; j < i; j++)
+			if (s->info.lost[j].pid == l->pid && s->info.lost[j].tid == l->tid)
+				seen = 1;
+		if (seen)
+			continue;
+		n = tr_thread_lost(s, l->pid, l->tid);
+		if (n) {
+			fprintf(out, "%sthread %d lost %s events\n", prefix, (int)l->tid,
+				cli_thousands(n, num, sizeof(num)));
+			lines++;
+		}
+	}
+	return lines;
+}
+
+uint64_t tr_base_ts(struct tr_session *s)
+{
+	uint64_t base = s->info.has_start ? s->info.start_ns : UINT64_MAX;
+
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_stream *st = &s->streams[i];
+		struct tr_event ev;
+
+		tr_stream_rewind(st);
+		while (tr_stream_next(st, &ev) > 0) {
+			if (ev.type == TR_END)
+				break;
+			if (ev.type == TR_DISCARDED)
+				continue;
+			if (ev.ts < base)
+				base = ev.ts;
+			break;
+		}
+		tr_stream_rewind(st);
+	}
+	return base == UINT64_MAX ? 0 : base;
+}
+
+/* ---- merge ------------------------------------------------------------ */
+
+static int heap_less(const struct tr_stream *a, const struct tr_stream *b)
+{
+	if (a->next.ts != b->next.ts)
+		return a->next.ts < b->next.ts;
+	return a < b; /* streams are in one array: stream order breaks ties */
+}
+
+static void heap_down(struct tr_merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, min = i;
+		struct tr_stream *t;
+
+		if (l < m->n && heap_less(m->heap[l], m->heap[min]))
+			min = l;
+		if (r < m->n && heap_less(m->heap[r], m->heap[min]))
+			min = r;
+		if (min == i)
+			return;
+		t = m->heap[i];
+		m->heap[i] = m->heap[min];
+		m->heap[min] = t;
+		i = min;
+	}
+}
+
+int tr_merge_init(struct tr_merge *m, struct tr_session *s, int (*want)(struct tr_stream *, void *),
+		  void *data)
+{
+	memset(m, 0, sizeof(*m));
+	m->sess = s;
+	m->heap = calloc(s->nstreams ? s->nstreams : 1, sizeof(*m->heap));
+	if (!m->heap)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_stream *st = &s->streams[i];
+
+		if (want && !want(st, data))
+			continue;
+		tr_stream_rewind(st);
+		if (tr_stream_next(st, &st->next) > 0) {
+			st->has_next = 1;
+			m->heap[m->n++] = st;
+		}
+	}
+	for (size_t i = m->n / 2; i-- > 0;)
+		heap_down(m, i);
+	return 0;
+}
+
+int tr_merge_next(struct tr_merge *m, struct tr_stream **stp, struct tr_event *ev)
+{
+	struct tr_stream *st;
+
+	if (!m->n)
+		return 0;
+	st = m->heap[0];
+	*ev = st->next;
+	*stp = st;
+	if (tr_stream_next(st, &st->next) > 0) {
+		/* Times only grow along a stream, except the END of a damaged
+		 * stream, which keeps the last good time: still not smaller. */
+		heap_down(m, 0);
+	} else {
+		st->has_next = 0;
+		m->heap[0] = m->heap[--m->n];
+		heap_down(m, 0);
+	}
+	return 1;
+}
+
+void tr_merge_free(struct tr_merge *m)
+{
+	free(m->heap);
+	m->heap = NULL;
+	m->n = 0;
+}
+
+/* ---- call stacks ------------------------------------------------------ */
+
+void tr_walk_init(struct tr_walk *w, const struct tr_walk_ops *ops, void *data,
+		  struct tr_stream *st)
+{
+	memset(w, 0, sizeof(*w));
+	w->ops = ops;
+	w->data = data;
+	w->st = st;
+}
+
+void tr_walk_free(struct tr_walk *w)
+{
+	free(w->stack);
+	w->stack = NULL;
+	w->depth = w->cap = 0;
+}
+
+static int walk_pop(struct tr_walk *w, uint64_t ts, int how)
+{
+	struct tr_frame *f = &w->stack[w->depth - 1];
+	int ret = w->ops->leave ? w->ops->leave(w, f, ts, how) : 0;
+
+	if (w->depth > 1)
+		f[-1].child_ns += ts - f->ts;
+	w->depth--;
+	return ret;
+}
+
+int tr_walk_feed(struct tr_walk *w, const struct tr_event *ev)
+{
+	int ret = 0;
+
+	switch (ev->type) {
+	case TR_ENTRY: {
+		struct tr_frame *f;
+
+		if (w->depth == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 64;
+			struct tr_frame *n = realloc(w->stack, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			w->stack = n;
+			w->cap = cap;
+		}
+		f = &w->stack[w->depth++];
+		memset(f, 0, sizeof(*f));
+		f->func = ev->func;
+		f->ts = ev->ts;
+		f->idx = w->nentries++;
+		if (w->ops->enter)
+			ret = w->ops->enter(w, f, ev);
+		break;
+	}
+	case TR_EXIT:
+		if (w->depth)
+			ret = walk_pop(w, ev->ts, TR_LEAVE_RETURN);
+		else if (w->ops->other)
+			ret = w->ops->other(w, ev);
+		break;
+	case TR_EXIT_DEPTH:
+		for (uint64_t i = 0; i < ev->arg && w->depth && !ret; i++)
+			ret = walk_pop(w, ev->ts, TR_LEAVE_UNWIND);
+		break;
+	case TR_END:
+		while (w->depth && !ret)
+			ret = walk_pop(w, ev->ts, TR_LEAVE_UNFINISHED);
+		if (!ret && w->ops->other)
+			ret = w->ops->other(w, ev);
+		break;
+	default:
+		if (w->ops->other)
+			ret = w->ops->other(w, ev);
+		break;
+	}
+	w->last_ts = ev->ts;
+	return ret;
+}

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/*
+ * util.c - small helpers shared by the subcommands: durations, numbers with
+ * thousands separators, globs and directory removal.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *sfx;
+		uint64_t mult;
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
+	unsigned long long whole = 0, frac = 0, fdiv = 1;
+	const char *p = s;
+	int digits = 0;
+
+	while (*p >= '0' && *p <= '9') {
+		if (whole > (ULLONG_MAX - 9) / 10)
+			return -ERANGE;
+		whole = whole * 10 + (unsigned)(*p++ - '0');
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			if (fdiv < 1000000000ull) {
+				frac = frac * 10 + (unsigned)(*p - '0');
+				fdiv *= 10;
+			}
+			p++;
+			digits++;
+		}
+	}
+	if (!digits)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].sfx))
+			continue;
+		if (whole > UINT64_MAX / units[i].mult)
+			return -ERANGE;
+		*ns = whole * units[i].mult + frac * units[i].mult / fdiv;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int cli_parse_uint(const char *s, uint64_t max, uint64_t *val)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s[0] || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return errno == ERANGE ? -ERANGE : -EINVAL;
+	if (v > max)
+		return -ERANGE;
+	*val = v;
+	return 0;
+}
+
+const char *cli_thousands(uint64_t v, char *buf, size_t size)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+	size_t o = 0;
+
+	for (int i = 0; i < n && o + 2 < size; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+const char *cli_fmt_duration(uint64_t ns, char *buf, size_t size)
+{
+	if (ns < 1000000ull)
+		snprintf(buf, size, "%7.3f us", ns / 1e3);
+	else if (ns < 1000000000ull)
+		snprintf(buf, size, "%7.3f ms", ns / 1e6);
+	else
+		snprintf(buf, size, "%7.3f  s", ns / 1e9);
+	return buf;
+}
+
+const char *cli_fmt_size(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes < 1024)
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	else if (bytes < 1024 * 1024)
+		snprintf(buf, size, "%.1f KiB", bytes / 1024.0);
+	else if (bytes < 1024ull * 1024 * 1024)
+		snprintf(buf, size, "%.1f MiB", bytes / 1048576.0);
+	else
+		snprintf(buf, size, "%.2f GiB", bytes / 1073741824.0);
+	return buf;
+}
+
+int cli_glob_add(struct cli_globs *g, const char *arg)
+{
+	const char *p = arg;
+
+	/* "a,b" gives two patterns, as the DYNFTRACE_FILTER list does. */
+	while (1) {
+		size_t len = strcspn(p, ",");
+		char **v;
+
+		if (len) {
+			v = realloc(g->v, (g->n + 1) * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			g->v = v;
+			g->v[g->n] = strndup(p, len);
+			if (!g->v[g->n])
+				return -ENOMEM;
+			g->n++;
+		}
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	return 0;
+}
+
+int cli_glob_match(const struct cli_globs *g, const char *name)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (!fnmatch(g->v[i], name, 0))
+			return 1;
+	return 0;
+}
+
+char *cli_glob_join(const struct cli_globs *g)
+{
+	size_t len = 1;
+	char *s;
+
+	for (size_t i = 0; i < g->n; i++)
+		len += strlen(g->v[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (i)
+			strcat(s, ",");
+		strcat(s, g->v[i]);
+	}
+	return s;
+}
+
+void cli_glob_free(struct cli_globs *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->v[i]);
+	free(g->v);
+	g->v = NULL;
+	g->n = 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) ? -1 : 0;
+	return unlink(path) ? -1 : 0;
+}
+
+int cli_rm_tree(const char *path)
+{
+	/* Depth first, never following a symbolic link out of the tree. */
+	if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		return -errno;
+	return 0;
+}
+
+int cli_self_dir(char *buf, size_t size)
+{
+	ssize_t n;
+	char *slash;
+
+	if (DYNFTRACE_LIBDIR[0]) {
+		snprintf(buf, size, "%s", DYNFTRACE_LIBDIR);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return -ENOENT;
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -ENOENT;
+	*(slash == buf ? slash + 1 : slash) = 0;
+	return 0;
+}
+
+void cli_out_error(void)
+{
+	cli_err("cannot write the output: %s", strerror(errno ? errno : EIO));
+}
+
+int cli_opt(int argc, char **argv, int *i, const char *sopt, const char *lopt, const char **val)
+{
+	const char *a = argv[*i];
+	size_t sl = sopt ? strlen(sopt) : 0, ll = lopt ? strlen(lopt) : 0;
+
+	if (sopt && !strcmp(a, sopt)) {
+		/* "-d DIR" */
+	} else if (lopt && !strcmp(a, lopt)) {
+		/* "--data DIR" */
+	} else if (sopt && !strncmp(a, sopt, sl) && sl == 2 && a[2]) {
+		*val = a + 2; /* "-dDIR" */
+		return 1;
+	} else if (lopt && !strncmp(a, lopt, ll) && a[ll] == '=') {
+		*val = a + ll + 1; /* "--data=DIR" */
+		return 1;
+	} else {
+		return 0;
+	}
+	if (*i + 1 >= argc) {
+		cli_err("%s: option '%s' needs a value; see 'dynftrace %s --help'", argv[0], a,
+			argv[0]);
+		return -1;
+	}
+	*val = argv[++*i];
+	return 1;
+}
+
+int cli_flag(const char *arg, const char *sopt, const char *lopt)
+{
+	return (sopt && !strcmp(arg, sopt)) || (lopt && !strcmp(arg, lopt));
+}
+
+/*
+ * C++ names: __cxa_demangle from libstdc++ when it can be loaded (the
+ * command itself is C and does not link it), shortened as uftrace shows them:
+ * "ns::Cls::method" without the parameter list and qualifiers.
+ */
+#include <dlfcn.h>
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+char *cli_demangle(const char *name)
+{
+	static demangle_fn fn;
+	static int tried;
+	char *d;
+	size_t len;
+
+	if (strncmp(name, "_Z", 2))
+		return NULL;
+	if (!tried) {
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+
+		tried = 1;
+		if (h)
+			fn = (demangle_fn)dlsym(h, "__cxa_demangle");
+	}
+	if (!fn)
+		return NULL;
+	d = fn(name, NULL, NULL, NULL);
+	if (!d)
+		return NULL;
+	/* Drop " const", "&", "&&" qualifiers, then the parameter list. */
+	for (;;) {
+		len = strlen(d);
+		if (len > 6 && !strcmp(d + len - 6, " const"))
+			d[len - 6] = 0;
+		else if (len > 9 && !strcmp(d + len - 9, " volatile"))
+			d[len - 9] = 0;
+		else if (len > 1 && d[len - 1] == '&' && d[len - 2] != '&' && d[len - 2] != ' ')
+			d[len - 1] = 0;
+		else if (len > 2 && !strcmp(d + len - 2, "&&"))
+			d[len - 2] = 0;
+		else
+			break;
+	}
+	len = strlen(d);
+	if (len && d[len - 1] == ')') {
+		int depth = 0;
+
+		for (size_t i = len; i-- > 0;) {
+			if (d[i] == ')')
+				depth++;
+			else if (d[i] == '(' && --depth == 0) {
+				/* keep "operator()" whole */
+				if (i >= 8 && !strncmp(d + i - 8, "operator", 8) && d[i + 1] == ')')
+					continue;
+				if (i)
+					d[i] = 0;
+				break;
+			}
+		}
+	}
+	return d;
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# description: the trace reader and replay/report/dump/info survive 20 seconds of libFuzzer
+# config:
+#
+# Builds tests/fuzz/fuzz_trace.c with clang -fsanitize=fuzzer,address,undefined
+# and runs it seeded with valid streams written by tests/golden/mkstream.c
+# from tests/golden/streams/*.txt. Skips when clang has no libFuzzer.
+# Env: TOP. FUZZ_TIME overrides the 20 seconds.
+set -u
+TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+echo "1..1"
+
+if ! command -v clang >/dev/null ||
+	! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+		clang -fsanitize=fuzzer -x c - -o "$T/probe" 2>/dev/null; then
+	echo "ok 1 # SKIP no libFuzzer"
+	exit 0
+fi
+
+if ! clang -std=gnu11 -O1 -g -D_GNU_SOURCE -DDYNFTRACE_LIBDIR='""' \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-I"$TOP/include" -iquote "$TOP/lib" -iquote "$TOP/cli" \
+	"$TOP/tests/fuzz/fuzz_trace.c" "$TOP/cli/trace_read.c" "$TOP/cli/util.c" \
+	"$TOP/cli/cmd_replay.c" "$TOP/cli/cmd_report.c" "$TOP/cli/cmd_dump.c" \
+	"$TOP/cli/cmd_info.c" "$TOP/lib/elf.c" -ldl -o "$T/fuzz_trace" 2>"$T/build.log" ||
+	! clang -std=gnu11 -O1 "$TOP/tests/golden/mkstream.c" -o "$T/mkstream" 2>>"$T/build.log"; then
+	echo "not ok 1 - fuzz_trace does not build"
+	sed -e 's/^/# /' "$T/build.log" | head -20
+	exit 1
+fi
+
+# Seeds: the reader tests' streams, rewritten for pid 100 / tid 100 (the
+# harness's session), with function ids folded into 0-7.
+mkdir -p "$T/corpus" "$T/seeds"
+for s in "$TOP"/tests/golden/streams/*.txt; do
+	n=$(basename "$s" .txt)
+	awk '
+		$1 == "stream" { print "stream 100 100"; next }
+		$1 == "site" || $1 == "map" || $1 == "info" { next }
+		($1 == "entry" || $1 == "function" || $1 == "call") { $3 = $3 % 8 }
+		{ print }' "$s" | "$T/mkstream" "$T/s-$n" >/dev/null 2>&1 || continue
+	i=0
+	for f in "$T/s-$n"/ctf/stream-*; do
+		cp "$f" "$T/seeds/$n-$i"
+		i=$((i + 1))
+	done
+done
+
+TMPDIR=$T "$T/fuzz_trace" -max_total_time="${FUZZ_TIME:-20}" -max_len=16384 -timeout=10 \
+	-artifact_prefix="$T/" -rss_limit_mb=1024 -print_final_stats=1 "$T/corpus" "$T/seeds" \
+	>"$T/log" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+	echo "ok 1 - no crash: $(grep -E '^stat::number_of_executed_units' "$T/log" | awk '{ print $2 }') runs from $(ls "$T/seeds" | wc -l) seeds"
+else
+	echo "not ok 1 - fuzz_trace failed with status $rc"
+	grep -E 'ERROR|SUMMARY|#[0-9]+ |^    #' "$T/log" | head -30 | sed -e 's/^/# /'
+	mkdir -p "$TOP/build"
+	for c in "$T"/crash-* "$T"/leak-* "$T"/timeout-* "$T"/oom-*; do
+		[ -f "$c" ] && mv "$c" "$TOP/build/" && echo "# input saved in build/${c##*/}"
+	done
+	exit 1
+fi
