@@ -38,6 +38,7 @@
 #include "insn.h"
 
 #define OPS_ST_REGISTERED 0x1UL
+#define OPS_ST_DIRECT 0x2UL /* reserved[0] holds the direct target */
 
 /* A selection of sites: sorted unique addresses. */
 struct addr_set {
@@ -361,13 +362,23 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 				   uintptr_t *lit)
 {
 	uint32_t ref = s->flags & SITE_FL_REF_MASK;
-	int want = ref && !(s->flags & SITE_FL_DISABLED) && !READ_ONCE(dft_killed);
+	int want = (ref || s->direct) && !(s->flags & SITE_FL_DISABLED) && !READ_ONCE(dft_killed);
 	int en = (s->flags & SITE_FL_ENABLED) != 0;
 	struct region *r = s->obj->region;
 	*lit = 0;
 	*target = s->obj->caller;
 	*route = ROUTE_LIST;
-	if (want && ref == 1) {
+	if (want && s->direct) {
+		/* A direct call owns the site (register_ftrace_direct). */
+		uintptr_t a = s->direct->reserved[0];
+		*target = insn_rel32_ok(s->addr, a) ? a : region_far_jump(r, a);
+		*route = ROUTE_DIRECT;
+		if (!*target) {
+			*target = s->obj->caller;
+			*route = ROUTE_LIST;
+			want = ref != 0;
+		}
+	} else if (want && ref == 1) {
 		struct dynftrace_ops *o = owner_of(s);
 		int k;
 		*route = ROUTE_SINGLE;
@@ -423,21 +434,33 @@ static void disable_all(void)
 	free(v);
 }
 
+/* Record the literal values of LV[0..NL) (in site order) as written. */
+static void lits_written(const struct patch_entry *lv, size_t nl)
+{
+	for (size_t i = 0, k = 0; i < site_count && k < nl; i++)
+		if (site_tab[i].lit == lv[k].addr)
+			memcpy(&site_tab[i].lit_val, lv[k++].new, 8);
+}
+
 /*
- * Make every site match its accounting. CALL_OPS literals change first
- * (one atomic store each: a thread reads the old or the new ops, both
- * alive until the caller's grace period), then every code change in one
- * batch. patch_lock held.
+ * Make every site match its accounting. CALL_OPS literals that get an ops
+ * change first (one atomic store each: a thread reads the old or the new
+ * ops, both alive until the caller's grace period), then every code change
+ * in one batch, then the literals that are cleared: a site that leaves the
+ * CALL_OPS route keeps its ops for the threads still on their way through
+ * the callops trampoline, so an ops that keeps the site loses no callback.
+ * patch_lock held.
  */
 static int update_sites(void)
 {
 	struct patch_entry *v = calloc(site_count + 1, sizeof(*v));
 	struct patch_entry *lv = calloc(site_count + 1, sizeof(*lv));
+	struct patch_entry *lz = calloc(site_count + 1, sizeof(*lz));
 	uint32_t *act = malloc((site_count + 1) * sizeof(*act));
 	uint8_t *routes = malloc(site_count + 1);
-	size_t n = 0, nl = 0;
+	size_t n = 0, nl = 0, nz = 0;
 	int err = 0;
-	if (!v || !act || !lv || !routes) {
+	if (!v || !act || !lv || !lz || !routes) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -447,7 +470,7 @@ static int update_sites(void)
 		uint8_t route;
 		enum site_action a = check_site(s, &target, &route, &lit);
 		if (s->lit && s->lit_val != lit) {
-			struct patch_entry *l = &lv[nl++];
+			struct patch_entry *l = lit ? &lv[nl++] : &lz[nz++];
 			l->addr = s->lit;
 			l->len = 8;
 			memcpy(l->old, &s->lit_val, 8);
@@ -473,10 +496,7 @@ static int update_sites(void)
 	}
 	err = patch_write_data(lv, nl);
 	if (err == 0) {
-		/* lv[] follows site order */
-		for (size_t i = 0, k = 0; i < site_count && k < nl; i++)
-			if (site_tab[i].lit == lv[k].addr)
-				memcpy(&site_tab[i].lit_val, lv[k++].new, 8);
+		lits_written(lv, nl);
 		err = patch_batch(v, n);
 	}
 	if (err == 0) {
@@ -492,7 +512,11 @@ static int update_sites(void)
 				s->route = ROUTE_NONE;
 			}
 		}
-	} else {
+		err = patch_write_data(lz, nz);
+		if (err == 0)
+			lits_written(lz, nz);
+	}
+	if (err) {
 		uintptr_t bad = patch_last_error_addr();
 		const char *fn = NULL, *obj = "?";
 		for (size_t k = 0; bad && k < site_count; k++)
@@ -509,6 +533,7 @@ static int update_sites(void)
 out:
 	free(v);
 	free(lv);
+	free(lz);
 	free(act);
 	free(routes);
 	return err;
@@ -592,10 +617,75 @@ out:
 	return err;
 }
 
+int dynftrace_register_direct(struct dynftrace_ops *ops, unsigned long addr)
+{
+	if (!ops || !addr)
+		return -EINVAL;
+	int err = api_enter();
+	if (err)
+		return err;
+	if (ops->state & (OPS_ST_REGISTERED | OPS_ST_DIRECT)) {
+		err = -EBUSY;
+		goto out;
+	}
+	const struct ops_filter *f = ops->filter;
+	if (f && f->gen != sites_gen && f->nlog) {
+		err = -ESTALE; /* objects changed: set the filter again */
+		goto out;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < site_count; i++)
+		if (filter_wants(f, site_tab[i].addr)) {
+			if (site_tab[i].direct) {
+				err = -EBUSY; /* one direct call per site */
+				goto out;
+			}
+			n++;
+		}
+	if (!n) {
+		err = -ENOENT;
+		goto out;
+	}
+	ops->reserved[0] = addr;
+	ops->state |= OPS_ST_DIRECT;
+	for (size_t i = 0; i < site_count; i++)
+		if (filter_wants(f, site_tab[i].addr))
+			site_tab[i].direct = ops;
+	err = update_sites();
+	if (err) {
+		for (size_t i = 0; i < site_count; i++)
+			if (site_tab[i].direct == ops)
+				site_tab[i].direct = NULL;
+		ops->state &= ~OPS_ST_DIRECT;
+	}
+out:
+	patch_unlock();
+	return err;
+}
+
+static int unregister_direct(struct dynftrace_ops *ops)
+{
+	for (size_t i = 0; i < site_count; i++)
+		if (site_tab[i].direct == ops)
+			site_tab[i].direct = NULL;
+	ops->state &= ~OPS_ST_DIRECT;
+	if (READ_ONCE(dft_killed))
+		return 0;
+	return update_sites();
+}
+
 int dynftrace_unregister_ops(struct dynftrace_ops *ops)
 {
 	if (!ops)
 		return -EINVAL;
+	if (ops->state & OPS_ST_DIRECT) {
+		int err = api_enter();
+		if (err)
+			return err;
+		err = unregister_direct(ops);
+		patch_unlock();
+		return err;
+	}
 	if (dft_self.rcu_nest || dft_self.recursion)
 		return -EDEADLK;
 	dft_ensure_init();

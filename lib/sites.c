@@ -187,6 +187,42 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 	return 0;
 }
 
+uintptr_t region_far_jump(struct region *r, uintptr_t addr)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	if (!r->direct_page) {
+		/* next to the region: try the pages right after it, then before */
+		for (int i = 0; i < 64 && !r->direct_page; i++) {
+			uintptr_t hint = i < 32 ? r->base + REGION_SIZE + (uintptr_t)i * (uintptr_t)pg
+					       : r->base - (uintptr_t)(i - 31) * (uintptr_t)pg;
+			void *p = mmap((void *)hint, (size_t)pg, PROT_READ | PROT_EXEC,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p != MAP_FAILED)
+				r->direct_page = (uintptr_t)p;
+		}
+		if (!r->direct_page)
+			return 0;
+	}
+	uintptr_t page = r->direct_page;
+	/* reuse a jump to the same target */
+	for (uint32_t i = 0; i < r->direct_used; i++) {
+		uintptr_t t;
+		memcpy(&t, (const void *)(page + 16 * i + 6), sizeof(t));
+		if (t == addr)
+			return page + 16 * i;
+	}
+	if (r->direct_used >= (uint32_t)(pg / 16))
+		return 0;
+	uint8_t j[16] = {0xff, 0x25, 0, 0, 0, 0};
+	memcpy(j + 6, &addr, 8);
+	j[14] = j[15] = 0xcc;
+	if (mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE) != 0)
+		return 0;
+	memcpy((void *)(page + 16 * r->direct_used), j, 16);
+	mprotect((void *)page, (size_t)pg, PROT_READ | PROT_EXEC);
+	return page + 16 * r->direct_used++;
+}
+
 static struct region *region_for(uintptr_t lo, uintptr_t hi)
 {
 	for (size_t i = 0; i < nregions; i++)
@@ -393,6 +429,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, in
 		s->lit = 0;
 		s->lit_val = 0;
 		s->owner = NULL;
+		s->direct = NULL;
 		s->route = ROUTE_NONE;
 		if (bias + es->record + 8 <= fstart && !((fstart - 8) & 7) && fstart - 8 >= o->lo &&
 		    insn_is_nops((const uint8_t *)(fstart - 8), 8)) {

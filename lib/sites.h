@@ -44,9 +44,15 @@ struct region {
 	uint32_t next_fresh;                          /* never handed out: >= this */
 	uint32_t retired[REGION_STUBS];               /* FIFO of returned stubs */
 	uint32_t ret_head, ret_count;
+	/* jumps to far direct-call targets: `jmp *0(%rip); .quad addr` */
+	uintptr_t direct_page;   /* 0 until the first far target */
+	uint32_t direct_used;    /* 16-byte slots handed out */
 };
 extern struct region regions[MAX_REGIONS] HIDDEN;
 extern size_t nregions HIDDEN; /* published with release after a region is set */
+/* A jump to ADDR within rel32 reach of region R (patch_lock held); 0 if no
+ * memory. Never freed. */
+uintptr_t region_far_jump(struct region *r, uintptr_t addr) HIDDEN;
 
 /* How a site is routed, for introspection. */
 enum site_route { ROUTE_NONE, ROUTE_LIST, ROUTE_SINGLE, ROUTE_TRAMP, ROUTE_CALLOPS, ROUTE_DIRECT };
@@ -62,6 +68,7 @@ struct site {
 	uintptr_t lit;     /* CALL_OPS literal address, 0 if the site has none */
 	uintptr_t lit_val; /* what the literal holds now */
 	struct dynftrace_ops *owner; /* the one ops that wants it (ref == 1) */
+	struct dynftrace_ops *direct; /* a direct-call ops holding the site */
 };
 
 struct dft_object {

@@ -160,6 +160,31 @@ DYNFTRACE_API int dynftrace_for_each_site(dynftrace_site_cb cb, void *data);
 #define DYNFTRACE_ROUTE_LIST 0x0u /* none of the above: the baseline */
 DYNFTRACE_API int dynftrace_set_routes(unsigned routes);
 
+/*
+ * Direct calls (the kernel's register_ftrace_direct): every site OPS' filter
+ * selects calls ADDR itself, with no trampoline in between; ops->func is not
+ * used. Undo with dynftrace_unregister_ops(ops).
+ *
+ * Calling contract of ADDR (x86-64): it is entered by a `call` placed at the
+ * traced function's first instruction (after endbr64), so on entry
+ *   0(%rsp) = return address into the traced function (site + 5)
+ *   8(%rsp) = the traced function's own return address (into its caller)
+ *   rdi rsi rdx rcx r8 r9, xmm0-7 (and al for varargs, r10 static chain)
+ *     = the traced function's arguments, stack arguments above 8(%rsp)
+ * and %rsp is 16-byte aligned (the traced function's entry %rsp - 8). ADDR
+ * must preserve every one of those registers and all callee-saved ones
+ * (rbx rbp r12-r15), may use r11 and the flags, and must return with `ret`.
+ * A C function does not meet this; write it in assembly or save and
+ * restore the argument registers around C code. Far targets are reached
+ * through a jump placed near the code (`jmp *addr`).
+ *
+ * A site holds at most one direct call, and while it does the other ops
+ * that select it do not see it. -EBUSY: a selected site already has a direct
+ * call, or OPS is registered; -ENOENT: the filter selects nothing;
+ * -ESTALE: libraries changed since the filter was set (set it again).
+ */
+DYNFTRACE_API int dynftrace_register_direct(struct dynftrace_ops *ops, unsigned long addr);
+
 /* One site, as the kernel's enabled_functions shows it. */
 struct dynftrace_site_info {
 	unsigned long ip;
