@@ -357,6 +357,10 @@ enum site_action { ACT_IGNORE, ACT_MAKE_CALL, ACT_MAKE_NOP, ACT_MODIFY_CALL };
 /*
  * ftrace_check_record: what must happen to S. TARGET, ROUTE and LIT (the
  * literal value wanted, CALL_OPS sites only) describe the wanted state.
+ * A wanted site off the CALL_OPS route keeps the list ops in its literal
+ * (as arm64 does): a thread still on its way through the callops
+ * trampoline after the site moved on reaches every ops that wants the
+ * site, so an ops that keeps the site loses no call to a route change.
  */
 static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *route,
 				   uintptr_t *lit)
@@ -398,6 +402,8 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 		*route = ROUTE_CALLOPS;
 		*lit = (uintptr_t)&list_ops;
 	}
+	if (want && s->lit && !*lit)
+		*lit = (uintptr_t)&list_ops; /* off the CALL_OPS route, see above */
 	if (want && !en)
 		return ACT_MAKE_CALL;
 	if (!want && en)
@@ -434,33 +440,21 @@ static void disable_all(void)
 	free(v);
 }
 
-/* Record the literal values of LV[0..NL) (in site order) as written. */
-static void lits_written(const struct patch_entry *lv, size_t nl)
-{
-	for (size_t i = 0, k = 0; i < site_count && k < nl; i++)
-		if (site_tab[i].lit == lv[k].addr)
-			memcpy(&site_tab[i].lit_val, lv[k++].new, 8);
-}
-
 /*
- * Make every site match its accounting. CALL_OPS literals that get an ops
- * change first (one atomic store each: a thread reads the old or the new
- * ops, both alive until the caller's grace period), then every code change
- * in one batch, then the literals that are cleared: a site that leaves the
- * CALL_OPS route keeps its ops for the threads still on their way through
- * the callops trampoline, so an ops that keeps the site loses no callback.
- * patch_lock held.
+ * Make every site match its accounting. CALL_OPS literals change first
+ * (one atomic store each: a thread reads the old or the new ops, both
+ * alive until the caller's grace period), then every code change in one
+ * batch. patch_lock held.
  */
 static int update_sites(void)
 {
 	struct patch_entry *v = calloc(site_count + 1, sizeof(*v));
 	struct patch_entry *lv = calloc(site_count + 1, sizeof(*lv));
-	struct patch_entry *lz = calloc(site_count + 1, sizeof(*lz));
 	uint32_t *act = malloc((site_count + 1) * sizeof(*act));
 	uint8_t *routes = malloc(site_count + 1);
-	size_t n = 0, nl = 0, nz = 0;
+	size_t n = 0, nl = 0;
 	int err = 0;
-	if (!v || !act || !lv || !lz || !routes) {
+	if (!v || !act || !lv || !routes) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -470,7 +464,7 @@ static int update_sites(void)
 		uint8_t route;
 		enum site_action a = check_site(s, &target, &route, &lit);
 		if (s->lit && s->lit_val != lit) {
-			struct patch_entry *l = lit ? &lv[nl++] : &lz[nz++];
+			struct patch_entry *l = &lv[nl++];
 			l->addr = s->lit;
 			l->len = 8;
 			memcpy(l->old, &s->lit_val, 8);
@@ -496,7 +490,10 @@ static int update_sites(void)
 	}
 	err = patch_write_data(lv, nl);
 	if (err == 0) {
-		lits_written(lv, nl);
+		/* lv[] follows site order */
+		for (size_t i = 0, k = 0; i < site_count && k < nl; i++)
+			if (site_tab[i].lit == lv[k].addr)
+				memcpy(&site_tab[i].lit_val, lv[k++].new, 8);
 		err = patch_batch(v, n);
 	}
 	if (err == 0) {
@@ -512,11 +509,7 @@ static int update_sites(void)
 				s->route = ROUTE_NONE;
 			}
 		}
-		err = patch_write_data(lz, nz);
-		if (err == 0)
-			lits_written(lz, nz);
-	}
-	if (err) {
+	} else {
 		uintptr_t bad = patch_last_error_addr();
 		const char *fn = NULL, *obj = "?";
 		for (size_t k = 0; bad && k < site_count; k++)
@@ -533,7 +526,6 @@ static int update_sites(void)
 out:
 	free(v);
 	free(lv);
-	free(lz);
 	free(act);
 	free(routes);
 	return err;
@@ -1021,7 +1013,7 @@ HIDDEN void ops_routes_from_env(void)
 		m |= DYNFTRACE_ROUTE_TRAMP;
 	if (strstr(v, "callops") || strstr(v, "call_ops"))
 		m |= DYNFTRACE_ROUTE_CALL_OPS;
-	if (strstr(v, "all"))
+	if (!strcmp(v, "all")) /* not strstr: "callops" holds "all" */
 		m = DYNFTRACE_ROUTE_TRAMP | DYNFTRACE_ROUTE_CALL_OPS;
 	route_mask = m;
 }

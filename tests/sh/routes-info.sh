@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# description: site introspection shows each site's route, call target, CALL_OPS literal and ops
+# config: asan tsan
+#
+# tests/routes/info.c with tests/routes/funcs.c built with the flags of
+# `dynftrace cflags --call-ops` (co_*) and the plain flags (tr_*), for gcc,
+# gcc -fcf-protection=full (endbr64 before the site), and clang (both ways)
+# when installed; then with DYNFTRACE_ROUTES=list|tramp|callops|all setting
+# the initial mask. Env: TOP B CC SAN.
+. "$(dirname "$0")/../gen/common.sh"
+R=$TOP/tests/routes
+CALLOPS=$("$B/dynftrace" cflags --call-ops) || {
+	echo "not ok 1 - dynftrace cflags --call-ops"
+	exit 1
+}
+
+# build OUT CC EXTRA...: the info program
+build() {
+	local out=$1 cc=$2
+	shift 2
+	$cc $CFLAGS_T $SANFLAGS "$@" $CALLOPS -DPFX=co_ -c "$R/funcs.c" -o "$T/co.o" &&
+		$cc $CFLAGS_T $SANFLAGS "$@" $TRACE_FLAGS -DPFX=tr_ -c "$R/funcs.c" -o "$T/tr.o" &&
+		CC=$cc cc_prog "$out" "$R/info.c" "$T/co.o" "$T/tr.o" "$@"
+}
+
+# run NAME CMD...: one TAP line for a TAP-speaking program
+run() {
+	local name=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	local rc=$? p f
+	p=$(grep -c '^ok ' "$T/out")
+	f=$(grep -c '^not ok ' "$T/out")
+	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
+		ok "$name ($p checks)"
+	else
+		notok "$name: status $rc, $f of $((p + f)) checks failed"
+		grep -Ev '^ok ' "$T/out" | head -30 | sed -e 's/^/# /'
+		head -30 "$T/err" | sed -e 's/^/# /'
+	fi
+}
+
+variants="$CC|"
+if [ -z "$SAN" ]; then
+	variants="$variants $CC|-fcf-protection=full"
+	if command -v clang >/dev/null && [ "$CC" != clang ]; then
+		variants="$variants clang| clang|-fcf-protection=full"
+	fi
+fi
+first=
+for v in $variants; do
+	cc=${v%%|*} extra=${v#*|}
+	name="$cc${extra:+ $extra}"
+	out=$T/info-$cc${extra:+-cet}
+	# shellcheck disable=SC2086
+	if ! build "$out" "$cc" $extra 2>"$T/build.log"; then
+		notok "build the info program ($name)"
+		diag_file "$T/build.log"
+		continue
+	fi
+	[ -n "$first" ] || first=$out
+	run "$name: routes of every site under 4 route masks" "$out"
+done
+[ -n "$first" ] || exit 1
+for m in list tramp callops all; do
+	run "DYNFTRACE_ROUTES=$m sets the initial mask" env DYNFTRACE_ROUTES=$m "$first" env
+done
+tap_end

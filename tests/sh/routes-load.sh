@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# description: route transitions (list/tramp/call_ops/nop) under load, exact counts in quiet windows
+# config: asan tsan
+#
+# tests/routes/load.c with tests/routes/funcs.c built twice: with the flags of
+# `dynftrace cflags --call-ops` (co_*, sites with a CALL_OPS literal) and with
+# the plain flags (tr_*). Worker threads call them while the main thread
+# registers, unregisters, refilters ops and cycles the route masks; see
+# load.c. Run for gcc, and for clang when it is installed (default
+# configuration only). Env: TOP B CC SAN; ROUTES_SEED, ROUTES_SECONDS.
+. "$(dirname "$0")/../gen/common.sh"
+R=$TOP/tests/routes
+CALLOPS=$("$B/dynftrace" cflags --call-ops) || {
+	echo "not ok 1 - dynftrace cflags --call-ops"
+	exit 1
+}
+
+# build CC OUT: the load program with compiler CC
+build() {
+	local cc=$1 out=$2
+	$cc $CFLAGS_T $SANFLAGS $CALLOPS -DPFX=co_ -c "$R/funcs.c" -o "$T/co.o" &&
+		$cc $CFLAGS_T $SANFLAGS $TRACE_FLAGS -DPFX=tr_ -c "$R/funcs.c" -o "$T/tr.o" &&
+		CC=$cc cc_prog "$out" "$R/load.c" "$T/co.o" "$T/tr.o"
+}
+
+# run NAME CMD...: one TAP line for a TAP-speaking program, its diag kept
+run() {
+	local name=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	local rc=$? p f
+	p=$(grep -c '^ok ' "$T/out")
+	f=$(grep -c '^not ok ' "$T/out")
+	grep -E '^#' "$T/out"
+	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
+		ok "$name ($p checks)"
+	else
+		notok "$name: status $rc, $f of $((p + f)) checks failed"
+		grep -E '^not ok' "$T/out" | head -20 | sed -e 's/^/# /'
+		head -30 "$T/err" | sed -e 's/^/# /'
+	fi
+}
+
+compilers=$CC
+if [ -z "$SAN" ] && command -v clang >/dev/null && [ "$CC" != clang ]; then
+	compilers="$compilers clang"
+fi
+secs=${ROUTES_SECONDS:-25}
+[ "$compilers" != "$CC" ] && secs=${ROUTES_SECONDS:-20}
+for cc in $compilers; do
+	if ! build "$cc" "$T/load-$cc" 2>"$T/build.log"; then
+		notok "build the load program with $cc"
+		diag_file "$T/build.log"
+		continue
+	fi
+	run "$cc: transitions under load" env ROUTES_SECONDS="$secs" "$T/load-$cc"
+done
+tap_end
