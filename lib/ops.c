@@ -437,6 +437,21 @@ static void disable_all(void)
 		for (size_t i = 0; i < site_count; i++)
 			site_tab[i].flags &= ~SITE_FL_ENABLED;
 	}
+	/* No literal may keep an ops its owner will free: they all go to 0. */
+	n = 0;
+	for (size_t i = 0; i < site_count; i++) {
+		struct site *s = &site_tab[i];
+		if (!s->lit || !s->lit_val)
+			continue;
+		struct patch_entry *e = &v[n++];
+		e->addr = s->lit;
+		e->len = 8;
+		memcpy(e->old, &s->lit_val, 8);
+		memset(e->new, 0, 8);
+	}
+	if (patch_write_data(v, n) == 0)
+		for (size_t i = 0; i < site_count; i++)
+			site_tab[i].lit_val = 0;
 	free(v);
 }
 
