@@ -39,7 +39,7 @@ cp /bin/true "$T/seeds/true" 2>/dev/null
 # Small seeds fuzz faster; strip the debug info the compiler added.
 for f in "$T"/seeds/*; do strip -g "$f" 2>/dev/null; done
 
-TMPDIR=$T "$T/fuzz_elf" -max_total_time="${FUZZ_TIME:-20}" -max_len=65536 -timeout=10 -artifact_prefix="$T/" \
+TMPDIR=$T "$T/fuzz_elf" -max_total_time="${FUZZ_TIME:-20}" -max_len=65536 -timeout=120 -artifact_prefix="$T/" \
 	-rss_limit_mb=1024 -print_final_stats=1 "$T/corpus" "$T/seeds" >"$T/log" 2>&1
 rc=$?
 if [ $rc -eq 0 ]; then

@@ -48,7 +48,7 @@ for s in "$TOP"/tests/golden/streams/*.txt; do
 	done
 done
 
-TMPDIR=$T "$T/fuzz_trace" -max_total_time="${FUZZ_TIME:-20}" -max_len=16384 -timeout=10 \
+TMPDIR=$T "$T/fuzz_trace" -max_total_time="${FUZZ_TIME:-20}" -max_len=16384 -timeout=120 \
 	-artifact_prefix="$T/" -rss_limit_mb=1024 -print_final_stats=1 "$T/corpus" "$T/seeds" \
 	>"$T/log" 2>&1
 rc=$?
