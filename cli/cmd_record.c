@@ -43,7 +43,7 @@
 #include "views.h"
 
 #define DEFAULT_DIR	  "dynftrace.data"
-#define DEFAULT_BUFFER_KB 1024 /* the runtime's default too */
+#define DEFAULT_BUFFER_KB 4096 /* the runtime's default too (lib/ring.h) */
 
 static const char record_usage[] =
     "usage: dynftrace record [OPTIONS] [--] PROG [ARGS...]\n"
@@ -513,6 +513,8 @@ static int child_env(const struct rec_opts *o, const char *lib, const char *absd
 		r |= set_env("DYNFTRACE_OVERWRITE", "1");
 	if (o->disabled)
 		r |= set_env("DYNFTRACE_DISABLED", "1");
+	if (!getenv("DYNFTRACE_CONTROL")) /* live control (issue 6); =0 turns it off */
+		r |= set_env("DYNFTRACE_CONTROL", "1");
 	free(filter);
 	free(notrace);
 	return r ? -1 : 0;

@@ -24,6 +24,9 @@ static const struct command commands[] = {
     {"dump", cmd_dump, "convert a recorded trace (--chrome: Chrome trace-event JSON)"},
     {"cflags", cmd_cflags, "print the compiler and linker flags for traceable code"},
     {"sites", cmd_sites, "list the traceable functions of a program and its libraries"},
+    {"ctl", cmd_ctl, "read or change the tracing of a running process"},
+    {"ps", cmd_ps, "list the running processes whose tracing can be controlled"},
+    {"pipe", cmd_pipe, "stream the trace of a running process"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "patch.h"
+#include "ctl.h"
 
 void rcu_atfork_prepare(void) HIDDEN;
 void rcu_atfork_parent(void) HIDDEN;
@@ -64,6 +65,7 @@ static void dft_init(void)
 	if (err)
 		dft_log("finding sites failed: %s", strerror(-err));
 	trace_init();
+	ctl_init(); /* live control (issue 6), when DYNFTRACE_CONTROL=1 */
 	init_running = 0;
 }
 

@@ -107,6 +107,8 @@ void ops_routes_from_env(void) HIDDEN;
 void trace_init(void) HIDDEN;
 void trace_thread_exit(void) HIDDEN;
 void trace_atfork_child(void) HIDDEN;
+void trace_before_exec(void) HIDDEN; /* flush: the image is about to go */
+void trace_exec_failed(void) HIDDEN; /* ... but it stays */
 
 /* sites.c */
 int sites_init(void) HIDDEN;

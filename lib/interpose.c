@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <alloca.h>
 
 #include "internal.h"
 #include "patch.h"
@@ -486,4 +487,97 @@ PUBLIC int dlclose(void *handle)
 	sites_rescan();
 	patch_unlock();
 	return r;
+}
+
+/* ---- exec ------------------------------------------------------------- */
+
+/*
+ * An exec replaces the image without running destructors: what this image
+ * recorded is flushed first (the new image records under its own name). The
+ * variadic execl* forms build their argument vector and end here too;
+ * glibc's execvp/execvpe call execve internally, so they are wrapped
+ * themselves.
+ */
+#include <stdarg.h>
+
+PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
+{
+	static int (*real)(const char *, char *const[], char *const[]);
+	if (!real)
+		real = (int (*)(const char *, char *const[], char *const[]))dft_real("execve");
+	trace_before_exec();
+	int r = real(path, argv, envp);
+	int e = errno;
+	trace_exec_failed();
+	errno = e;
+	return r;
+}
+
+PUBLIC int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	static int (*real)(const char *, char *const[], char *const[]);
+	if (!real)
+		real = (int (*)(const char *, char *const[], char *const[]))dft_real("execvpe");
+	trace_before_exec();
+	int r = real(file, argv, envp);
+	int e = errno;
+	trace_exec_failed();
+	errno = e;
+	return r;
+}
+
+PUBLIC int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+/* Collect execl-style arguments (NULL-terminated) into a vector. */
+#define EXECL_ARGV(first, ap, argv)                                   \
+	do {                                                                    \
+		size_t n_ = 1;                                                  \
+		va_list c_;                                                     \
+		va_copy(c_, ap);                                                \
+		while (va_arg(c_, char *))                                      \
+			n_++;                                                   \
+		va_end(c_);                                                     \
+		argv = alloca((n_ + 1) * sizeof(char *));                       \
+		argv[0] = (char *)(first);                                      \
+		for (size_t i_ = 1; i_ <= n_; i_++)                             \
+			argv[i_] = va_arg(ap, char *);                          \
+	} while (0)
+
+PUBLIC int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **argv;
+	va_start(ap, arg);
+	EXECL_ARGV(arg, ap, argv);
+	va_end(ap);
+	return execve(path, argv, environ);
+}
+
+PUBLIC int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	char **argv;
+	va_start(ap, arg);
+	EXECL_ARGV(arg, ap, argv);
+	va_end(ap);
+	return execvpe(file, argv, environ);
+}
+
+PUBLIC int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **argv, **envp = NULL;
+	va_start(ap, arg);
+	EXECL_ARGV(arg, ap, argv);
+	envp = va_arg(ap, char **); /* after the terminating NULL */
+	va_end(ap);
+	return execve(path, argv, envp);
 }

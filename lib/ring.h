@@ -45,15 +45,35 @@ enum {
 	RING_EV_EXIT_DEPTH = 8,
 };
 
+/* Defaults (a 0 in struct ring_config): 64 pages of 64 KiB, i.e. 4 MiB per
+ * thread (memory is touched only as the thread writes). With 1 MiB, one
+ * thread writing 25 M function_graph calls/s lost events on the loaded
+ * 2-core VM when the consumer was not scheduled for 5 ms; with 4 MiB none
+ * (docs/PERFORMANCE.md). pages is rounded up to a power of two. */
+#define RING_DEFAULT_PAGE_SIZE 65536
+#define RING_DEFAULT_PAGES 64
+#define RING_PAYLOAD_MAX 256
+
 struct ring_config {
 	const char *ctf_dir;  /* session's ctf/ directory (exists) */
 	const char *info_path; /* session's info file, for "lost:" lines; may be NULL */
 	const char *img;      /* process image name for file names: "PID" or "PID.K"
 				 (docs/FORMAT.md); NULL: the pid */
-	size_t page_size;     /* bytes per page = per CTF packet; power of 2, >= 4096 */
-	size_t pages;         /* pages per thread, >= 2 */
+	size_t page_size;     /* bytes per page = per CTF packet; power of 2, >= 4096; 0: default */
+	size_t pages;         /* pages per thread, >= 2; 0: default */
 	int overwrite;        /* 1: flight recorder, keep the newest */
 };
+
+/* Names this process image for the stream files opened from now on
+ * (stream-IMG-TID): for a forked child, after ring_atfork_child() (which
+ * resets the name to the child's pid). IMG as in ring_config.img. */
+void ring_set_img(const char *img) HIDDEN;
+
+/* Sets CFG's page_size and pages for BUFFER_KB KiB per thread (0: the
+ * default): 64 KiB pages, smaller ones (down to 4 KiB) so that there are
+ * at least 4 pages when possible; the number of pages is rounded down to a
+ * power of two, at least 2 (so 8 KiB is the smallest buffer). */
+void ring_config_size(struct ring_config *cfg, size_t buffer_kb) HIDDEN;
 
 /*
  * Start recording into CFG->ctf_dir: write ctf/metadata if it does not exist
@@ -98,5 +118,27 @@ struct ring_thread_stats {
  * consumer's lock. Returns the number of threads. */
 int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data),
 			 void *data) HIDDEN;
+
+/* Which source ring_now() reads now: "tsc" (calibrated rdtsc) or "vdso"
+ * (clock_gettime). Starts as "vdso"; the consumer switches to "tsc" a few
+ * ms after ring_init when the TSC is invariant (constant_tsc + nonstop_tsc)
+ * or DYNFTRACE_CLOCK=tsc, never with DYNFTRACE_CLOCK=vdso. */
+const char *ring_clock_name(void) HIDDEN;
+/* |CLOCK_MONOTONIC - ring_now()| in ns found at the last re-synchronisation
+ * (the consumer re-synchronises the TSC clock every second and slews the
+ * error away); 0 before the first one. */
+uint64_t ring_clock_error_ns(void) HIDDEN;
+
+/*
+ * Environment (read by ring_init):
+ *   DYNFTRACE_CLOCK=vdso|tsc        force a clock source
+ *   DYNFTRACE_RING_TEST_STALL=1     tests: the consumer writes nothing until
+ *                                   ring_shutdown (buffers fill up)
+ *
+ * Hooks the runtime must call:
+ *   ring_thread_exit()   when a thread exits (pthread key destructor);
+ *   ring_atfork_child()  in the child after fork;
+ *   ring_shutdown()      at process exit and before execve.
+ */
 
 #endif

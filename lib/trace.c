@@ -23,6 +23,13 @@
  * The shadow stack is the thread's own (mmap'd at its first traced call);
  * nothing else touches it, signal handlers of the same thread nest on it in
  * LIFO order.
+ *
+ * Live control (issue 6, the section at the end and trace.h): the control
+ * thread switches the tracer, the filters and the graph settings of the
+ * running process. The tracer kind, max depth, time threshold and graph
+ * root map are then read by callbacks with atomic loads; each shadow entry
+ * remembers the kind and the sinks (ring, in-memory buffer) its entry went
+ * to, so a frame opened before a switch closes consistently.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -42,30 +49,42 @@
 #include "regs.h"
 #include "ring.h"
 #include "sites.h"
+#include "ctl.h"
+#include "trace.h"
 
 extern const char dft_return_tramp[] HIDDEN;
 
 enum tracer_kind { TR_NONE, TR_FUNCTION, TR_GRAPH, TR_PROFILE };
 
-/* Configuration: written once by trace_init before the ops is registered. */
+/*
+ * Configuration. dir, img, filter, notrace: written by trace_init (and img
+ * by the fork child) before anything reads them. kind, max_depth and
+ * time_filter: written by trace_init, then by the control thread under
+ * tctl_lock (kind only while trace_ops is unregistered); callbacks read
+ * them with READ_ONCE.
+ */
 static struct {
 	enum tracer_kind kind;
 	char dir[4096];
 	char img[64];
 	unsigned max_depth;
 	uint64_t time_filter;
-	char *filter, *notrace; /* comma-separated globs */
-	int graph_filter;       /* -F with function_graph: roots by id */
+	char *filter, *notrace; /* comma-separated globs (environment) */
 } cfg;
 
 static struct dynftrace_ops trace_ops;
 static int recording;
 
-/* -F roots for function_graph, by site id; replaced under patch_lock,
- * read under RCU (callbacks). */
+/* Graph roots (set_graph_function, or -F with function_graph/profile) and
+ * graph_notrace functions, by site id; replaced under patch_lock, read
+ * under RCU (callbacks). NULL: no graph list. */
+#define ROOT_FL_ROOT 1
+#define ROOT_FL_NOTRACE 2
 struct root_map {
 	uint32_t n;
-	uint8_t is_root[];
+	uint8_t has_roots;   /* graphs start only at ROOT_FL_ROOT functions */
+	uint8_t has_notrace; /* some function is ROOT_FL_NOTRACE */
+	uint8_t flags[];
 };
 static struct root_map *roots;
 
@@ -77,25 +96,54 @@ struct shadow_ent {
 	uint64_t ts;     /* entry time */
 	uint64_t child_ns; /* time spent in traced callees (profile) */
 	uint32_t id;
-	uint8_t root;    /* a -F root */
 	uint8_t hooked;  /* *slot holds dft_return_tramp */
+	uint8_t kind;    /* enum tracer_kind at entry */
+	uint8_t fl;      /* SE_* */
+	uint8_t epoch;   /* live_epoch at entry (low bits) */
 };
+#define SE_RING 1    /* its entry event went to the ring: exit goes there too */
+#define SE_LIVE 2    /* ... to the in-memory buffer */
+#define SE_NOTRACE 4 /* a graph_notrace function: nothing below it is traced */
+#define SE_ROOT 8    /* a graph root (-F, set_graph_function) */
 
 #define SHADOW_MAX 4096
 
 struct fg_thread {
 	uint32_t depth;
 	uint32_t filter_depth; /* open -F roots */
+	uint32_t notrace_depth; /* open graph_notrace frames */
 	uint64_t overflow;     /* entries not traced for lack of room */
-	struct prof_ent *prof; /* profile table, by site id */
+	struct prof_ent *prof; /* profile table, by site id (see prof_lock) */
 	uint32_t prof_n;
+	uint32_t prof_linked;  /* on prof_threads */
+	uint64_t prof_gen;     /* the profile session its counters belong to */
+	struct fg_thread *prof_next, *prof_prev;
 	struct shadow_ent ent[SHADOW_MAX];
 };
 
+/* Counters: written by the owner with relaxed atomic stores, read by the
+ * control thread (trace_stat/function) with relaxed loads. */
 struct prof_ent {
 	uint64_t calls, total, self;
 	double sumsq;
 };
+
+/*
+ * Profile tables of live threads, so that trace_stat/function can read
+ * them while they count (issue 6).
+ *
+ * | prof_all, prof_all_n          | prof_lock                               |
+ * | prof_threads, g->prof_next/prev, g->prof_linked | prof_lock             |
+ * | g->prof, g->prof_n (pointer)  | owner, replaced only under prof_lock    |
+ * |                               | (owners only trylock: never wait)       |
+ * | g->prof_gen                   | owner under prof_lock                   |
+ * | prof_gen                      | control thread (atomic), under prof_lock|
+ */
+static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct prof_ent *prof_all;
+static uint32_t prof_all_n;
+static struct fg_thread *prof_threads;
+static uint64_t prof_gen = 1;
 
 static __thread struct fg_thread *fg_self __attribute__((tls_model("initial-exec")));
 
@@ -132,31 +180,61 @@ static void emit_exit(void)
 		ring_event_end(p);
 }
 
-static void prof_account(struct fg_thread *g, const struct shadow_ent *e, uint64_t dur)
+/* Owner: make g->prof hold ID for profile session GEN. Never waits: when
+ * the control thread holds prof_lock, the sample is dropped (0). */
+static int prof_prepare(struct fg_thread *g, uint32_t id, uint64_t gen)
 {
-	if (!g->prof || e->id >= g->prof_n) {
+	if (pthread_mutex_trylock(&prof_lock))
+		return 0;
+	int ok = 1;
+	if (g->prof && g->prof_gen != gen) /* a new session: start from zero */
+		memset(g->prof, 0, g->prof_n * sizeof(*g->prof));
+	g->prof_gen = gen;
+	if (!g->prof || id >= g->prof_n) {
 		uint32_t n = site_next_id + 1024;
+		if (n <= id)
+			n = id + 1024;
 		struct prof_ent *np = mmap(NULL, n * sizeof(*np), PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (np == MAP_FAILED) {
+			ok = 0;
+		} else {
+			if (g->prof) {
+				memcpy(np, g->prof, g->prof_n * sizeof(*np));
+				munmap(g->prof, g->prof_n * sizeof(*np));
+			}
+			g->prof = np;
+			g->prof_n = n;
+		}
+	}
+	if (ok && !g->prof_linked) {
+		g->prof_prev = NULL;
+		g->prof_next = prof_threads;
+		if (prof_threads)
+			prof_threads->prof_prev = g;
+		prof_threads = g;
+		g->prof_linked = 1;
+	}
+	pthread_mutex_unlock(&prof_lock);
+	return ok;
+}
+
+static void prof_account(struct fg_thread *g, const struct shadow_ent *e, uint64_t dur)
+{
+	uint64_t gen = __atomic_load_n(&prof_gen, __ATOMIC_RELAXED);
+	if (unlikely(!g->prof || e->id >= g->prof_n || g->prof_gen != gen)) {
+		if (!prof_prepare(g, e->id, gen)) {
 			ring_count_lost(1);
 			return;
 		}
-		if (g->prof) {
-			memcpy(np, g->prof, g->prof_n * sizeof(*np));
-			munmap(g->prof, g->prof_n * sizeof(*np));
-		}
-		g->prof = np;
-		g->prof_n = n;
-		if (e->id >= n)
-			return;
 	}
 	struct prof_ent *p = &g->prof[e->id];
 	uint64_t self = dur > e->child_ns ? dur - e->child_ns : 0;
-	p->calls++;
-	p->total += dur;
-	p->self += self;
-	p->sumsq += (double)dur * (double)dur;
+	double sq = p->sumsq + (double)dur * (double)dur;
+	__atomic_store_n(&p->calls, p->calls + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->total, p->total + dur, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->self, p->self + self, __ATOMIC_RELAXED);
+	__atomic_store(&p->sumsq, &sq, __ATOMIC_RELAXED);
 }
 
 /* Close the top frame at time NOW (returned, or found dead). */
@@ -164,29 +242,42 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 {
 	struct shadow_ent *e = &g->ent[--g->depth];
 	uint64_t dur = now > e->ts ? now - e->ts : 0;
-	if (e->root)
+	if (e->fl & SE_ROOT)
 		g->filter_depth--;
 	if (!returned && e->hooked && *e->slot == (uintptr_t)dft_return_tramp)
 		*e->slot = e->orig; /* still live somewhere? leave it returning right */
-	switch (cfg.kind) {
+	if (e->fl & SE_NOTRACE) {
+		g->notrace_depth--;
+		return;
+	}
+	switch (e->kind) {
 	case TR_PROFILE:
 		prof_account(g, e, dur);
 		if (g->depth)
 			g->ent[g->depth - 1].child_ns += dur;
 		break;
 	case TR_GRAPH:
-		if (cfg.time_filter) {
-			if (dur >= cfg.time_filter) {
+		if (e->fl & (SE_RING | SE_LIVE)) {
+			if (e->fl & SE_RING)
+				emit_exit();
+			/* Not into buffers cleared since the entry (tracer switch,
+			 * `echo > trace`): its entry is gone. */
+			if ((e->fl & SE_LIVE) &&
+			    e->epoch == (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED))
+				live_exit(e->id, g->depth, now, dur);
+		} else {
+			uint64_t thresh = READ_ONCE(cfg.time_filter);
+			if (thresh && dur >= thresh) {
 				uint64_t ts;
-				uint8_t *p = ring_event_begin(RING_EV_CALL, 12, &ts);
+				uint8_t *p = recording ? ring_event_begin(RING_EV_CALL, 12, &ts) : NULL;
 				if (p) {
 					memcpy(p, &e->id, 4);
 					memcpy(p + 4, &dur, 8);
 					ring_event_end(p);
 				}
+				if (READ_ONCE(live_enabled))
+					live_call(e->id, g->depth, now, dur);
 			}
-		} else {
-			emit_exit();
 		}
 		break;
 	default:
@@ -219,27 +310,46 @@ static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftr
 	}
 	uintptr_t *slot = (uintptr_t *)regs->sp;
 	close_dead(g, (uintptr_t)slot + 1); /* a live caller's slot is above ours */
-	if (cfg.max_depth && g->depth >= cfg.max_depth)
+	if (g->notrace_depth)
+		return; /* below a graph_notrace function */
+	unsigned max_depth = READ_ONCE(cfg.max_depth);
+	if (max_depth && g->depth >= max_depth)
 		return;
-	uint8_t root = 0;
-	if (cfg.graph_filter && g->filter_depth == 0) {
-		const struct root_map *r = __atomic_load_n(&roots, __ATOMIC_ACQUIRE);
-		if (!r || id >= r->n || !r->is_root[id])
-			return;
-		root = 1;
+	uint8_t root = 0, fl = 0;
+	const struct root_map *r = __atomic_load_n(&roots, __ATOMIC_ACQUIRE);
+	if (unlikely(r != NULL)) {
+		uint8_t f = id < r->n ? r->flags[id] : 0;
+		if (f & ROOT_FL_NOTRACE)
+			fl = SE_NOTRACE;
+		else if (r->has_roots && g->filter_depth == 0) {
+			if (!(f & ROOT_FL_ROOT))
+				return;
+			root = 1;
+		}
 	}
 	if (unlikely(g->depth == SHADOW_MAX)) {
 		g->overflow++;
 		ring_count_lost(2);
 		return;
 	}
-	uint64_t ts;
-	if (cfg.kind == TR_GRAPH && !cfg.time_filter) {
-		emit_u32(RING_EV_ENTRY, id, &ts);
-		if (!ts) {
-			ring_count_lost(1); /* its exit */
-			return;
+	enum tracer_kind kind = READ_ONCE(cfg.kind);
+	uint64_t ts = 0;
+	if (kind == TR_GRAPH && !fl && !READ_ONCE(cfg.time_filter)) {
+		if (recording) {
+			emit_u32(RING_EV_ENTRY, id, &ts);
+			if (ts)
+				fl |= SE_RING;
+			else
+				ring_count_lost(1); /* its exit */
 		}
+		if (READ_ONCE(live_enabled)) {
+			if (!ts)
+				ts = ring_now();
+			if (live_entry(id, g->depth, ts))
+				fl |= SE_LIVE;
+		}
+		if (!fl)
+			return;
 	} else {
 		ts = ring_now();
 	}
@@ -249,9 +359,12 @@ static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftr
 	e->ts = ts;
 	e->child_ns = 0;
 	e->id = id;
-	e->root = root;
 	e->hooked = 1;
+	e->kind = (uint8_t)kind;
+	e->fl = fl | (root ? SE_ROOT : 0);
+	e->epoch = (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED);
 	g->filter_depth += root;
+	g->notrace_depth += !!(fl & SE_NOTRACE);
 	*slot = (uintptr_t)dft_return_tramp;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* a nested handler sees the push */
 	g->depth++;
@@ -289,14 +402,16 @@ static void function_entry(unsigned long ip, unsigned long parent_ip, struct dyn
 	uint32_t id = site_id_lookup(ip);
 	if (unlikely(id == UINT32_MAX))
 		return;
-	uint64_t ts;
-	uint8_t *p = ring_event_begin(RING_EV_FUNCTION, 12, &ts);
+	uint64_t ts = 0;
+	uint8_t *p = recording ? ring_event_begin(RING_EV_FUNCTION, 12, &ts) : NULL;
 	if (p) {
 		memcpy(p, &id, 4);
 		uint64_t pip = parent_ip;
 		memcpy(p + 4, &pip, 8);
 		ring_event_end(p);
 	}
+	if (READ_ONCE(live_enabled))
+		live_function(id, parent_ip, ts ? ts : ring_now());
 }
 
 /* ---- frames that leave without returning -------------------------------- */
@@ -437,24 +552,55 @@ static void write_sites(const struct dft_object *only)
 	fclose(m);
 }
 
-/* -F roots for function_graph (patch_lock held). */
+/*
+ * The function lists of live control (trace.h), as globs in the order they
+ * were given ("!glob" removes). Written by the control thread holding
+ * tctl_lock and patch_lock; read holding either (build_roots runs under
+ * patch_lock, also from dlopen).
+ */
+struct glob_list {
+	char **v;
+	size_t n;
+};
+static struct glob_list lists[TL_COUNT];
+
+/* Does the list select NAME? Later globs win ("a*" then "!ab" drops ab). */
+static int list_selects(const struct glob_list *l, const char *name)
+{
+	int sel = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *g = l->v[i];
+		int neg = g[0] == '!';
+		if (dft_glob_match(neg ? g + 1 : g, name))
+			sel = !neg;
+	}
+	return sel;
+}
+
+/* Graph roots and graph_notrace functions by site id (patch_lock held). */
 static void build_roots(void)
 {
-	uint32_t n = site_next_id;
-	struct root_map *r = calloc(1, sizeof(*r) + n + 1);
-	if (!r)
-		return;
-	r->n = n;
-	char *globs = strdup(cfg.filter);
-	if (globs) {
-		for (char *save, *g = strtok_r(globs, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
-			for (size_t i = 0; i < site_count; i++) {
-				const char *nm = site_func_name(&site_tab[i]);
-				if (nm && site_tab[i].id < n && dft_glob_match(g, nm))
-					r->is_root[site_tab[i].id] = 1;
+	const struct glob_list *rl = &lists[TL_GRAPH_FUNCTION], *nl = &lists[TL_GRAPH_NOTRACE];
+	struct root_map *r = NULL;
+	if (rl->n || nl->n) {
+		uint32_t n = site_next_id;
+		r = calloc(1, sizeof(*r) + n + 1);
+		if (!r)
+			return;
+		r->n = n;
+		r->has_roots = rl->n != 0;
+		for (size_t i = 0; i < site_count; i++) {
+			const char *nm = site_func_name(&site_tab[i]);
+			uint32_t id = site_tab[i].id;
+			if (!nm || id >= n)
+				continue;
+			if (rl->n && list_selects(rl, nm))
+				r->flags[id] |= ROOT_FL_ROOT;
+			if (nl->n && list_selects(nl, nm)) {
+				r->flags[id] |= ROOT_FL_NOTRACE;
+				r->has_notrace = 1;
 			}
 		}
-		free(globs);
 	}
 	struct root_map *old = roots;
 	__atomic_store_n(&roots, r, __ATOMIC_RELEASE);
@@ -466,10 +612,9 @@ static void build_roots(void)
 
 void trace_sites_added(struct dft_object *o)
 {
-	if (!recording)
-		return;
-	write_sites(o);
-	if (cfg.graph_filter)
+	if (recording)
+		write_sites(o);
+	if (lists[TL_GRAPH_FUNCTION].n || lists[TL_GRAPH_NOTRACE].n)
 		build_roots();
 }
 
@@ -482,11 +627,23 @@ HIDDEN void trace_thread_exit(void)
 	struct fg_thread *g = fg_self;
 	if (recording)
 		ring_thread_exit();
-	if (g && cfg.kind == TR_PROFILE)
+	live_thread_exit();
+	if (g && g->prof)
 		write_profile();
 	if (g && !g->depth) {
 		/* No hooked frame is left: the start routine has returned (or
 		 * pthread_exit closed them all). */
+		pthread_mutex_lock(&prof_lock);
+		if (g->prof_linked) {
+			if (g->prof_prev)
+				g->prof_prev->prof_next = g->prof_next;
+			else
+				prof_threads = g->prof_next;
+			if (g->prof_next)
+				g->prof_next->prof_prev = g->prof_prev;
+			g->prof_linked = 0;
+		}
+		pthread_mutex_unlock(&prof_lock);
 		fg_self = NULL;
 		if (g->prof)
 			munmap(g->prof, g->prof_n * sizeof(*g->prof));
@@ -494,17 +651,17 @@ HIDDEN void trace_thread_exit(void)
 	}
 }
 
-static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct prof_ent *prof_all;
-static uint32_t prof_all_n;
-
-/* Merge this thread's profile into the process total. */
+/* Merge this thread's profile into the process total (of its session). */
 static void write_profile(void)
 {
 	struct fg_thread *g = fg_self;
 	if (!g || !g->prof)
 		return;
 	pthread_mutex_lock(&prof_lock);
+	if (g->prof_gen != prof_gen) {
+		pthread_mutex_unlock(&prof_lock);
+		return; /* counts of an old session */
+	}
 	if (g->prof_n > prof_all_n) {
 		struct prof_ent *n = realloc(prof_all, g->prof_n * sizeof(*n));
 		if (n) {
@@ -523,6 +680,39 @@ static void write_profile(void)
 	pthread_mutex_unlock(&prof_lock);
 }
 
+/* The current session's totals: exited threads plus live ones (prof_lock
+ * held). A malloc'd array of *N entries, or NULL. */
+static struct prof_ent *prof_collect(uint32_t *np)
+{
+	uint32_t n = prof_all_n;
+	for (struct fg_thread *t = prof_threads; t; t = t->prof_next)
+		if (t->prof_gen == prof_gen && t->prof_n > n)
+			n = t->prof_n;
+	*np = n;
+	struct prof_ent *all = n ? calloc(n, sizeof(*all)) : NULL;
+	if (!all)
+		return NULL;
+	for (uint32_t i = 0; i < prof_all_n; i++)
+		all[i] = prof_all[i];
+	for (struct fg_thread *t = prof_threads; t; t = t->prof_next) {
+		if (t->prof_gen != prof_gen)
+			continue;
+		for (uint32_t i = 0; i < t->prof_n; i++) {
+			const struct prof_ent *p = &t->prof[i];
+			uint64_t c = __atomic_load_n(&p->calls, __ATOMIC_RELAXED);
+			if (!c)
+				continue;
+			double sq;
+			__atomic_load(&p->sumsq, &sq, __ATOMIC_RELAXED);
+			all[i].calls += c;
+			all[i].total += __atomic_load_n(&p->total, __ATOMIC_RELAXED);
+			all[i].self += __atomic_load_n(&p->self, __ATOMIC_RELAXED);
+			all[i].sumsq += sq;
+		}
+	}
+	return all;
+}
+
 static void dump_profile(void)
 {
 	char path[4200];
@@ -532,13 +722,16 @@ static void dump_profile(void)
 		dft_log("cannot write %s: %s", path, strerror(errno));
 		return;
 	}
+	uint32_t n;
 	pthread_mutex_lock(&prof_lock);
-	for (uint32_t i = 0; i < prof_all_n; i++)
-		if (prof_all[i].calls)
-			fprintf(f, "%u %lu %lu %lu %.0f\n", i, (unsigned long)prof_all[i].calls,
-				(unsigned long)prof_all[i].total, (unsigned long)prof_all[i].self,
-				prof_all[i].sumsq);
+	struct prof_ent *all = prof_collect(&n); /* threads still running too */
 	pthread_mutex_unlock(&prof_lock);
+	for (uint32_t i = 0; all && i < n; i++)
+		if (all[i].calls)
+			fprintf(f, "%u %lu %lu %lu %.0f\n", i, (unsigned long)all[i].calls,
+				(unsigned long)all[i].total, (unsigned long)all[i].self,
+				all[i].sumsq);
+	free(all);
 	fclose(f);
 }
 
@@ -546,7 +739,7 @@ static void trace_shutdown(void)
 {
 	if (!recording)
 		return;
-	if (cfg.kind == TR_PROFILE) {
+	if (READ_ONCE(cfg.kind) == TR_PROFILE) {
 		write_profile();
 		dump_profile();
 	}
@@ -556,6 +749,23 @@ static void trace_shutdown(void)
 __attribute__((destructor)) static void trace_fini(void)
 {
 	trace_shutdown();
+}
+
+/* The ring configuration, kept to restart recording if an exec fails. */
+static struct ring_config exec_rc;
+static char exec_ctf[4200], exec_info[4200];
+
+/* exec replaces the image: flush what this one recorded (interpose.c). */
+HIDDEN void trace_before_exec(void)
+{
+	if (recording)
+		ring_shutdown();
+}
+
+HIDDEN void trace_exec_failed(void)
+{
+	if (recording && ring_init(&exec_rc) != 0)
+		dft_log("recording stopped: cannot restart it after a failed exec");
 }
 
 /* Pick this image's name: PID, or PID.K after the K-th exec in that pid. */
@@ -582,16 +792,27 @@ static int claim_img(void)
 
 HIDDEN void trace_atfork_child(void)
 {
-	if (!recording)
-		return;
-	ring_atfork_child();
+	/* Only this thread survives: its table is the only one left, and a
+	 * parent thread may have held prof_lock. */
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	prof_lock = fresh;
 	struct fg_thread *g = fg_self;
 	if (g && g->prof)
 		memset(g->prof, 0, g->prof_n * sizeof(*g->prof));
+	prof_threads = NULL;
+	if (g && g->prof_linked) {
+		g->prof_next = g->prof_prev = NULL;
+		prof_threads = g;
+	}
 	free(prof_all);
 	prof_all = NULL;
 	prof_all_n = 0;
+	live_atfork_child();
+	if (!recording)
+		return;
+	ring_atfork_child();
 	if (claim_img() == 0) {
+		ring_set_img(cfg.img);
 		char line[128];
 		snprintf(line, sizeof(line), "pid: %s\n", cfg.img);
 		append_line("info", line);
@@ -600,6 +821,11 @@ HIDDEN void trace_atfork_child(void)
 		patch_unlock();
 	}
 }
+
+/* Live control state (see the last section). */
+static int tracing_on = 1; /* tctl_lock (trace_init before) */
+static int ops_on;         /* trace_ops is registered: tctl_lock (trace_init before) */
+static int list_parse(const char *text, const char *seps, struct glob_list *out);
 
 static int set_globs(int notrace, const char *list)
 {
@@ -653,14 +879,13 @@ HIDDEN void trace_init(void)
 		cfg.filter = NULL;
 	if (cfg.notrace && !*cfg.notrace)
 		cfg.notrace = NULL;
-	cfg.graph_filter = cfg.filter && cfg.kind != TR_FUNCTION;
 
 	int err = claim_img();
 	if (err) {
 		dft_log("cannot record into %s: %s", cfg.dir, strerror(-err));
 		return;
 	}
-	size_t kb = 1024;
+	size_t kb = 0; /* the ring's default (RING_DEFAULT_PAGES x RING_DEFAULT_PAGE_SIZE) */
 	if ((v = getenv("DYNFTRACE_BUFFER_KB")) && strtoul(v, NULL, 10) >= 8)
 		kb = strtoul(v, NULL, 10);
 	char ctf[4200], info[4200];
@@ -671,13 +896,16 @@ HIDDEN void trace_init(void)
 		.ctf_dir = ctf,
 		.info_path = info,
 		.img = cfg.img,
-		.page_size = kb >= 256 ? 65536 : 4096,
 	};
-	rc.pages = kb * 1024 / rc.page_size;
-	if (rc.pages < 2)
-		rc.pages = 2;
+	ring_config_size(&rc, kb);
 	v = getenv("DYNFTRACE_OVERWRITE");
 	rc.overwrite = v && *v && strcmp(v, "0");
+	exec_rc = rc;
+	snprintf(exec_ctf, sizeof(exec_ctf), "%s", ctf);
+	snprintf(exec_info, sizeof(exec_info), "%s", info);
+	exec_rc.ctf_dir = exec_ctf;
+	exec_rc.info_path = exec_info;
+	exec_rc.img = cfg.img;
 	err = ring_init(&rc);
 	if (err) {
 		dft_log("cannot record into %s: %s", ctf, strerror(-err));
@@ -689,7 +917,14 @@ HIDDEN void trace_init(void)
 	recording = 1;
 	patch_lock();
 	write_sites(NULL);
-	if (cfg.graph_filter)
+	/* The state live control starts from (-F with function_graph or
+	 * profile: graph roots; with function: the filter). */
+	if (cfg.filter)
+		list_parse(cfg.filter, ",", &lists[cfg.kind == TR_FUNCTION ? TL_FILTER
+									     : TL_GRAPH_FUNCTION]);
+	if (cfg.notrace)
+		list_parse(cfg.notrace, ",", &lists[TL_NOTRACE]);
+	if (lists[TL_GRAPH_FUNCTION].n)
 		build_roots();
 	patch_unlock();
 
@@ -702,10 +937,435 @@ HIDDEN void trace_init(void)
 		return;
 	}
 	v = getenv("DYNFTRACE_DISABLED");
-	if (v && *v && strcmp(v, "0"))
+	if (v && *v && strcmp(v, "0")) {
+		tracing_on = 0;
 		return; /* live control turns it on later */
+	}
 	err = dynftrace_register_ops(&trace_ops);
 	if (err)
 		dft_log("cannot start the %s tracer: %s", tr && *tr ? tr : "function_graph",
 			strerror(-err));
+	else
+		ops_on = 1;
+}
+
+/* ---- live control (issue 6, trace.h) ------------------------------------ */
+/*
+ * The control thread changes the tracers of the running process. Every
+ * function below holds tctl_lock; changes to trace_ops go through the ops
+ * API, which re-patches at once and, on unregister, waits until no thread
+ * is inside a callback (so cfg.kind and trace_ops.func only change while no
+ * callback can read them).
+ *
+ * | state                     | written under               | read by            |
+ * |---------------------------|-----------------------------|--------------------|
+ * | tracing_on, ops_on        | tctl_lock                   | control thread     |
+ * | cfg.kind, trace_ops.func  | tctl_lock, ops unregistered | callbacks (READ_ONCE)|
+ * | cfg.max_depth, time_filter| tctl_lock (WRITE_ONCE)      | callbacks (READ_ONCE)|
+ * | lists[]                   | tctl_lock + patch_lock      | either lock holder |
+ * | roots                     | patch_lock (build_roots)    | callbacks (RCU)    |
+ * | prof_gen, prof_all        | prof_lock                   | see prof_lock      |
+ */
+static pthread_mutex_t tctl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define LIST_MAX 4096
+
+static const char *const tracer_names[] = {
+	[TR_NONE] = "nop",
+	[TR_FUNCTION] = "function",
+	[TR_GRAPH] = "function_graph",
+	[TR_PROFILE] = "profile",
+};
+
+static void list_free(struct glob_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* Append the SEPS-separated words of TEXT to OUT. 0, -ENOMEM or -E2BIG. */
+static int list_parse(const char *text, const char *seps, struct glob_list *out)
+{
+	char *copy = strdup(text);
+	if (!copy)
+		return -ENOMEM;
+	int err = 0;
+	for (char *save, *g = strtok_r(copy, seps, &save); g && !err;
+	     g = strtok_r(NULL, seps, &save)) {
+		char **nv = out->n < LIST_MAX ? realloc(out->v, (out->n + 1) * sizeof(*nv)) : NULL;
+		char *d = nv ? strdup(g) : NULL;
+		if (nv)
+			out->v = nv;
+		if (!d) {
+			err = out->n < LIST_MAX ? -ENOMEM : -E2BIG;
+			break;
+		}
+		out->v[out->n++] = d;
+	}
+	free(copy);
+	return err;
+}
+
+/* What fnmatch would take literally although the user meant a class: an
+ * unclosed '['. Same rule as the ops API's. */
+static int glob_ok(const char *g)
+{
+	if (!*g)
+		return 0;
+	for (const char *p = g; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+		} else if (*p == '[') {
+			const char *q = p + 1;
+			if (*q == '!' || *q == '^')
+				q++;
+			if (*q == ']')
+				q++;
+			while (*q && *q != ']')
+				q++;
+			if (!*q)
+				return 0;
+			p = q;
+		}
+	}
+	return 1;
+}
+
+#define WHY(...) ((void)(why && snprintf(why, whylen, __VA_ARGS__)))
+
+/* Every glob of L is valid and matches a function (patch_lock held). */
+static int list_check(const struct glob_list *l, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *g = l->v[i][0] == '!' ? l->v[i] + 1 : l->v[i];
+		if (!glob_ok(g)) {
+			WHY("bad glob '%s'", l->v[i]);
+			return -EINVAL;
+		}
+		size_t k = 0;
+		while (k < site_count && !dft_glob_match(g, site_func_name(&site_tab[k])))
+			k++;
+		if (k == site_count) {
+			WHY("no function matches '%s'", g);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Apply L to trace_ops' filter (NOTRACE 0) or notrace selection: all of it
+ * (REPLACE), or added to what is there. */
+static int ops_apply(const struct glob_list *l, int notrace, int replace)
+{
+	int (*set)(struct dynftrace_ops *, const char *, int) =
+		notrace ? dynftrace_set_notrace : dynftrace_set_filter;
+	if (replace && !l->n)
+		return set(&trace_ops, NULL, 1);
+	for (size_t i = 0; i < l->n; i++) {
+		int err = set(&trace_ops, l->v[i], replace && i == 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static const char *list_name(enum trace_list l)
+{
+	static const char *const names[TL_COUNT] = {"set_ftrace_filter", "set_ftrace_notrace",
+						     "set_graph_function", "set_graph_notrace"};
+	return names[l];
+}
+
+int trace_set_list(enum trace_list l, const char *text, int append, char *why, size_t whylen)
+{
+	if ((unsigned)l >= TL_COUNT)
+		return -EINVAL;
+	struct glob_list add = {0}, next = {0};
+	int err = list_parse(text ? text : "", " \t\r\n", &add);
+	if (err) {
+		if (err == -E2BIG)
+			WHY("too many globs (at most %d)", LIST_MAX);
+		else
+			WHY("out of memory");
+		list_free(&add);
+		return err;
+	}
+	pthread_mutex_lock(&tctl_lock);
+	struct glob_list *cur = &lists[l];
+	if (append && cur->n + add.n > LIST_MAX) {
+		WHY("%s would hold more than %d globs", list_name(l), LIST_MAX);
+		err = -E2BIG;
+		goto out;
+	}
+	/* The new list, built before anything changes. */
+	for (size_t i = 0; append && i < cur->n && !err; i++)
+		if (!(next.v = realloc(next.v, (next.n + 1) * sizeof(*next.v))) ||
+		    !(next.v[next.n] = strdup(cur->v[i])))
+			err = -ENOMEM;
+		else
+			next.n++;
+	for (size_t i = 0; i < add.n && !err; i++)
+		if (!(next.v = realloc(next.v, (next.n + 1) * sizeof(*next.v))) ||
+		    !(next.v[next.n] = strdup(add.v[i])))
+			err = -ENOMEM;
+		else
+			next.n++;
+	if (err) {
+		WHY("out of memory");
+		goto out;
+	}
+	patch_lock();
+	err = list_check(&add, why, whylen);
+	if (!err && (l == TL_GRAPH_FUNCTION || l == TL_GRAPH_NOTRACE)) {
+		struct glob_list old = *cur;
+		*cur = next;
+		next = old; /* freed below */
+		build_roots();
+	}
+	patch_unlock();
+	if (err || l == TL_GRAPH_FUNCTION || l == TL_GRAPH_NOTRACE)
+		goto out;
+	err = ops_apply(append ? &add : &next, l == TL_NOTRACE, !append);
+	if (err) {
+		if (err == -ENODEV)
+			WHY("tracing was stopped for good: %s", dft_kill_reason);
+		else if (err == -ENOENT)
+			WHY("a function of %s went away meanwhile", list_name(l));
+		else
+			WHY("cannot apply %s: %s", list_name(l), strerror(-err));
+		ops_apply(cur, l == TL_NOTRACE, 1); /* back to what it was */
+		goto out;
+	}
+	patch_lock();
+	struct glob_list old = *cur;
+	*cur = next;
+	next = old;
+	patch_unlock();
+out:
+	pthread_mutex_unlock(&tctl_lock);
+	list_free(&add);
+	list_free(&next);
+	return err;
+}
+
+void trace_read_list(enum trace_list l, struct sbuf *out)
+{
+	if ((unsigned)l >= TL_COUNT)
+		return;
+	int notrace = l == TL_NOTRACE || l == TL_GRAPH_NOTRACE;
+	size_t before = out->len;
+	pthread_mutex_lock(&tctl_lock);
+	patch_lock();
+	const struct glob_list *gl = &lists[l];
+	for (size_t i = 0; gl->n && i < site_count; i++) {
+		const char *nm = site_func_name(&site_tab[i]);
+		if (nm && list_selects(gl, nm))
+			sb_printf(out, "%s\n", nm);
+	}
+	patch_unlock();
+	pthread_mutex_unlock(&tctl_lock);
+	if (out->len == before)
+		sb_printf(out, notrace ? "#### no functions disabled ####\n"
+				       : "#### all functions enabled ####\n");
+}
+
+/* Make trace_ops match kind and tracing_on (tctl_lock held). */
+static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
+{
+	int err;
+	if (ops_on) {
+		err = dynftrace_unregister_ops(&trace_ops);
+		if (err) {
+			WHY("cannot stop the %s tracer: %s", tracer_names[cfg.kind], strerror(-err));
+			return err;
+		}
+		ops_on = 0;
+	}
+	if (kind != READ_ONCE(cfg.kind)) {
+		WRITE_ONCE(cfg.kind, kind);
+		if (kind == TR_PROFILE) { /* a new profile session */
+			pthread_mutex_lock(&prof_lock);
+			__atomic_store_n(&prof_gen, prof_gen + 1, __ATOMIC_RELAXED);
+			free(prof_all);
+			prof_all = NULL;
+			prof_all_n = 0;
+			pthread_mutex_unlock(&prof_lock);
+		}
+		live_clear();
+	}
+	if (!tracing_on || kind == TR_NONE)
+		return 0;
+	trace_ops.func = kind == TR_FUNCTION ? function_entry : graph_entry;
+	err = dynftrace_register_ops(&trace_ops);
+	if (err == -ENODEV)
+		WHY("tracing was stopped for good: %s", dft_kill_reason);
+	else if (err)
+		WHY("cannot start the %s tracer: %s", tracer_names[kind], strerror(-err));
+	else
+		ops_on = 1;
+	return err;
+}
+
+void trace_ctl_start(void)
+{
+	__atomic_store_n(&live_enabled, 1, __ATOMIC_RELEASE);
+}
+
+int trace_set_tracer(const char *name, char *why, size_t whylen)
+{
+	int kind = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(tracer_names); i++)
+		if (!strcmp(name, tracer_names[i]))
+			kind = (int)i;
+	if (kind < 0) {
+		WHY("unknown tracer '%s' (available: %s)", name, trace_available_tracers());
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&tctl_lock);
+	int err = 0;
+	if ((enum tracer_kind)kind != cfg.kind || (tracing_on && kind != TR_NONE && !ops_on))
+		err = tracer_apply((enum tracer_kind)kind, why, whylen);
+	pthread_mutex_unlock(&tctl_lock);
+	return err;
+}
+
+const char *trace_get_tracer(void)
+{
+	return tracer_names[READ_ONCE(cfg.kind)];
+}
+
+const char *trace_available_tracers(void)
+{
+	return "function_graph function profile nop";
+}
+
+int trace_set_tracing_on(int on, char *why, size_t whylen)
+{
+	pthread_mutex_lock(&tctl_lock);
+	int err = 0;
+	on = !!on;
+	if (on != tracing_on || (on && cfg.kind != TR_NONE && !ops_on)) {
+		int was = tracing_on;
+		tracing_on = on;
+		err = tracer_apply(cfg.kind, why, whylen);
+		if (err)
+			tracing_on = ops_on ? 1 : (on ? was : 0);
+	}
+	pthread_mutex_unlock(&tctl_lock);
+	return err;
+}
+
+int trace_get_tracing_on(void)
+{
+	pthread_mutex_lock(&tctl_lock);
+	int on = tracing_on;
+	pthread_mutex_unlock(&tctl_lock);
+	return on;
+}
+
+int trace_set_max_depth(unsigned depth)
+{
+	pthread_mutex_lock(&tctl_lock);
+	WRITE_ONCE(cfg.max_depth, depth);
+	pthread_mutex_unlock(&tctl_lock);
+	return 0;
+}
+
+unsigned trace_get_max_depth(void)
+{
+	return READ_ONCE(cfg.max_depth);
+}
+
+int trace_set_thresh(uint64_t ns)
+{
+	pthread_mutex_lock(&tctl_lock);
+	WRITE_ONCE(cfg.time_filter, ns);
+	pthread_mutex_unlock(&tctl_lock);
+	return 0;
+}
+
+uint64_t trace_get_thresh(void)
+{
+	return READ_ONCE(cfg.time_filter);
+}
+
+int trace_recording(void)
+{
+	return recording;
+}
+
+int trace_write_marker(const char *text, size_t len)
+{
+	pthread_mutex_lock(&tctl_lock);
+	int on = tracing_on;
+	pthread_mutex_unlock(&tctl_lock);
+	if (!on)
+		return 0;
+	uint64_t ts = 0;
+	if (recording) {
+		size_t n = len < RING_PAYLOAD_MAX - 1 ? len : RING_PAYLOAD_MAX - 1;
+		uint8_t *p = ring_event_begin(RING_EV_MARKER, n + 1, &ts);
+		if (p) {
+			memcpy(p, text, n);
+			p[n] = 0;
+			ring_event_end(p);
+		}
+	}
+	live_marker(text, len, ts ? ts : ring_now());
+	return 0;
+}
+
+struct prof_row {
+	uint32_t id;
+	const struct prof_ent *e;
+};
+
+static int prof_row_cmp(const void *a, const void *b)
+{
+	const struct prof_row *x = a, *y = b;
+	if (x->e->total != y->e->total)
+		return x->e->total < y->e->total ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+void trace_read_profile(struct sbuf *out)
+{
+	uint32_t n = 0;
+	pthread_mutex_lock(&prof_lock);
+	struct prof_ent *all = prof_collect(&n);
+	pthread_mutex_unlock(&prof_lock);
+	sb_printf(out, "  %-30s %10s    %-15s %-15s %s\n", "Function", "Hit", "Time", "Avg",
+		  "s^2");
+	sb_printf(out, "  %-30s %10s    %-15s %-15s %s\n", "--------", "---", "----", "---",
+		  "---");
+	struct prof_row *rows = all ? calloc(n, sizeof(*rows)) : NULL;
+	size_t k = 0;
+	for (uint32_t i = 0; rows && i < n; i++)
+		if (all[i].calls)
+			rows[k++] = (struct prof_row){i, &all[i]};
+	if (k)
+		qsort(rows, k, sizeof(*rows), prof_row_cmp);
+	for (size_t i = 0; i < k; i++) {
+		const struct prof_ent *e = rows[i].e;
+		const char *nm = live_func_name(rows[i].id);
+		double c = (double)e->calls, avg = (double)e->total / c, var = 0;
+		if (e->calls > 1) {
+			var = (e->sumsq - (double)e->total * (double)e->total / c) / (c - 1);
+			if (var < 0)
+				var = 0;
+		}
+		char name[64];
+		if (nm)
+			snprintf(name, sizeof(name), "%s", nm);
+		else
+			snprintf(name, sizeof(name), "<id %u>", rows[i].id);
+		sb_printf(out, "  %-30s %10lu    %12.3f us  %12.3f us  %12.3f us\n", name,
+			  (unsigned long)e->calls, (double)e->total / 1000.0, avg / 1000.0,
+			  var / 1e6);
+	}
+	free(rows);
+	free(all);
 }

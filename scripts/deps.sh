@@ -6,7 +6,7 @@
 set -u
 want=(gcc make binutils libc6-dev)
 case "${1:-build}" in
-test) want+=(clang libclang-rt-14-dev valgrind) ;;
+test) want+=(clang libclang-rt-14-dev valgrind babeltrace2) ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
 missing=()

@@ -34,6 +34,7 @@ rc=$?
 check $([ $rc -eq 3 ] && echo 0 || echo 1) "record: exits with the program's status (3)"
 cat >want.txt <<EOF
 DYNFTRACE_BUFFER_KB=64
+DYNFTRACE_CONTROL=1
 DYNFTRACE_DEPTH=3
 DYNFTRACE_DISABLED=1
 DYNFTRACE_FILTER=a*,b,c

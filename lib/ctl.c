@@ -1,0 +1,1403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl.c - live control of the running process (issue 6): a tracefs for
+ * every traced process, served by one thread on a Unix socket.
+ *
+ * Endpoint
+ * --------
+ *   $XDG_RUNTIME_DIR/dynftrace/PID.sock, else /tmp/dynftrace-UID/PID.sock
+ *
+ * The directory is created with mode 0700 and then checked with lstat: it
+ * must be a directory (not a symlink) owned by our uid with mode 0700, else
+ * control stays off (logged once). The socket is made 0600 before listen().
+ * Something already at the socket path is only replaced when it is a socket
+ * of ours that refuses connections (a stale socket of an earlier process
+ * with this pid); a symlink, a file or a live socket is left alone and
+ * control stays off. Stale sockets of dead pids in the directory are removed
+ * at start. Every connection's peer credentials (SO_PEERCRED) must be our
+ * uid or root; others get one error line, are closed and logged.
+ *
+ * The thread ("dynftrace-ctl") blocks every signal, never writes with
+ * SIGPIPE (MSG_NOSIGNAL), and serves up to CTL_CLIENTS connections with one
+ * poll() loop: bounded memory, no client can block another for longer than
+ * one request takes, and the traced threads never wait for it (they write
+ * into ctl_live.c's buffers, which it reads). Its file descriptors are the
+ * runtime's own (close-on-exec, moved above the program's usual range);
+ * before each use it checks with fstat that the descriptor still is the
+ * socket it made, so a program that closes it (closefrom) and reuses the
+ * number never has its file read or written by us.
+ *
+ * fork: the child gets its own endpoint (the atfork child handler closes the
+ * parent's descriptors without touching the parent's socket file and starts
+ * a new thread). exit: the socket is removed by a destructor. exec: the
+ * descriptors close; the new image (or `dynftrace ps`) removes the stale
+ * socket.
+ *
+ * Protocol (docs/CONTROL.md): requests are one line, responses a status
+ * line and length-prefixed chunks:
+ *
+ *   READ FILE\n                    -> OK\n  {LEN\n DATA}...  0\n
+ *   WRITE FILE LEN\n DATA          -> OK\n 0\n        | ERR message\n
+ *   APPEND FILE LEN\n DATA         -> same
+ *   READ trace_pipe\n (or STREAM)  -> OK\n  {LEN\n DATA}... (until closed)
+ *
+ * Concurrency: everything in `srv` and the clients belongs to the control
+ * thread, which holds srv_lock while it works (not while it polls). The fork
+ * handlers take srv_lock, so a fork never copies a half-done request; the
+ * destructor only reads ctl_owned_* (written before the thread starts).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dynftrace/dynftrace.h"
+#include "ctl.h"
+#include "ring.h"
+#include "trace.h"
+
+#define CTL_CLIENTS 16
+#define CTL_LINE_MAX 1024     /* request line */
+#define CTL_WRITE_MAX 65536   /* bytes of one WRITE/APPEND */
+#define CTL_CHUNK 32768       /* generated text per chunk */
+#define CTL_STREAM_POLL_MS 50 /* trace_pipe: look for new records this often */
+#define CTL_IDLE_POLL_MS 1000 /* housekeeping (buffers of exited threads) */
+#define CTL_REFUSE_LOG_MAX 10
+#define CTL_RESTARTS_MAX 3    /* endpoint re-made after the program closed it */
+
+/* ---- text buffers -------------------------------------------------------- */
+
+void sb_put(struct sbuf *b, const void *p, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t nc = b->cap ? b->cap : 256;
+		while (nc < b->len + n + 1)
+			nc *= 2;
+		char *np = realloc(b->p, nc);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) {
+		sb_put(b, tmp, (size_t)n);
+		return;
+	}
+	char *big = malloc((size_t)n + 1);
+	if (!big) {
+		b->oom = 1;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb_put(b, big, (size_t)n);
+	free(big);
+}
+
+void sb_free(struct sbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- server state --------------------------------------------------------- */
+
+enum client_state {
+	C_FREE = 0,
+	C_LINE,   /* reading a request line */
+	C_BODY,   /* reading the bytes of a WRITE/APPEND */
+	C_OUT,    /* sending a response (maybe generating it: trace) */
+	C_STREAM, /* trace_pipe */
+};
+
+struct client {
+	enum client_state st;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	int close_after;          /* close once the output is sent */
+	char line[CTL_LINE_MAX + 1];
+	size_t line_len;
+	char *body;               /* WRITE/APPEND data */
+	size_t body_len, body_want;
+	int append;
+	char file[CTL_LINE_MAX + 1];
+	struct sbuf out;          /* response bytes not yet sent, from out_off */
+	size_t out_off;
+	struct live_cursor *cur;  /* trace / trace_pipe */
+};
+
+static pthread_mutex_t srv_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int up;           /* the thread runs (in this process) */
+	int lfd;
+	dev_t ldev;
+	ino_t lino;
+	int restarts;
+	unsigned refused;
+	char exe[PATH_MAX]; /* the program, to name libraries in listings */
+	struct client cl[CTL_CLIENTS];
+} srv = {.lfd = -1};
+
+/* The socket file this process made (the destructor removes it). Written
+ * before the thread starts (and in the fork child), read by the destructor. */
+static char ctl_owned_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static pid_t ctl_owned_pid;
+static char ctl_gen_buf[CTL_CHUNK]; /* control thread: text of one chunk */
+
+/* Log once per message kind (the host's stderr is not ours to flood). */
+static void log_once(int *done, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_once(int *done, const char *fmt, ...)
+{
+	if (*done)
+		return;
+	*done = 1;
+	char buf[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	dft_log("control: %s", buf);
+}
+
+/* ---- descriptors ---------------------------------------------------------- */
+
+/* Move FD out of the program's usual range (it may expect low numbers). */
+static int fd_high(int fd)
+{
+	struct rlimit rl;
+	long lim = 1024;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (rlim_t)lim)
+		lim = (long)rl.rlim_cur;
+	if (lim < 256)
+		return fd;
+	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - 96));
+	if (nfd < 0)
+		return fd;
+	close(fd);
+	return nfd;
+}
+
+static int fd_ident(int fd, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return -errno;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* Is FD still the socket we made? */
+static int fd_is(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fd >= 0 && !fstat(fd, &st) && S_ISSOCK(st.st_mode) && st.st_dev == dev &&
+	       st.st_ino == ino;
+}
+
+/* ---- endpoint ------------------------------------------------------------- */
+
+/* The directory, created if needed and checked. 0 or -errno with WHY. */
+static int ctl_dir(char *dir, size_t n, char *why, size_t whylen)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	uid_t uid = geteuid();
+	int made = 0;
+	struct stat st;
+	if (x && x[0] == '/' && !stat(x, &st) && S_ISDIR(st.st_mode) &&
+	    (size_t)snprintf(dir, n, "%s/dynftrace", x) < n) {
+		/* under the user's runtime dir */
+	} else {
+		snprintf(dir, n, "/tmp/dynftrace-%u", (unsigned)uid);
+	}
+	if (!mkdir(dir, 0700))
+		made = 1;
+	else if (errno != EEXIST) {
+		snprintf(why, whylen, "cannot create %.200s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (made)
+		chmod(dir, 0700); /* whatever the umask */
+	if (lstat(dir, &st)) {
+		snprintf(why, whylen, "cannot check %.200s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 07777) != 0700) {
+		snprintf(why, whylen,
+			 "%.200s is not a private directory of uid %u (%s, owner %u, mode %04o); "
+			 "control is off",
+			 dir, (unsigned)uid,
+			 S_ISLNK(st.st_mode) ? "a symbolic link"
+			 : S_ISDIR(st.st_mode) ? "a directory"
+					       : "not a directory",
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Remove the sockets of processes that are gone. */
+static void sweep_stale(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	pid_t self = getpid();
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid <= 0 || pid == self || strcmp(end, ".sock"))
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		struct stat st;
+		char path[PATH_MAX + 256];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!lstat(path, &st) && S_ISSOCK(st.st_mode) && st.st_uid == geteuid())
+			unlink(path);
+	}
+	closedir(d);
+}
+
+/* Something is at PATH already: is it a stale socket of ours? */
+static int path_is_stale(const char *path, char *why, size_t whylen)
+{
+	struct stat st;
+	if (lstat(path, &st))
+		return errno == ENOENT; /* gone meanwhile */
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+		snprintf(why, whylen, "%.200s exists and is not a socket of ours (%s); control is off",
+			 path, S_ISLNK(st.st_mode) ? "a symbolic link" : "left alone");
+		return 0;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	int e = errno;
+	close(fd);
+	if (r == 0 || e != ECONNREFUSED) {
+		snprintf(why, whylen, "%.200s is served by another process; control is off", path);
+		return 0;
+	}
+	return 1;
+}
+
+/* Make the listening socket. 0 or -errno with WHY. */
+static int endpoint_create(char *why, size_t whylen)
+{
+	char dir[PATH_MAX];
+	int err = ctl_dir(dir, sizeof(dir), why, whylen);
+	if (err)
+		return err;
+	sweep_stale(dir);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%d.sock", dir, (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path)) {
+		snprintf(why, whylen, "the socket path under %.200s is too long; control is off", dir);
+		return -ENAMETOOLONG;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		snprintf(why, whylen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	fd = fd_high(fd);
+	for (int tries = 0;; tries++) {
+		if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			break;
+		err = -errno;
+		if (err != -EADDRINUSE || tries || !path_is_stale(sa.sun_path, why, whylen)) {
+			if (err != -EADDRINUSE || tries)
+				snprintf(why, whylen, "cannot bind %.200s: %s", sa.sun_path,
+					 strerror(-err));
+			close(fd);
+			return err;
+		}
+		unlink(sa.sun_path);
+	}
+	if (chmod(sa.sun_path, 0600) || listen(fd, CTL_CLIENTS) ||
+	    fd_ident(fd, &srv.ldev, &srv.lino)) {
+		err = -errno;
+		snprintf(why, whylen, "cannot listen on %.200s: %s", sa.sun_path, strerror(errno));
+		unlink(sa.sun_path);
+		close(fd);
+		return err;
+	}
+	srv.lfd = fd;
+	memcpy(ctl_owned_path, sa.sun_path, sizeof(ctl_owned_path));
+	__atomic_store_n(&ctl_owned_pid, getpid(), __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- responses ------------------------------------------------------------ */
+
+static void out_ok(struct client *c)
+{
+	sb_put(&c->out, "OK\n", 3);
+}
+
+static void out_chunk(struct client *c, const char *p, size_t n)
+{
+	if (!n)
+		return;
+	sb_printf(&c->out, "%zu\n", n);
+	sb_put(&c->out, p, n);
+}
+
+static void out_end(struct client *c)
+{
+	sb_put(&c->out, "0\n", 2);
+}
+
+static void out_err(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_err(struct client *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	sb_printf(&c->out, "ERR %s\n", msg);
+}
+
+/* A whole response from a text buffer. */
+static void out_text(struct client *c, struct sbuf *t)
+{
+	if (t->oom) {
+		out_err(c, "out of memory");
+		return;
+	}
+	out_ok(c);
+	out_chunk(c, t->p, t->len);
+	out_end(c);
+}
+
+/* ---- the namespace -------------------------------------------------------- */
+
+struct ctl_file;
+typedef int (*read_fn)(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+		       size_t whylen);
+typedef int (*write_fn)(const struct ctl_file *f, const char *arg, char *val, size_t len,
+			int append, char *why, size_t whylen);
+
+#define F_TRACE 1  /* `trace`: a generated snapshot */
+#define F_PIPE 2   /* `trace_pipe`: a stream */
+#define F_DIR 4    /* a directory: READ lists it */
+#define F_PREFIX 8 /* NAME/ARG: the rest of the path is ARG */
+
+struct ctl_file {
+	const char *name;
+	read_fn read;
+	write_fn write;
+	int flags;
+	int list; /* enum trace_list for the filter files */
+};
+
+/* White space trimmed in place; *LEN updated. */
+static char *trim(char *v, size_t *len)
+{
+	size_t n = *len;
+	while (n && (v[n - 1] == '\n' || v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
+		n--;
+	v[n] = 0;
+	while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') {
+		v++;
+		n--;
+	}
+	*len = n;
+	return v;
+}
+
+/* A decimal number <= MAX. */
+static int parse_num(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (max - (uint64_t)(*s - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+#define WHY(...) snprintf(why, whylen, __VA_ARGS__)
+
+static int rd_available_tracers(const struct ctl_file *f, const char *arg, struct sbuf *out,
+				char *why, size_t whylen)
+{
+	sb_printf(out, "%s\n", trace_available_tracers());
+	return 0;
+}
+
+static int rd_current_tracer(const struct ctl_file *f, const char *arg, struct sbuf *out,
+			     char *why, size_t whylen)
+{
+	sb_printf(out, "%s\n", trace_get_tracer());
+	return 0;
+}
+
+static int wr_current_tracer(const struct ctl_file *f, const char *arg, char *val, size_t len,
+			     int append, char *why, size_t whylen)
+{
+	val = trim(val, &len);
+	if (!len) {
+		WHY("current_tracer needs a tracer name (available: %s)",
+		    trace_available_tracers());
+		return -EINVAL;
+	}
+	return trace_set_tracer(val, why, whylen);
+}
+
+static int rd_tracing_on(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+			 size_t whylen)
+{
+	sb_printf(out, "%d\n", trace_get_tracing_on());
+	return 0;
+}
+
+static int wr_tracing_on(const struct ctl_file *f, const char *arg, char *val, size_t len,
+			 int append, char *why, size_t whylen)
+{
+	uint64_t v;
+	val = trim(val, &len);
+	if (parse_num(val, UINT32_MAX, &v)) {
+		WHY("bad value '%.64s' for tracing_on: expected 0 or 1", val);
+		return -EINVAL;
+	}
+	return trace_set_tracing_on(v != 0, why, whylen);
+}
+
+struct site_list_ctx {
+	struct sbuf *out;
+	int enabled_only;
+};
+
+static int site_list_cb(unsigned long ip, const char *func, const char *object, int enabled,
+			int refcount, void *data)
+{
+	struct site_list_ctx *x = data;
+	if (x->enabled_only && !enabled && !refcount)
+		return 0;
+	char hex[32];
+	if (!func) {
+		snprintf(hex, sizeof(hex), "0x%lx", ip);
+		func = hex;
+	}
+	const char *base = strrchr(object, '/');
+	int lib = srv.exe[0] && strcmp(object, srv.exe);
+	if (x->enabled_only)
+		sb_printf(x->out, "%s (%d)%s\n", func, refcount, enabled ? "" : " (not enabled)");
+	else if (lib)
+		sb_printf(x->out, "%s [%s]\n", func, base ? base + 1 : object);
+	else
+		sb_printf(x->out, "%s\n", func);
+	return x->out->oom;
+}
+
+static int rd_avail_funcs(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+			  size_t whylen)
+{
+	struct site_list_ctx x = {out, 0};
+	int err = dynftrace_for_each_site(site_list_cb, &x);
+	if (err < 0)
+		WHY("cannot list the sites: %s", strerror(-err));
+	return err < 0 ? err : 0;
+}
+
+static int rd_enabled(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+		      size_t whylen)
+{
+	struct site_list_ctx x = {out, 1};
+	int err = dynftrace_for_each_site(site_list_cb, &x);
+	if (err < 0)
+		WHY("cannot list the sites: %s", strerror(-err));
+	return err < 0 ? err : 0;
+}
+
+static int rd_list(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+		   size_t whylen)
+{
+	trace_read_list((enum trace_list)f->list, out);
+	return 0;
+}
+
+static int wr_list(const struct ctl_file *f, const char *arg, char *val, size_t len, int append,
+		   char *why, size_t whylen)
+{
+	val = trim(val, &len);
+	return trace_set_list((enum trace_list)f->list, val, append, why, whylen);
+}
+
+static int rd_max_depth(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+			size_t whylen)
+{
+	sb_printf(out, "%u\n", trace_get_max_depth());
+	return 0;
+}
+
+static int wr_max_depth(const struct ctl_file *f, const char *arg, char *val, size_t len,
+			int append, char *why, size_t whylen)
+{
+	uint64_t v;
+	val = trim(val, &len);
+	if (parse_num(val, 65535, &v)) {
+		WHY("bad value '%.64s' for max_graph_depth: expected a number from 0 (no limit) "
+		    "to 65535",
+		    val);
+		return -EINVAL;
+	}
+	return trace_set_max_depth((unsigned)v);
+}
+
+static int rd_thresh(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+		     size_t whylen)
+{
+	sb_printf(out, "%llu\n", (unsigned long long)(trace_get_thresh() / 1000));
+	return 0;
+}
+
+static int wr_thresh(const struct ctl_file *f, const char *arg, char *val, size_t len, int append,
+		     char *why, size_t whylen)
+{
+	uint64_t v;
+	val = trim(val, &len);
+	if (parse_num(val, 3600000000ull, &v)) {
+		WHY("bad value '%.64s' for tracing_thresh: expected microseconds (0: off)", val);
+		return -EINVAL;
+	}
+	return trace_set_thresh(v * 1000);
+}
+
+static int rd_buffer_kb(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+			size_t whylen)
+{
+	sb_printf(out, "%zu\n", live_size_kb());
+	return 0;
+}
+
+static int wr_buffer_kb(const struct ctl_file *f, const char *arg, char *val, size_t len,
+			int append, char *why, size_t whylen)
+{
+	uint64_t v;
+	val = trim(val, &len);
+	if (parse_num(val, UINT32_MAX, &v) || live_set_size_kb((size_t)v)) {
+		WHY("bad value '%.64s' for buffer_size_kb: expected KiB per thread, 8 to 262144",
+		    val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int wr_trace(const struct ctl_file *f, const char *arg, char *val, size_t len, int append,
+		    char *why, size_t whylen)
+{
+	if (!append) /* `echo > trace` (O_TRUNC): clear */
+		live_clear();
+	return 0;
+}
+
+static int wr_marker(const struct ctl_file *f, const char *arg, char *val, size_t len,
+		     int append, char *why, size_t whylen)
+{
+	if (len && val[len - 1] == '\n') /* echo's newline */
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (val[i] == '\n' || val[i] == '\r' || val[i] == '\t')
+			val[i] = ' ';
+	return trace_write_marker(val, len);
+}
+
+static int rd_trace_stat_dir(const struct ctl_file *f, const char *arg, struct sbuf *out,
+			     char *why, size_t whylen)
+{
+	sb_printf(out, "function\n");
+	return 0;
+}
+
+static int rd_trace_stat(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+			 size_t whylen)
+{
+	if (strcmp(arg, "function")) {
+		WHY("no such file 'trace_stat/%.64s'", arg);
+		return -ENOENT;
+	}
+	trace_read_profile(out);
+	return 0;
+}
+
+/* per_thread: threads of the in-memory buffers and of the recording. */
+struct tid_set {
+	pid_t v[4096];
+	size_t n;
+};
+
+static void tid_add(struct tid_set *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] == tid)
+			return;
+	if (s->n < ARRAY_SIZE(s->v))
+		s->v[s->n++] = tid;
+}
+
+static void tid_live_cb(const struct live_thread_stats *st, void *data)
+{
+	tid_add(data, st->tid);
+}
+
+static void tid_ring_cb(const struct ring_thread_stats *st, void *data)
+{
+	tid_add(data, st->tid);
+}
+
+static int tid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct stats_ctx {
+	pid_t tid;
+	int found;
+	struct live_thread_stats live;
+	struct ring_thread_stats ring;
+	int have_ring;
+};
+
+static void stats_live_cb(const struct live_thread_stats *st, void *data)
+{
+	struct stats_ctx *x = data;
+	if (st->tid == x->tid && !x->found) {
+		x->live = *st;
+		x->found = 1;
+	}
+}
+
+static void stats_ring_cb(const struct ring_thread_stats *st, void *data)
+{
+	struct stats_ctx *x = data;
+	if (st->tid == x->tid && !x->have_ring) {
+		x->ring = *st;
+		x->have_ring = 1;
+	}
+}
+
+static int rd_per_thread(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+			 size_t whylen)
+{
+	if (!*arg) {
+		struct tid_set *s = calloc(1, sizeof(*s));
+		if (!s) {
+			WHY("out of memory");
+			return -ENOMEM;
+		}
+		live_for_each_thread(tid_live_cb, s);
+		if (trace_recording())
+			ring_for_each_thread(tid_ring_cb, s);
+		qsort(s->v, s->n, sizeof(s->v[0]), tid_cmp);
+		for (size_t i = 0; i < s->n; i++)
+			sb_printf(out, "%d/\n", (int)s->v[i]);
+		free(s);
+		return 0;
+	}
+	char *end;
+	long tid = strtol(arg, &end, 10);
+	int dir = !*end;
+	if (tid <= 0 || (*end && strcmp(end, "/stats"))) {
+		WHY("no such file 'per_thread/%.64s'", arg);
+		return -ENOENT;
+	}
+	struct stats_ctx x = {.tid = (pid_t)tid};
+	live_for_each_thread(stats_live_cb, &x);
+	if (trace_recording())
+		ring_for_each_thread(stats_ring_cb, &x);
+	if (!x.found && !x.have_ring) {
+		WHY("no thread %ld has trace buffers", tid);
+		return -ENOENT;
+	}
+	if (dir) {
+		sb_printf(out, "stats\n");
+		return 0;
+	}
+	sb_printf(out, "entries: %llu\noverrun: %llu\nbytes: %llu\nread events: %llu\n",
+		  (unsigned long long)x.live.entries, (unsigned long long)x.live.overrun,
+		  (unsigned long long)x.live.bytes, (unsigned long long)x.live.read);
+	if (x.have_ring)
+		sb_printf(out, "recorded entries: %llu\nrecorded lost: %llu\nrecorded bytes: %llu\n",
+			  (unsigned long long)x.ring.events, (unsigned long long)x.ring.lost,
+			  (unsigned long long)x.ring.bytes);
+	return 0;
+}
+
+static const struct ctl_file files[] = {
+	{"available_tracers", rd_available_tracers, NULL, 0, 0},
+	{"current_tracer", rd_current_tracer, wr_current_tracer, 0, 0},
+	{"tracing_on", rd_tracing_on, wr_tracing_on, 0, 0},
+	{"available_filter_functions", rd_avail_funcs, NULL, 0, 0},
+	{"set_ftrace_filter", rd_list, wr_list, 0, TL_FILTER},
+	{"set_ftrace_notrace", rd_list, wr_list, 0, TL_NOTRACE},
+	{"set_graph_function", rd_list, wr_list, 0, TL_GRAPH_FUNCTION},
+	{"set_graph_notrace", rd_list, wr_list, 0, TL_GRAPH_NOTRACE},
+	{"max_graph_depth", rd_max_depth, wr_max_depth, 0, 0},
+	{"tracing_thresh", rd_thresh, wr_thresh, 0, 0},
+	{"buffer_size_kb", rd_buffer_kb, wr_buffer_kb, 0, 0},
+	{"trace", NULL, wr_trace, F_TRACE, 0},
+	{"trace_pipe", NULL, NULL, F_PIPE, 0},
+	{"trace_marker", NULL, wr_marker, 0, 0},
+	{"enabled_functions", rd_enabled, NULL, 0, 0},
+	{"trace_stat", rd_trace_stat_dir, NULL, F_DIR, 0},
+	{"trace_stat", rd_trace_stat, NULL, F_PREFIX, 0},
+	{"per_thread", rd_per_thread, NULL, F_DIR | F_PREFIX, 0},
+};
+
+/* Find FILE; *ARG gets what follows "NAME/" for F_PREFIX entries. */
+static const struct ctl_file *file_find(const char *name, const char **arg)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		const struct ctl_file *f = &files[i];
+		size_t k = strlen(f->name);
+		if (!strcmp(name, f->name) && (!(f->flags & F_PREFIX) || (f->flags & F_DIR))) {
+			*arg = "";
+			return f;
+		}
+		if ((f->flags & F_PREFIX) && n > k + 1 && !strncmp(name, f->name, k) &&
+		    name[k] == '/') {
+			*arg = name + k + 1;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+static void list_root(struct sbuf *out)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		if ((files[i].flags & F_PREFIX) && !(files[i].flags & F_DIR))
+			continue;
+		sb_printf(out, "%s%s\n", files[i].name, files[i].flags & F_DIR ? "/" : "");
+	}
+}
+
+/* File names: letters, digits, _ - . and /; no "..". */
+static int name_ok(const char *s)
+{
+	if (strstr(s, ".."))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' || *s == '.' || *s == '/'))
+			return 0;
+	return 1;
+}
+
+/* ---- requests ------------------------------------------------------------- */
+
+static void trace_header(struct sbuf *h, int graph)
+{
+	uint64_t in, written;
+	live_counts(&in, &written);
+	sb_printf(h, "# tracer: %s\n#\n", trace_get_tracer());
+	sb_printf(h, "# entries-in-buffer/entries-written: %llu/%llu   #P:%ld\n#\n",
+		  (unsigned long long)in, (unsigned long long)written,
+		  sysconf(_SC_NPROCESSORS_ONLN));
+	if (graph)
+		sb_printf(h, "#     TID     DURATION          FUNCTION CALLS\n"
+			     "#      |      |   |               |   |   |   |\n");
+	else
+		sb_printf(h, "#           TASK-TID         TIMESTAMP  FUNCTION\n"
+			     "#              | |               |         |\n");
+}
+
+static int graph_layout(void)
+{
+	return !strcmp(trace_get_tracer(), "function_graph");
+}
+
+static void do_read(struct client *c, const char *name)
+{
+	struct sbuf t = {0};
+	char why[512] = "";
+	const char *arg = "";
+	const struct ctl_file *f = *name ? file_find(name, &arg) : NULL;
+	if (!*name) {
+		list_root(&t);
+		out_text(c, &t);
+	} else if (!f) {
+		out_err(c, "no such file '%s'", name);
+	} else if (f->flags & F_TRACE) {
+		int graph = graph_layout();
+		c->cur = live_open(0, graph);
+		if (!c->cur) {
+			out_err(c, "out of memory");
+		} else {
+			trace_header(&t, graph);
+			out_ok(c);
+			out_chunk(c, t.p, t.len);
+		}
+	} else if (f->flags & F_PIPE) {
+		c->cur = live_open(1, graph_layout());
+		if (!c->cur) {
+			out_err(c, "out of memory");
+		} else {
+			out_ok(c);
+			c->st = C_STREAM;
+		}
+	} else if (!f->read) {
+		out_err(c, "%s is write-only", name);
+	} else {
+		int err = f->read(f, arg, &t, why, sizeof(why));
+		if (err)
+			out_err(c, "%s", why[0] ? why : strerror(-err));
+		else
+			out_text(c, &t);
+	}
+	sb_free(&t);
+}
+
+static void do_write(struct client *c)
+{
+	char why[512] = "";
+	const char *arg = "";
+	const struct ctl_file *f = file_find(c->file, &arg);
+	char *val = c->body ? c->body : (char *)"";
+	size_t len = c->body_len;
+	if (!f) {
+		out_err(c, "no such file '%s'", c->file);
+	} else if (!f->write) {
+		out_err(c, "%s is read-only", c->file);
+	} else if (memchr(val, 0, len)) {
+		out_err(c, "the value for %s contains a NUL byte", c->file);
+	} else {
+		int err = f->write(f, arg, val, len, c->append, why, sizeof(why));
+		if (err) {
+			out_err(c, "%s", why[0] ? why : strerror(-err));
+		} else {
+			out_ok(c);
+			out_end(c);
+		}
+	}
+	free(c->body);
+	c->body = NULL;
+	c->body_len = c->body_want = 0;
+}
+
+/* A complete request line (NUL-terminated, without its newline). */
+static void do_line(struct client *c)
+{
+	char *save, *verb = strtok_r(c->line, " ", &save);
+	char *file = verb ? strtok_r(NULL, " ", &save) : NULL;
+	char *len = file ? strtok_r(NULL, " ", &save) : NULL;
+	char *extra = len ? strtok_r(NULL, " ", &save) : NULL;
+	if (!verb) {
+		out_err(c, "empty request (expected READ FILE, WRITE FILE LEN or APPEND FILE LEN)");
+		c->close_after = 1;
+		return;
+	}
+	int rd = !strcmp(verb, "READ") || !strcmp(verb, "STREAM");
+	int wr = !strcmp(verb, "WRITE") || !strcmp(verb, "APPEND");
+	if (!rd && !wr) {
+		out_err(c, "unknown request '%.32s' (expected READ, WRITE or APPEND)", verb);
+		c->close_after = 1;
+		return;
+	}
+	if (!file)
+		file = (char *)"";
+	while (*file == '/')
+		file++;
+	size_t fl = strlen(file);
+	while (fl && file[fl - 1] == '/')
+		file[--fl] = 0;
+	if (!name_ok(file)) {
+		out_err(c, "bad file name '%.64s'", file);
+		c->close_after = 1;
+		return;
+	}
+	if (rd) {
+		if (len) {
+			out_err(c, "%s takes one file name", verb);
+			c->close_after = 1;
+			return;
+		}
+		if (!strcmp(verb, "STREAM") && strcmp(file, "trace_pipe")) {
+			out_err(c, "only trace_pipe can be streamed");
+			return;
+		}
+		do_read(c, file);
+		return;
+	}
+	uint64_t n;
+	int err = len && !extra ? parse_num(len, UINT64_MAX / 2, &n) : -EINVAL;
+	if (err || !*file) {
+		out_err(c, "malformed request: expected %s FILE LEN", verb);
+		c->close_after = 1;
+		return;
+	}
+	if (n > CTL_WRITE_MAX) {
+		out_err(c, "a write of %llu bytes is larger than the limit of %d bytes",
+			(unsigned long long)n, CTL_WRITE_MAX);
+		c->close_after = 1; /* its bytes are not read */
+		return;
+	}
+	snprintf(c->file, sizeof(c->file), "%s", file);
+	c->append = !strcmp(verb, "APPEND");
+	c->body = malloc((size_t)n + 1);
+	if (!c->body) {
+		out_err(c, "out of memory");
+		c->close_after = 1;
+		return;
+	}
+	c->body_len = 0;
+	c->body_want = (size_t)n;
+	c->body[n] = 0;
+	if (n == 0)
+		do_write(c);
+	else
+		c->st = C_BODY;
+}
+
+/* ---- connections ---------------------------------------------------------- */
+
+static void client_close(struct client *c, int close_fd)
+{
+	if (close_fd && fd_is(c->fd, c->dev, c->ino))
+		close(c->fd);
+	/* else: not ours any more; leave the program's descriptor alone */
+	live_close(c->cur);
+	free(c->body);
+	sb_free(&c->out);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+/* Take one connection off the queue: 1, or 0 when there is none. */
+static int accept_one(void)
+{
+	struct client *c = NULL;
+	for (size_t i = 0; i < CTL_CLIENTS && !c; i++)
+		if (srv.cl[i].st == C_FREE)
+			c = &srv.cl[i];
+	int fd = accept4(srv.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	fd = fd_high(fd);
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	const char *busy = "ERR too many control clients; try again later\n";
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) || cl != sizeof(cr)) {
+		close(fd);
+		return 1;
+	}
+	if (cr.uid != geteuid() && cr.uid != 0) {
+		char msg[160];
+		int n = snprintf(msg, sizeof(msg),
+				 "ERR permission denied: uid %u may not control process %d\n",
+				 (unsigned)cr.uid, (int)getpid());
+		ssize_t w = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)w;
+		close(fd);
+		if (srv.refused < CTL_REFUSE_LOG_MAX)
+			dft_log("control: refused a connection from uid %u (pid %d): only uid %u and "
+				"root may control this process%s",
+				(unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid(),
+				srv.refused + 1 == CTL_REFUSE_LOG_MAX ? " (no more such messages)"
+								      : "");
+		srv.refused++;
+		return 1;
+	}
+	if (!c) {
+		ssize_t w = send(fd, busy, strlen(busy), MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)w;
+		close(fd);
+		return 1;
+	}
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	if (fd_ident(fd, &c->dev, &c->ino)) {
+		close(fd);
+		c->fd = -1;
+		return 1;
+	}
+	c->st = C_LINE;
+	return 1;
+}
+
+/* Generate more output when there is room for it. */
+static void client_pump(struct client *c)
+{
+	size_t pending = c->out.len - c->out_off;
+	if (!c->cur || pending >= CTL_CHUNK)
+		return;
+	size_t n = live_read(c->cur, ctl_gen_buf, sizeof(ctl_gen_buf));
+	if (n) {
+		out_chunk(c, ctl_gen_buf, n);
+	} else if (c->st == C_OUT) { /* the snapshot is complete */
+		out_end(c);
+		live_close(c->cur);
+		c->cur = NULL;
+	}
+}
+
+/* Send what we can. 0, or -1 when the client is gone. */
+static int client_flush(struct client *c)
+{
+	while (c->out_off < c->out.len) {
+		ssize_t w = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+		}
+		c->out_off += (size_t)w;
+	}
+	if (c->out.oom)
+		return -1;
+	c->out.len = c->out_off = 0;
+	return 0;
+}
+
+/* Read request bytes; process what is complete. 0, or -1 to close. */
+static int client_input(struct client *c)
+{
+	for (;;) {
+		if (c->st == C_BODY) {
+			ssize_t r = recv(c->fd, c->body + c->body_len, c->body_want - c->body_len,
+					 MSG_DONTWAIT);
+			if (r == 0)
+				return -1;
+			if (r < 0)
+				return errno == EAGAIN || errno == EINTR ? 0 : -1;
+			c->body_len += (size_t)r;
+			if (c->body_len < c->body_want)
+				continue;
+			c->st = C_OUT;
+			do_write(c);
+			return 0;
+		}
+		if (c->st != C_LINE)
+			return 0;
+		/* Take bytes up to the newline only: what follows (a body, a
+		 * next request) stays in the socket. */
+		char *dst = c->line + c->line_len;
+		size_t room = CTL_LINE_MAX - c->line_len;
+		ssize_t r = recv(c->fd, dst, room + 1, MSG_PEEK | MSG_DONTWAIT);
+		if (r == 0)
+			return -1;
+		if (r < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		char *nl = memchr(dst, '\n', (size_t)r);
+		size_t take = nl ? (size_t)(nl - dst) + 1 : (size_t)r;
+		if (!nl && (size_t)r > room) {
+			out_err(c, "request line longer than %d bytes", CTL_LINE_MAX);
+			c->close_after = 1;
+			c->st = C_OUT;
+			return 0;
+		}
+		r = recv(c->fd, dst, take, MSG_DONTWAIT);
+		if (r != (ssize_t)take)
+			return -1;
+		if (!nl) {
+			c->line_len += take;
+			continue;
+		}
+		c->line_len += take - 1;
+		c->line[c->line_len] = 0;
+		c->line_len = 0;
+		c->st = C_OUT;
+		do_line(c);
+		if (c->st != C_BODY)
+			return 0;
+	}
+}
+
+/* Poll events of client C. POLLHUP (the peer closed) comes anyway; a
+ * half-closed peer (shutdown(SHUT_WR) after its request) still gets its
+ * response, so POLLRDHUP is not asked for. */
+static short client_events(const struct client *c, int *stream_wait)
+{
+	short ev = 0;
+	switch (c->st) {
+	case C_LINE:
+	case C_BODY:
+		ev |= POLLIN;
+		break;
+	case C_OUT:
+		ev |= POLLOUT;
+		break;
+	case C_STREAM:
+		if (c->out_off < c->out.len)
+			ev |= POLLOUT;
+		else
+			*stream_wait = 1;
+		break;
+	default:
+		break;
+	}
+	return ev;
+}
+
+/* Handle REVENTS (or a timer tick: 0) for client C. */
+static void client_io(struct client *c, short revents)
+{
+	if ((revents & POLLNVAL) || !fd_is(c->fd, c->dev, c->ino)) {
+		client_close(c, 0);
+		return;
+	}
+	if (revents & (POLLERR | POLLHUP)) {
+		if (c->st != C_LINE && c->st != C_BODY) {
+			client_close(c, 1); /* gone mid-response or mid-stream: fine */
+			return;
+		}
+	}
+	if ((revents & (POLLIN | POLLHUP | POLLERR)) &&
+	    (c->st == C_LINE || c->st == C_BODY) && client_input(c)) {
+		client_close(c, 1);
+		return;
+	}
+	/* Respond, generating as the socket takes it. */
+	for (int round = 0; round < 8; round++) {
+		size_t before = c->out.len;
+		int had_cur = c->cur != NULL;
+		client_pump(c);
+		int progressed = c->out.len != before || (had_cur && !c->cur);
+		if (client_flush(c)) {
+			client_close(c, 1);
+			return;
+		}
+		if (c->out_off < c->out.len)
+			break; /* the socket is full: POLLOUT later */
+		if (c->st == C_OUT && !c->cur) {
+			if (c->close_after) {
+				client_close(c, 1);
+				return;
+			}
+			c->st = C_LINE; /* ready for the next request */
+			if (client_input(c)) {
+				client_close(c, 1);
+				return;
+			}
+			if (c->st == C_LINE || c->st == C_BODY)
+				break;
+			continue;
+		}
+		if (!progressed)
+			break; /* trace_pipe: nothing new, the timer looks again */
+	}
+}
+
+/* ---- the thread ----------------------------------------------------------- */
+
+static int endpoint_restart(void)
+{
+	/* The program closed our socket (closefrom, dup2 over it). */
+	if (srv.restarts++ >= CTL_RESTARTS_MAX) {
+		static int said;
+		log_once(&said, "the control socket was closed by the program %d times; "
+				"control stops",
+			 CTL_RESTARTS_MAX);
+		return -1;
+	}
+	for (size_t i = 0; i < CTL_CLIENTS; i++)
+		if (srv.cl[i].st != C_FREE)
+			client_close(&srv.cl[i], 1);
+	srv.lfd = -1;
+	char why[512];
+	if (endpoint_create(why, sizeof(why))) {
+		static int said;
+		log_once(&said, "%s", why);
+		return -1;
+	}
+	return 0;
+}
+
+static void *ctl_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "dynftrace-ctl");
+	struct pollfd pfd[1 + CTL_CLIENTS];
+	struct client *who[1 + CTL_CLIENTS];
+	for (;;) {
+		int n = 0, stream_wait = 0;
+		pthread_mutex_lock(&srv_lock);
+		if (srv.lfd < 0) {
+			pthread_mutex_unlock(&srv_lock);
+			break;
+		}
+		pfd[n] = (struct pollfd){.fd = srv.lfd, .events = POLLIN};
+		who[n++] = NULL;
+		for (size_t i = 0; i < CTL_CLIENTS; i++) {
+			struct client *c = &srv.cl[i];
+			if (c->st == C_FREE)
+				continue;
+			pfd[n] = (struct pollfd){.fd = c->fd,
+						 .events = client_events(c, &stream_wait)};
+			who[n++] = c;
+		}
+		pthread_mutex_unlock(&srv_lock);
+
+		int r = poll(pfd, (nfds_t)n, stream_wait ? CTL_STREAM_POLL_MS : CTL_IDLE_POLL_MS);
+
+		pthread_mutex_lock(&srv_lock);
+		if (r < 0 && errno != EINTR)
+			r = 0;
+		for (int i = 1; i < n; i++) {
+			struct client *c = who[i];
+			if (c->st == C_FREE || c->fd != pfd[i].fd)
+				continue;
+			if (r > 0 && pfd[i].revents)
+				client_io(c, pfd[i].revents);
+			else if (c->st == C_STREAM)
+				client_io(c, 0); /* the tick: new records? */
+		}
+		if ((pfd[0].revents & POLLNVAL) || !fd_is(srv.lfd, srv.ldev, srv.lino)) {
+			if (endpoint_restart()) {
+				srv.lfd = -1;
+				pthread_mutex_unlock(&srv_lock);
+				break;
+			}
+		} else if (r > 0 && (pfd[0].revents & POLLIN)) {
+			for (int k = 0; k < 2 * CTL_CLIENTS && accept_one(); k++)
+				;
+		}
+		live_reap();
+		pthread_mutex_unlock(&srv_lock);
+	}
+	return NULL;
+}
+
+/* Start the endpoint and the thread (srv_lock held or single-threaded). */
+static int ctl_start(void)
+{
+	char why[512];
+	int err = endpoint_create(why, sizeof(why));
+	if (err) {
+		dft_log("control: %s", why);
+		return err;
+	}
+	ssize_t k = readlink("/proc/self/exe", srv.exe, sizeof(srv.exe) - 1);
+	srv.exe[k > 0 ? k : 0] = 0;
+	for (size_t i = 0; i < CTL_CLIENTS; i++)
+		srv.cl[i].fd = -1;
+	trace_ctl_start();
+	pthread_attr_t attr;
+	sigset_t all;
+	pthread_t th;
+	pthread_attr_init(&attr);
+	sigfillset(&all);
+	pthread_attr_setsigmask_np(&attr, &all);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&th, &attr, ctl_main, NULL);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		dft_log("control: cannot start the control thread: %s", strerror(err));
+		unlink(ctl_owned_path);
+		ctl_owned_path[0] = 0;
+		close(srv.lfd);
+		srv.lfd = -1;
+		return -err;
+	}
+	srv.up = 1;
+	return 0;
+}
+
+/* fork: a request is never half done in the copy. */
+static void ctl_atfork_prepare(void)
+{
+	pthread_mutex_lock(&srv_lock);
+}
+
+static void ctl_atfork_parent(void)
+{
+	pthread_mutex_unlock(&srv_lock);
+}
+
+static void ctl_atfork_child(void)
+{
+	pthread_mutex_unlock(&srv_lock);
+	if (!srv.up)
+		return;
+	/* The parent's thread is not here; its descriptors are copies, and
+	 * its socket file is the parent's to remove. */
+	srv.up = 0;
+	for (size_t i = 0; i < CTL_CLIENTS; i++)
+		if (srv.cl[i].st != C_FREE)
+			client_close(&srv.cl[i], 1);
+	if (fd_is(srv.lfd, srv.ldev, srv.lino))
+		close(srv.lfd);
+	srv.lfd = -1;
+	srv.restarts = 0;
+	ctl_owned_path[0] = 0;
+	__atomic_store_n(&ctl_owned_pid, 0, __ATOMIC_RELEASE);
+	ctl_start();
+}
+
+__attribute__((destructor)) static void ctl_fini(void)
+{
+	if (__atomic_load_n(&ctl_owned_pid, __ATOMIC_ACQUIRE) == getpid() && ctl_owned_path[0])
+		unlink(ctl_owned_path);
+}
+
+void ctl_init(void)
+{
+	const char *v = getenv("DYNFTRACE_CONTROL");
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	v = getenv("DYNFTRACE_BUFFER_KB");
+	if (v && *v) {
+		uint64_t kb;
+		if (parse_num(v, UINT32_MAX, &kb) || live_set_size_kb((size_t)kb))
+			dft_log("control: DYNFTRACE_BUFFER_KB=%s: expected 8 to 262144; using %zu", v,
+				live_size_kb());
+	}
+	pthread_mutex_lock(&srv_lock);
+	if (!srv.up && !ctl_start())
+		pthread_atfork(ctl_atfork_prepare, ctl_atfork_parent, ctl_atfork_child);
+	pthread_mutex_unlock(&srv_lock);
+}

@@ -1,0 +1,1646 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring.c - per-thread lock-free trace buffers whose pages are CTF packets,
+ * the trace clock, and the consumer thread that writes them to disk.
+ *
+ * Format: docs/FORMAT.md. API and contract: ring.h.
+ *
+ * 1. One buffer per thread
+ * ------------------------
+ * A thread's first event maps its buffer (mmap: no malloc, no lock, usable
+ * in a signal handler) and pushes it on the consumer's list with one CAS.
+ *
+ *   +-----------------+--------------+------------------------------------+
+ *   | struct ring_buf | commit[pages]| page 0 | page 1 | ... | page n-1    |
+ *   +-----------------+--------------+------------------------------------+
+ *
+ * Each page is one CTF packet: 80 bytes of packet header + context, then
+ * events; a packet is written without its padding. Positions are virtual: `offset` counts bytes
+ * since the buffer was made, page number vp = offset / page_size, slot = vp % pages (pages is a
+ * power of two, so the address of a position is data + (offset & buf_mask)).
+ *
+ * 2. Writers: reserve, write, commit (LTTng's scheme)
+ * ---------------------------------------------------
+ * Only the owner thread writes its buffer, but a signal handler may trace
+ * in the middle of an event of the same thread. So every writer-side update
+ * of shared state is one instruction (atomic against a signal on the same
+ * CPU) and never LOCKed:
+ *
+ *   begin:  nest++                  (a stack of in-flight events)
+ *           check stop
+ *      retry:
+ *           off = offset; ts = clock (inside the loop, so a nested event that
+ *           slips in between makes the cmpxchg fail and ts is re-read: time
+ *           never goes backwards along the stream)
+ *           header = compact (2 bytes) if ts - last_ts < 8192 and id <= 6,
+ *                    extended (13 bytes) otherwise
+ *           if the event does not fit the page: switch (slow path)
+ *           cmpxchg(offset, off, off + size)  (no lock prefix) else retry
+ *           last_ts = ts; write the header; remember size in nest_size[]
+ *   end:    commit[slot] += size | 1 << 32   (xadd, no lock prefix)
+ *           nest--
+ *
+ * last_ts is conservative: it is stored after the cmpxchg, so a nested
+ * event between the two sees an older value, which only makes it choose the
+ * extended header more often; it is never newer than the true previous
+ * event. ts is also clamped to last_ts, so a clock that steps back by a
+ * nanosecond cannot fake a compact-timestamp wrap.
+ *
+ * The commit word of a slot holds committed bytes (low 32 bits, header and
+ * padding included) and committed events (high 32 bits). A page is complete
+ * when its committed bytes reach page_size: the writer that switched away
+ * adds the padding after writing the packet context of the closed page
+ * (timestamp_end, content_size, events_discarded). Commits of one lap are
+ * removed by subtracting the whole old word when the slot is reused, not by
+ * a store, so commits of nested events that slip in meanwhile add up.
+ *
+ * 3. Page switch
+ * --------------
+ *   vp ----full----> vp+1: one cmpxchg moves offset from inside page vp to
+ *   (vp+1) * page_size + 80 + event size. The winner then retires the slot's
+ *   old lap, writes the new packet header, closes page vp (context + padding
+ *   commit) and wakes the consumer if it waits. The first event of a packet
+ *   always has the extended header, so a reader that extends compact
+ *   timestamps from the previous event or from timestamp_begin agrees.
+ *
+ *   no-overwrite: vp+1 is usable when vp+1 - consumed < pages; else the
+ *                 event is dropped and counted (lost).
+ *   overwrite:    the oldest page is reused; its events are counted
+ *                 (overwritten). The consumer writes the buffer only when
+ *                 the writer is quiescent (thread dead, or shutdown).
+ *   A slot whose old lap is not complete (an interrupted event of this
+ *   thread still writes there) is never reused: the event is dropped.
+ *
+ * 4. Consumer ("dynftrace-rec", all signals blocked)
+ * --------------------------------------------------
+ * Waits on a futex with a timeout. Writers wake it only when it says it
+ * waits (ring_waiting), after a page is complete. Each pass writes the
+ * complete pages of every buffer (no-overwrite mode), and flushes and frees
+ * the buffers of dead threads (ring_thread_exit marks them; tgkill(tid, 0)
+ * says when the thread is gone, so the final flush races with nobody).
+ * Files hold whole packets only: a failed or short write is truncated back
+ * to the last whole packet, the events are counted lost, and writing stops.
+ * A stream file is open only while the consumer writes to it (per pass).
+ *
+ * Shutdown: stop flag in every buffer, membarrier (asymmetric Dekker with
+ * the writer's nest++ before its stop check), then wait until nest == 0 (a
+ * futex wake from ring_event_end, bounded) before the final flush of
+ * partial pages. A thread stuck inside an event keeps its last page: its
+ * events are counted lost.
+ *
+ * 5. Trace clock
+ * --------------
+ * CLOCK_MONOTONIC nanoseconds. With an invariant TSC, rdtsc scaled by
+ * mult (32.32 fixed point) from a base: ns = base_ns + (tsc - base_tsc) *
+ * mult >> 32. Until the consumer has calibrated (a few ms after ring_init)
+ * and without an invariant TSC, the vDSO. The consumer re-synchronises
+ * periodically: the rate is measured over the whole run against
+ * CLOCK_MONOTONIC and the remaining error is slewed away (at most 500 ppm),
+ * keeping the function continuous. Readers go through a two-slot latch
+ * (seqcount latch), so they never wait for the updater.
+ *
+ * Concurrency (globals):
+ *
+ * | field                       | written by                 | read by                 |
+ * |-----------------------------|----------------------------|-------------------------|
+ * | ring_state                  | init/shutdown, ctl_lock    | writers (slow path)     |
+ * | cfg, dirs, uuid, stall      | init, ctl_lock, state OFF  | all, after state ON     |
+ * | ring_head                   | writers (CAS push);        | consumer, stats,        |
+ * |                             | consumer (unlink, list_lock)| atfork child           |
+ * | ring_waiting                | consumer (store), writers (xchg) | writers          |
+ * | ring_wake_seq               | writers, shutdown (atomic add) | consumer (futex)     |
+ * | consumer_stop, consumer_up  | shutdown/start, ctl_lock   | consumer                |
+ * | consumer_needed             | atfork child; lazy starter (ctl_lock) | writers (slow) |
+ * | disk_error, disk_lost,      | consumer                   | consumer                |
+ * |   lost_freed                |                            |                         |
+ * | image_key                   | init (ctl_lock, consumer   | consumer (list_lock)    |
+ * |                             | stopped), ring_set_img     |                         |
+ * |                             | (list_lock), atfork child  |                         |
+ * | lost_nobuf                  | writers (atomic add)       | consumer at shutdown    |
+ * | clk (params, seq, mode)     | consumer (latch)           | every clock read        |
+ * | ring_tls, ring_tls_*        | owner thread (TLS)         | owner thread            |
+ *
+ * Per buffer: see struct ring_buf.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ring.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define RING_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RING_TSAN 1
+#endif
+#endif
+
+#define RING_MAGIC	 0xC1FC1FC1u
+#define RING_HDR_SIZE	 80 /* packet header (24) + context (56) */
+#define RING_NEST_MAX	 8  /* nested events per thread (signal handlers) */
+#define RING_COMPACT_HDR 2
+#define RING_EXT_HDR	 13
+#define RING_TS_WRAP	 8192 /* 13-bit compact timestamps */
+#define RING_EV_ONE	 (UINT64_C(1) << 32)
+
+/* Packet context offsets (docs/FORMAT.md). */
+enum {
+	PKT_MAGIC = 0,
+	PKT_UUID = 4,
+	PKT_STREAM_ID = 20,
+	PKT_TS_BEGIN = 24,
+	PKT_TS_END = 32,
+	PKT_CONTENT_SIZE = 40,
+	PKT_PACKET_SIZE = 48,
+	PKT_DISCARDED = 56,
+	PKT_SEQ = 64,
+	PKT_PID = 72,
+	PKT_TID = 76,
+};
+
+enum { RING_OFF = 0, RING_ON = 1, RING_STOPPING = 2 };
+
+/* Consumer timing. */
+#define FLUSH_INTERVAL_NS 100000000ull	/* idle wake-up: liveness, clock */
+#define EXITING_POLL_NS	  2000000ull	/* while a marked thread still runs */
+#define LIVENESS_NS	  1000000000ull /* check every thread this often */
+#define QUIESCE_WAIT_NS	  2000000000ull /* shutdown: wait for in-flight events */
+
+/*
+ * A thread's buffer. The owner is the thread and its signal handlers.
+ *
+ * | field              | written by                        | read by                |
+ * |--------------------|-----------------------------------|------------------------|
+ * | offset             | owner (non-locked cmpxchg)        | owner; consumer        |
+ * | last_ts            | owner                             | owner                  |
+ * | nest               | owner (balanced inc/dec)          | owner; consumer (stop) |
+ * | nest_size[]        | owner                             | owner                  |
+ * | stop               | consumer/shutdown/init            | owner (acquire)        |
+ * | lost, overwritten  | owner (one-instruction add)       | owner; consumer        |
+ * | commit[]           | owner (xadd/add, release)         | consumer (acquire)     |
+ * | consumed           | consumer (release)                | owner at switch        |
+ * | exiting            | owner                             | consumer               |
+ * | next               | pusher before CAS; consumer under list_lock | consumer, stats |
+ * | fd, file_*, lost_consumer, events_written, last_disc | consumer (list_lock) | stats |
+ * | the rest           | creator, constant                 | all                    |
+ * Page contents: owner until the page is complete (commit), then consumer.
+ */
+struct ring_buf {
+	/* Writer's cache line. */
+	uint64_t offset;
+	uint64_t last_ts;
+	uint8_t *data;
+	uint64_t *commit;
+	uint64_t buf_mask;
+	uint32_t page_size;
+	uint32_t page_shift;
+	uint32_t nest;
+	uint32_t stop;
+	uint32_t pages;
+	uint32_t exiting;
+	/* Owner only. */
+	uint32_t nest_size[RING_NEST_MAX];
+	uint64_t lost;
+	uint64_t overwritten;
+	/* Consumer side. */
+	uint64_t consumed __attribute__((aligned(64)));
+	struct ring_buf *next;
+	size_t map_size;
+	pid_t pid, tid;
+	int fd;
+	uint64_t file_bytes;
+	uint64_t events_written;
+	uint64_t lost_consumer;
+	uint64_t last_disc; /* events_discarded of the last packet written */
+	int lost_reported;
+	int quiet; /* ring_quiesce saw nest == 0 after stop: no event in flight */
+	uint8_t hdr_tmpl[RING_HDR_SIZE];
+	char path[PATH_MAX + 64]; /* the stream file; "" until named */
+};
+
+/* ---- configuration and global state ---------------------------------- */
+
+static int ring_state;
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ring_buf *ring_head;
+static char ctf_dir[PATH_MAX];
+static char info_path[PATH_MAX];
+static char image_key[32]; /* IMG of the stream files; "": the pid */
+static int have_info;
+static size_t cfg_page_size = RING_DEFAULT_PAGE_SIZE;
+static size_t cfg_pages = RING_DEFAULT_PAGES;
+static int cfg_overwrite;
+static int cfg_stall;
+static uint8_t trace_uuid[16];
+
+static uint32_t ring_waiting;
+static uint32_t ring_wake_seq;
+static pthread_t consumer_thread;
+static int consumer_up;
+static int consumer_stop;
+static int consumer_needed;
+static int disk_error;
+static uint64_t disk_lost;
+static uint64_t lost_nobuf;
+static uint64_t lost_freed; /* consumer: losses of buffers already freed */
+
+static __thread struct ring_buf *ring_tls __attribute__((tls_model("initial-exec")));
+/* Owner thread only: buffer creation state and events lost before it. */
+static __thread uint32_t ring_tls_state __attribute__((tls_model("initial-exec")));
+static __thread uint64_t ring_tls_early_lost __attribute__((tls_model("initial-exec")));
+enum { TLS_NONE = 0, TLS_CREATING = 1, TLS_READY = 2, TLS_FAILED = 3 };
+
+/* ---- signal-atomic (non-locked) operations on owner data -------------- */
+
+#ifdef RING_TSAN
+static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+{
+	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
+{
+	return __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+}
+static inline void local_add(uint64_t *p, uint64_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+}
+#else
+/* One instruction each, no lock prefix: atomic against a signal handler on
+ * the same thread, which is all the owner needs; the consumer only reads. */
+static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+{
+	uint64_t prev;
+	__asm__ __volatile__("cmpxchgq %2, %1"
+			     : "=a"(prev), "+m"(*p)
+			     : "r"(new), "0"(old)
+			     : "memory", "cc");
+	return prev == old;
+}
+static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
+{
+	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory", "cc");
+	return v;
+}
+static inline void local_add(uint64_t *p, uint64_t v)
+{
+	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "r"(v) : "memory", "cc");
+}
+#endif
+
+/* A full barrier (TSan does not model fences: a locked no-op there). */
+static inline void full_fence(void)
+{
+#ifdef RING_TSAN
+	static uint32_t dummy;
+	__atomic_fetch_add(&dummy, 0, __ATOMIC_SEQ_CST);
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static inline void put_u32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+static inline void put_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+static inline uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static long sys_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+static pid_t sys_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* ---- trace clock ------------------------------------------------------ */
+
+struct clk_params {
+	uint64_t base_tsc;
+	uint64_t base_ns;
+	uint64_t mult; /* ns per tick, 32.32 fixed point */
+};
+
+enum { CLK_VDSO = 0, CLK_TSC = 1 };
+
+/*
+ * | field          | written by          | read by       |
+ * |----------------|---------------------|---------------|
+ * | clk_mode       | consumer (release)  | clock readers |
+ * | clk_seq, clk_p | consumer (latch)    | clock readers |
+ * | clk_* (rest)   | consumer            | consumer      |
+ */
+static uint32_t clk_mode = CLK_VDSO;
+static uint32_t clk_seq;
+static struct clk_params clk_p[2];
+static int clk_want;	    /* -1 vdso forced, 0 auto, 1 tsc forced */
+static int clk_calibrating; /* consumer's state: 0 idle, 1 sampling, 2 running */
+static uint64_t clk_tsc0, clk_ns0, clk_next, clk_steps;
+static uint64_t clk_last_err; /* |error| ns at the last resync, for stats */
+
+static inline uint64_t vdso_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static inline uint64_t rdtsc(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+
+/* A TSC read before base_tsc (an update a few cycles ago, rdtsc executed
+ * early) counts as base_tsc: the function stays monotonic. */
+static inline uint64_t clk_apply(uint64_t tsc, uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
+{
+	uint64_t d = tsc - base_tsc;
+	if ((int64_t)d < 0)
+		d = 0;
+	return base_ns + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+}
+
+/* TSC mode only: false when the latch changed under us (retry). */
+static inline bool clk_tsc_read(uint64_t *ns)
+{
+	uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
+	const struct clk_params *p = &clk_p[seq & 1];
+	uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
+	uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
+	uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
+	uint64_t tsc = rdtsc();
+	barrier();
+	*ns = clk_apply(tsc, bt, bn, m);
+	return __atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq;
+}
+
+static inline uint64_t clock_read(void)
+{
+	if (likely(__atomic_load_n(&clk_mode, __ATOMIC_ACQUIRE) == CLK_TSC)) {
+		uint64_t ns;
+		while (unlikely(!clk_tsc_read(&ns)))
+			;
+		return ns;
+	}
+	return vdso_now();
+}
+
+uint64_t ring_now(void)
+{
+	return clock_read();
+}
+
+/* Latch update: readers always have one stable copy. Consumer only. */
+static void clk_publish(const struct clk_params *np)
+{
+	for (int i = 0; i < 2; i++) {
+		__atomic_fetch_add(&clk_seq, 1, __ATOMIC_SEQ_CST); /* readers use the other copy */
+		struct clk_params *p = &clk_p[~clk_seq & 1];
+		__atomic_store_n(&p->base_tsc, np->base_tsc, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->base_ns, np->base_ns, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->mult, np->mult, __ATOMIC_RELAXED);
+	}
+	__atomic_fetch_add(&clk_seq, 1, __ATOMIC_SEQ_CST);
+}
+
+/* One (tsc, CLOCK_MONOTONIC) pair: the tightest of a few bracketed reads. */
+static void clk_sample(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 7; i++) {
+		uint64_t t1 = rdtsc();
+		uint64_t n = vdso_now();
+		uint64_t t2 = rdtsc();
+		if (t2 - t1 < best) {
+			best = t2 - t1;
+			*tsc = t1 + (t2 - t1) / 2;
+			*ns = n;
+		}
+	}
+}
+
+static bool tsc_invariant(void)
+{
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[16384];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	char *flags = strstr(buf, "\nflags");
+	if (!flags)
+		return false;
+	char *eol = strchr(flags + 1, '\n');
+	if (eol)
+		*eol = 0;
+	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
+}
+
+/* Consumer: called on every wake-up; returns ns until it wants to run. */
+static uint64_t clk_tick(void)
+{
+	if (clk_want < 0 || clk_calibrating == 0)
+		return UINT64_MAX;
+	uint64_t tsc = 0, ns = vdso_now();
+	if (clk_tsc0 && ns < clk_next)
+		return clk_next - ns;
+	clk_sample(&tsc, &ns);
+	if (clk_calibrating == 1 && clk_tsc0 == 0) {
+		clk_tsc0 = tsc;
+		clk_ns0 = ns;
+		clk_next = ns + 5000000; /* first rate over 5 ms */
+		return 5000000;
+	}
+	if (tsc <= clk_tsc0 || ns <= clk_ns0) {
+		/* TSC going backwards: give up on it. */
+		__atomic_store_n(&clk_mode, CLK_VDSO, __ATOMIC_RELEASE);
+		clk_calibrating = 0;
+		dft_debug("trace clock: TSC not monotonic, using clock_gettime");
+		return UINT64_MAX;
+	}
+	/* Rate over the whole run: ns per tick, 32.32. */
+	unsigned __int128 num = (unsigned __int128)(ns - clk_ns0) << 32;
+	uint64_t rate = (uint64_t)(num / (tsc - clk_tsc0));
+	struct clk_params np = {.base_tsc = tsc, .mult = rate};
+	if (clk_calibrating == 1) {
+		np.base_ns = ns;
+		clk_publish(&np);
+		__atomic_store_n(&clk_mode, CLK_TSC, __ATOMIC_RELEASE);
+		clk_calibrating = 2;
+		dft_debug("trace clock: TSC, %.6f ns per tick", (double)rate / 4294967296.0);
+	} else {
+		const struct clk_params *cur = &clk_p[clk_seq & 1];
+		uint64_t now = clk_apply(tsc, cur->base_tsc, cur->base_ns, cur->mult);
+		int64_t err = (int64_t)(ns - now);
+		__atomic_store_n(&clk_last_err, (uint64_t)(err < 0 ? -err : err), __ATOMIC_RELAXED);
+		np.base_ns = now; /* continuous */
+		if (err > 1000000 || err < -1000000) {
+			np.base_ns = ns; /* far off (host suspend?): step */
+		} else {
+			/* Slew the error away over the next 2 s, at most 500 ppm. */
+			__int128 adj = (__int128)rate * err / 2000000000;
+			__int128 lim = (__int128)rate / 2000;
+			if (adj > lim)
+				adj = lim;
+			if (adj < -lim)
+				adj = -lim;
+			np.mult = (uint64_t)((__int128)rate + adj);
+		}
+		clk_publish(&np);
+	}
+	clk_steps++;
+	uint64_t since = ns - clk_ns0;
+	uint64_t step = since < 100000000 ? 20000000 : since < 1000000000 ? 200000000 : 1000000000;
+	clk_next = ns + step;
+	return step;
+}
+
+/* ---- metadata ---------------------------------------------------------- */
+
+static void uuid_str(const uint8_t *u, char *s)
+{
+	sprintf(s, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+		u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+		u[14], u[15]);
+}
+
+static int uuid_parse(const char *s, uint8_t *u)
+{
+	int n = 0;
+	for (int i = 0; n < 16 && s[i]; i++) {
+		if (s[i] == '-')
+			continue;
+		unsigned v;
+		if (sscanf(s + i, "%2x", &v) != 1)
+			return -EINVAL;
+		u[n++] = (uint8_t)v;
+		i++;
+	}
+	return n == 16 ? 0 : -EINVAL;
+}
+
+static const char metadata_fmt[] =
+    "/* CTF 1.8 */\n"
+    "\n"
+    "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+    "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+    "\n"
+    "trace {\n"
+    "\tmajor = 1;\n"
+    "\tminor = 8;\n"
+    "\tuuid = \"%s\";\n"
+    "\tbyte_order = le;\n"
+    "\tpacket.header := struct {\n"
+    "\t\tuint32_t magic;\n"
+    "\t\tuint8_t uuid[16];\n"
+    "\t\tuint32_t stream_id;\n"
+    "\t};\n"
+    "};\n"
+    "\n"
+    "env {\n"
+    "\tdomain = \"ust\";\n"
+    "\ttracer_name = \"dynftrace\";\n"
+    "\ttracer_major = 0;\n"
+    "\ttracer_minor = 1;\n"
+    "\ttrace_format = \"dynftrace-ctf\";\n"
+    "\ttrace_format_version = 1;\n"
+    "};\n"
+    "\n"
+    "clock {\n"
+    "\tname = \"monotonic\";\n"
+    "\tdescription = \"CLOCK_MONOTONIC\";\n"
+    "\tfreq = 1000000000;\n"
+    "\tprecision = 1;\n"
+    "\toffset_s = 0;\n"
+    "\toffset = 0;\n"
+    "\tabsolute = false;\n"
+    "};\n"
+    "\n"
+    "typealias integer { size = 13; align = 1; signed = false;\n"
+    "\tmap = clock.monotonic.value; } := uint13_clock_monotonic_t;\n"
+    "typealias integer { size = 64; align = 8; signed = false;\n"
+    "\tmap = clock.monotonic.value; } := uint64_clock_monotonic_t;\n"
+    "\n"
+    "struct packet_context {\n"
+    "\tuint64_clock_monotonic_t timestamp_begin;\n"
+    "\tuint64_clock_monotonic_t timestamp_end;\n"
+    "\tuint64_t content_size;\n"
+    "\tuint64_t packet_size;\n"
+    "\tuint64_t events_discarded;\n"
+    "\tuint64_t packet_seq_num;\n"
+    "\tuint32_t pid;\n"
+    "\tuint32_t tid;\n"
+    "};\n"
+    "\n"
+    "struct event_header_compact {\n"
+    "\tenum : integer { size = 3; align = 8; signed = false; } { compact = 0 ... 6, "
+    "extended = 7 } id;\n"
+    "\tvariant <id> {\n"
+    "\t\tstruct {\n"
+    "\t\t\tuint13_clock_monotonic_t timestamp;\n"
+    "\t\t} compact;\n"
+    "\t\tstruct {\n"
+    "\t\t\tuint32_t id;\n"
+    "\t\t\tuint64_clock_monotonic_t timestamp;\n"
+    "\t\t} extended;\n"
+    "\t} v;\n"
+    "} align(8);\n"
+    "\n"
+    "stream {\n"
+    "\tid = 0;\n"
+    "\tevent.header := struct event_header_compact;\n"
+    "\tpacket.context := struct packet_context;\n"
+    "};\n"
+    "\n"
+    "event {\n\tname = \"entry\";\n\tid = 0;\n\tstream_id = 0;\n"
+    "\tfields := struct { uint32_t func; };\n};\n\n"
+    "event {\n\tname = \"exit\";\n\tid = 1;\n\tstream_id = 0;\n"
+    "\tfields := struct { };\n};\n\n"
+    "event {\n\tname = \"function\";\n\tid = 2;\n\tstream_id = 0;\n"
+    "\tfields := struct { uint32_t func; uint64_t parent_ip; };\n};\n\n"
+    "event {\n\tname = \"call\";\n\tid = 3;\n\tstream_id = 0;\n"
+    "\tfields := struct { uint32_t func; uint64_t duration_ns; };\n};\n\n"
+    "event {\n\tname = \"lost\";\n\tid = 4;\n\tstream_id = 0;\n"
+    "\tfields := struct { uint32_t count; };\n};\n\n"
+    "event {\n\tname = \"marker\";\n\tid = 5;\n\tstream_id = 0;\n"
+    "\tfields := struct { string { encoding = UTF8; } text; };\n};\n\n"
+    "event {\n\tname = \"exit_depth\";\n\tid = 8;\n\tstream_id = 0;\n"
+    "\tfields := struct { uint32_t depth; };\n};\n";
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int metadata_read_uuid(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = 0;
+	char *u = strstr(buf, "uuid = \"");
+	if (!u)
+		return -EINVAL;
+	return uuid_parse(u + 8, trace_uuid);
+}
+
+/* The first process of a session writes metadata (whole, then linked into
+ * place so nobody reads half of it); the others read its uuid back. */
+static int metadata_init(void)
+{
+	char path[PATH_MAX + 16], tmp[PATH_MAX + 48];
+	if (snprintf(path, sizeof(path), "%s/metadata", ctf_dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (access(path, F_OK) == 0)
+		return metadata_read_uuid(path);
+	if (getrandom(trace_uuid, sizeof(trace_uuid), 0) != (ssize_t)sizeof(trace_uuid)) {
+		uint64_t a = vdso_now() ^ ((uint64_t)getpid() << 32), b = rdtsc();
+		memcpy(trace_uuid, &a, 8);
+		memcpy(trace_uuid + 8, &b, 8);
+	}
+	trace_uuid[6] = (uint8_t)((trace_uuid[6] & 0x0f) | 0x40);
+	trace_uuid[8] = (uint8_t)((trace_uuid[8] & 0x3f) | 0x80);
+	char us[40];
+	uuid_str(trace_uuid, us);
+	static char text[sizeof(metadata_fmt) + 64];
+	int len = snprintf(text, sizeof(text), metadata_fmt, us);
+	snprintf(tmp, sizeof(tmp), "%s/.metadata.%d", ctf_dir, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int err = write_all(fd, text, (size_t)len);
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && link(tmp, path)) {
+		err = -errno;
+		if (err == -EEXIST) /* another process of the session was first */
+			err = metadata_read_uuid(path);
+		else if (err == -EPERM || err == -EOPNOTSUPP || err == -ENOSYS) {
+			/* no hard links here: exclusive create instead */
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (fd < 0) {
+				err = errno == EEXIST ? metadata_read_uuid(path) : -errno;
+			} else {
+				err = write_all(fd, text, (size_t)len);
+				close(fd);
+			}
+		}
+	}
+	unlink(tmp);
+	return err;
+}
+
+/* ---- consumer wake-up ------------------------------------------------- */
+
+/* Writers (any context): wake the consumer only if it says it waits. */
+static void ring_wake(void)
+{
+	full_fence(); /* our commits before its flag */
+	if (__atomic_load_n(&ring_waiting, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&ring_waiting, 0, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_add(&ring_wake_seq, 1, __ATOMIC_SEQ_CST);
+		sys_futex(&ring_wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+}
+
+static void ring_wake_force(void)
+{
+	__atomic_fetch_add(&ring_wake_seq, 1, __ATOMIC_SEQ_CST);
+	sys_futex(&ring_wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+static void consumer_wait(uint32_t seq, uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
+			      .tv_nsec = (long)(ns % 1000000000ull)};
+	sys_futex(&ring_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+}
+
+/* ---- buffers ----------------------------------------------------------- */
+
+/* Opens a packet. Leaves the closing fields (timestamp_end, content_size,
+ * packet_size, events_discarded: bytes 32-63) to whoever closes it, so the
+ * order of an open and a nested close cannot matter. */
+static void page_open(struct ring_buf *b, uint8_t *page, uint64_t ts, uint64_t seq)
+{
+	memcpy(page, b->hdr_tmpl, PKT_TS_END);
+	memcpy(page + PKT_SEQ, b->hdr_tmpl + PKT_SEQ, RING_HDR_SIZE - PKT_SEQ);
+	put_u64(page + PKT_TS_BEGIN, ts);
+	put_u64(page + PKT_SEQ, seq);
+}
+
+static void buf_reset(struct ring_buf *b)
+{
+	memset(b->commit, 0, b->pages * sizeof(uint64_t));
+	__atomic_store_n(&b->consumed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->lost, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->overwritten, 0, __ATOMIC_RELAXED);
+	b->lost_consumer = b->events_written = b->file_bytes = b->last_disc = 0;
+	b->lost_reported = 0;
+	b->fd = -1;
+	b->path[0] = 0; /* a new recording: a new file */
+	b->last_ts = 0; /* the first event gets an extended header */
+	page_open(b, b->data, clock_read(), 0);
+	b->commit[0] = RING_HDR_SIZE;
+	__atomic_store_n(&b->offset, RING_HDR_SIZE, __ATOMIC_RELAXED);
+}
+
+static void count_lost_nobuf(uint64_t n)
+{
+	if (ring_tls_state == TLS_CREATING || ring_tls_state == TLS_NONE)
+		local_add(&ring_tls_early_lost, n);
+	else
+		__atomic_fetch_add(&lost_nobuf, n, __ATOMIC_RELAXED);
+}
+
+static int consumer_start(void);
+
+/* After fork: start the child's consumer from a writer's slow path. */
+static void consumer_lazy_start(void)
+{
+	if (!__atomic_load_n(&consumer_needed, __ATOMIC_RELAXED))
+		return;
+	if (pthread_mutex_trylock(&ctl_lock))
+		return; /* someone else is at it; a later slow path retries */
+	if (consumer_needed && !consumer_up && ring_state == RING_ON)
+		consumer_start();
+	__atomic_store_n(&consumer_needed, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+/* Owner thread, first event (possibly in a signal handler). */
+static struct ring_buf *buf_create(void)
+{
+	if (ring_tls_state == TLS_CREATING || ring_tls_state == TLS_FAILED) {
+		count_lost_nobuf(1);
+		return NULL;
+	}
+	ring_tls_state = TLS_CREATING;
+	barrier();
+	if (ring_tls) { /* a signal handler made it meanwhile */
+		ring_tls_state = TLS_READY;
+		return ring_tls;
+	}
+	consumer_lazy_start();
+	size_t ps = cfg_page_size, np = cfg_pages;
+	size_t ctl = (sizeof(struct ring_buf) + np * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+	size_t len = ctl + np * ps;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		ring_tls_state = TLS_FAILED;
+		__atomic_fetch_add(&lost_nobuf, 1 + ring_tls_early_lost, __ATOMIC_RELAXED);
+		ring_tls_early_lost = 0;
+		return NULL;
+	}
+	struct ring_buf *b = m;
+	b->map_size = len;
+	b->commit = (uint64_t *)(b + 1);
+	b->data = (uint8_t *)m + ctl;
+	b->pages = (uint32_t)np;
+	b->page_size = (uint32_t)ps;
+	b->page_shift = (uint32_t)__builtin_ctzl(ps);
+	b->buf_mask = np * ps - 1;
+	b->pid = getpid();
+	b->tid = sys_gettid();
+	uint8_t *t = b->hdr_tmpl;
+	put_u32(t + PKT_MAGIC, RING_MAGIC);
+	memcpy(t + PKT_UUID, trace_uuid, 16);
+	put_u32(t + PKT_STREAM_ID, 0);
+	put_u32(t + PKT_PID, (uint32_t)b->pid);
+	put_u32(t + PKT_TID, (uint32_t)b->tid);
+	buf_reset(b);
+	/* Publish to the consumer. */
+	struct ring_buf *h = __atomic_load_n(&ring_head, __ATOMIC_RELAXED);
+	do
+		b->next = h;
+	while (!__atomic_compare_exchange_n(&ring_head, &h, b, true, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED));
+	/* Dekker with ring_shutdown: it either sees us in the list or we see it. */
+	if (__atomic_load_n(&ring_state, __ATOMIC_SEQ_CST) != RING_ON)
+		__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
+	ring_tls = b; /* now our signal handlers use it */
+	barrier();
+	uint64_t early = ring_tls_early_lost;
+	ring_tls_early_lost = 0;
+	if (early)
+		local_add(&b->lost, early);
+	ring_tls_state = TLS_READY;
+	return b;
+}
+
+/* ---- writer ------------------------------------------------------------ */
+
+static inline void write_header(uint8_t *p, unsigned id, uint64_t ts, uint32_t hdr)
+{
+	if (hdr == RING_COMPACT_HDR) {
+		uint16_t h = (uint16_t)(id | (uint16_t)(ts << 3));
+		memcpy(p, &h, 2);
+	} else {
+		p[0] = 7;
+		put_u32(p + 1, id);
+		put_u64(p + 5, ts);
+	}
+}
+
+/* The event does not fit the current page: move to the next one. */
+static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32_t n, unsigned id,
+						      size_t payload, uint64_t *tsp)
+{
+	const uint32_t ps = b->page_size;
+	const uint64_t pmask = ps - 1;
+	for (;;) {
+		uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
+		barrier(); /* offset, then clock: see ring_event_begin() */
+		uint64_t ts = clock_read();
+		uint64_t last = b->last_ts;
+		if (unlikely(ts < last))
+			ts = last;
+		uint64_t pos = off & pmask;
+		uint32_t hdr =
+		    (ts - last < RING_TS_WRAP && id <= 6) ? RING_COMPACT_HDR : RING_EXT_HDR;
+		uint32_t size = hdr + (uint32_t)payload;
+		if (pos + size < ps) {
+			/* A nested event switched meanwhile: room here. */
+			if (!local_cmpxchg(&b->offset, off, off + size))
+				continue;
+			b->last_ts = ts;
+			uint8_t *p = b->data + (off & b->buf_mask);
+			write_header(p, id, ts, hdr);
+			b->nest_size[n] = size;
+			*tsp = ts;
+			return p + hdr;
+		}
+		size = RING_EXT_HDR + (uint32_t)payload;
+		uint64_t vp = off >> b->page_shift, nvp = vp + 1;
+		size_t nslot = nvp & (b->pages - 1);
+		/* Before dropping, make sure OFF is still current: a nested event
+		 * may have switched pages since we read it. */
+		if (!cfg_overwrite &&
+		    nvp - __atomic_load_n(&b->consumed, __ATOMIC_ACQUIRE) >= b->pages) {
+			if (__atomic_load_n(&b->offset, __ATOMIC_RELAXED) != off)
+				continue;
+			consumer_lazy_start();
+			return NULL; /* full: keep the oldest */
+		}
+		uint64_t old = 0;
+		if (nvp >= b->pages) {
+			old = __atomic_load_n(&b->commit[nslot], __ATOMIC_ACQUIRE);
+			if ((uint32_t)old != ps) {
+				if (__atomic_load_n(&b->offset, __ATOMIC_RELAXED) != off)
+					continue;
+				return NULL; /* an interrupted event still writes there */
+			}
+		}
+		uint64_t noff = (nvp << b->page_shift) + RING_HDR_SIZE + size;
+		if (!local_cmpxchg(&b->offset, off, noff))
+			continue;
+		b->last_ts = ts;
+		/* Retire the slot's previous lap (commits of nested events that
+		 * already went to the new page add up with this). */
+		if (old) {
+			local_add(&b->commit[nslot], -old);
+			if (cfg_overwrite)
+				local_add(&b->overwritten, old >> 32);
+		}
+		uint8_t *np = b->data + ((nvp << b->page_shift) & b->buf_mask);
+		page_open(b, np, ts, nvp);
+		local_add(&b->commit[nslot], RING_HDR_SIZE);
+		/* Close the old page, then commit its padding: complete. */
+		uint8_t *op = b->data + ((vp << b->page_shift) & b->buf_mask);
+		put_u64(op + PKT_TS_END, ts);
+		put_u64(op + PKT_CONTENT_SIZE, pos * 8);
+		put_u64(op + PKT_PACKET_SIZE, pos * 8);
+		put_u64(op + PKT_DISCARDED, __atomic_load_n(&b->lost, __ATOMIC_RELAXED));
+		local_add(&b->commit[vp & (b->pages - 1)], ps - pos);
+		if (!cfg_overwrite)
+			ring_wake();
+		uint8_t *p = np + RING_HDR_SIZE;
+		write_header(p, id, ts, RING_EXT_HDR);
+		b->nest_size[n] = size;
+		*tsp = ts;
+		return p + RING_EXT_HDR;
+	}
+}
+
+static __attribute__((noinline)) uint8_t *ring_begin_slow(unsigned id, size_t payload,
+							  uint64_t *tsp)
+{
+	struct ring_buf *b = ring_tls;
+	if (b) { /* payload too large */
+		local_add(&b->lost, 1);
+		return NULL;
+	}
+	if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) != RING_ON)
+		return NULL;
+	if (payload > RING_PAYLOAD_MAX) {
+		count_lost_nobuf(1);
+		return NULL;
+	}
+	if (!buf_create())
+		return NULL;
+	return ring_event_begin(id, payload, tsp);
+}
+
+/* Everything the fast path does not: the vDSO clock, a retry after a
+ * nested event, a page switch, a stop, a drop. nest is already N + 1. */
+static __attribute__((noinline)) uint8_t *
+ring_reserve_slow(struct ring_buf *b, uint32_t n, unsigned id, size_t payload, uint64_t *tsp)
+{
+	uint8_t *p = NULL;
+	if (likely(!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)))
+		p = ring_switch(b, n, id, payload, tsp);
+	if (likely(p))
+		return p;
+	local_add(&b->lost, 1);
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
+		ring_wake(); /* ring_quiesce() may wait for nest == 0 */
+	return NULL;
+}
+
+/*
+ * The fast path: TSC clock, the event fits the page, no nested event in
+ * between. No call and no loop (but the clock latch's), so the compiler
+ * keeps it in registers; anything else goes to ring_reserve_slow().
+ */
+uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *tsp)
+{
+	struct ring_buf *b = ring_tls;
+	if (unlikely(!b) || unlikely(payload > RING_PAYLOAD_MAX))
+		return ring_begin_slow(id, payload, tsp);
+	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
+	if (unlikely(n >= RING_NEST_MAX)) {
+		local_add(&b->lost, 1);
+		return NULL;
+	}
+	__atomic_store_n(&b->nest, n + 1, __ATOMIC_RELAXED);
+	barrier(); /* nest before stop: see ring_quiesce() */
+	/* The offset is read before the clock: a nested event in between
+	 * moves it, our cmpxchg fails and the clock is read again, so an event
+	 * never lands after one with a later time. */
+	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
+	barrier();
+	uint64_t ts;
+	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) ||
+	    unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
+	    unlikely(!clk_tsc_read(&ts)))
+		return ring_reserve_slow(b, n, id, payload, tsp);
+	uint64_t last = b->last_ts;
+	if (unlikely(ts < last))
+		ts = last;
+	uint32_t hdr = (ts - last < RING_TS_WRAP && id <= 6) ? RING_COMPACT_HDR : RING_EXT_HDR;
+	uint32_t size = hdr + (uint32_t)payload;
+	if (unlikely((off & (b->page_size - 1)) + size >= b->page_size) ||
+	    unlikely(!local_cmpxchg(&b->offset, off, off + size)))
+		return ring_reserve_slow(b, n, id, payload, tsp);
+	b->last_ts = ts;
+	uint8_t *p = b->data + (off & b->buf_mask);
+	write_header(p, id, ts, hdr);
+	b->nest_size[n] = size;
+	*tsp = ts;
+	return p + hdr;
+}
+
+static __attribute__((noinline)) void ring_end_slow(void)
+{
+	ring_wake();
+}
+
+void ring_event_end(uint8_t *payload)
+{
+	struct ring_buf *b = ring_tls;
+	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED) - 1;
+	uint32_t size = b->nest_size[n];
+	size_t slot = (size_t)(payload - 1 - b->data) >> b->page_shift;
+	uint64_t old = local_xadd(&b->commit[slot], size | RING_EV_ONE);
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	/* Completed a page a nested event closed, or shutdown waits for us. */
+	if (unlikely((uint32_t)old + size == b->page_size) ||
+	    unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
+		ring_end_slow();
+}
+
+void ring_count_lost(uint64_t lost)
+{
+	struct ring_buf *b = ring_tls;
+	if (b)
+		local_add(&b->lost, lost);
+	else if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_ON)
+		count_lost_nobuf(lost);
+}
+
+/* ---- consumer ---------------------------------------------------------- */
+
+static uint64_t buf_total_lost(const struct ring_buf *b)
+{
+	return __atomic_load_n(&b->lost, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED) + b->lost_consumer;
+}
+
+/*
+ * The consumer opens a stream file, writes the packets that are ready and
+ * closes it again in each pass (stream_close), so the runtime holds no
+ * descriptor between passes: none that a thousand threads would use up
+ * from RLIMIT_NOFILE, none that the program could close or see in its
+ * descriptor numbers.
+ */
+static int stream_open(struct ring_buf *b)
+{
+	if (b->path[0]) {
+		int fd = open(b->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -errno;
+		if (lseek(fd, (off_t)b->file_bytes, SEEK_SET) < 0) {
+			int err = -errno;
+			close(fd);
+			return err;
+		}
+		b->fd = fd;
+		return 0;
+	}
+	char *path = b->path;
+	for (int i = 0; i < 1000; i++) {
+		int n;
+		char img[32];
+		if (image_key[0])
+			snprintf(img, sizeof(img), "%s", image_key);
+		else
+			snprintf(img, sizeof(img), "%d", (int)b->pid);
+		if (i == 0)
+			n = snprintf(path, sizeof(b->path), "%s/stream-%s-%d", ctf_dir, img,
+				     (int)b->tid);
+		else
+			n = snprintf(path, sizeof(b->path), "%s/stream-%s-%d.%d", ctf_dir, img,
+				     (int)b->tid, i);
+		if (n >= (int)sizeof(b->path)) {
+			path[0] = 0;
+			return -ENAMETOOLONG;
+		}
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			b->fd = fd;
+			return 0;
+		}
+		int err = -errno;
+		if (err != -EEXIST) {
+			path[0] = 0;
+			return err;
+		}
+		/* a thread id (or pid) used again in this session */
+	}
+	path[0] = 0;
+	return -EEXIST;
+}
+
+static void stream_close(struct ring_buf *b)
+{
+	if (b->fd >= 0) {
+		close(b->fd);
+		b->fd = -1;
+	}
+}
+
+static void disk_failed(int err)
+{
+	if (!disk_error) {
+		disk_error = err;
+		dft_debug("writing the trace failed: %s; recording stops", strerror(err));
+	}
+}
+
+/* Write one packet (whole, or nothing: the file keeps whole packets). */
+static void packet_write(struct ring_buf *b, uint8_t *page, size_t len, uint64_t events)
+{
+	uint64_t disc =
+	    get_u64(page + PKT_DISCARDED) + __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED);
+	if (disc < b->last_disc)
+		disc = b->last_disc;
+	put_u64(page + PKT_DISCARDED, disc);
+	if (disk_error) {
+		b->lost_consumer += events;
+		disk_lost += events;
+		return;
+	}
+	int err = b->fd < 0 ? stream_open(b) : 0;
+	size_t done = 0;
+	while (!err && done < len) {
+		ssize_t n = write(b->fd, page + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+		} else if (n == 0) {
+			err = -EIO;
+		} else {
+			done += (size_t)n;
+		}
+	}
+	if (err) {
+		if (done && ftruncate(b->fd, (off_t)b->file_bytes) == 0)
+			lseek(b->fd, (off_t)b->file_bytes, SEEK_SET);
+		disk_failed(-err);
+		b->lost_consumer += events;
+		disk_lost += events;
+		return;
+	}
+	b->file_bytes += len;
+	b->events_written += events;
+	b->last_disc = disc;
+}
+
+static bool page_complete(struct ring_buf *b, uint64_t vp, uint64_t *cw)
+{
+	*cw = __atomic_load_n(&b->commit[vp & (b->pages - 1)], __ATOMIC_ACQUIRE);
+	return (uint32_t)*cw == b->page_size;
+}
+
+static uint8_t *page_addr(struct ring_buf *b, uint64_t vp)
+{
+	return b->data + ((vp << b->page_shift) & b->buf_mask);
+}
+
+static size_t page_len(struct ring_buf *b, uint8_t *page)
+{
+	uint64_t bits = get_u64(page + PKT_CONTENT_SIZE);
+	if (bits % 8 || bits / 8 < RING_HDR_SIZE || bits / 8 > b->page_size)
+		return 0;
+	return (size_t)(bits / 8);
+}
+
+/* Live buffer, no-overwrite: write the pages the writer left complete. */
+static bool buf_drain(struct ring_buf *b)
+{
+	bool did = false;
+	uint64_t cur = __atomic_load_n(&b->offset, __ATOMIC_ACQUIRE) >> b->page_shift;
+	uint64_t vp = b->consumed, cw;
+	while (vp < cur && page_complete(b, vp, &cw)) {
+		uint8_t *page = page_addr(b, vp);
+		size_t len = page_len(b, page);
+		if (len)
+			packet_write(b, page, len, cw >> 32);
+		else
+			b->lost_consumer += cw >> 32; /* cannot happen */
+		vp++;
+		__atomic_store_n(&b->consumed, vp, __ATOMIC_RELEASE);
+		did = true;
+	}
+	return did;
+}
+
+/* The writer is quiescent (dead, or stopped with nest == 0, or stuck when
+ * STUCK): write everything the buffer holds, oldest first. */
+static void buf_flush(struct ring_buf *b, bool stuck)
+{
+	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_ACQUIRE);
+	uint64_t cur = off >> b->page_shift, pos = off & (b->page_size - 1);
+	uint64_t first = b->consumed, cw;
+	if (cur + 1 > b->pages && first < cur + 1 - b->pages)
+		first = cur + 1 - b->pages;
+	uint64_t vp = first;
+	for (; vp < cur; vp++) {
+		if (!page_complete(b, vp, &cw))
+			break;
+		uint8_t *page = page_addr(b, vp);
+		size_t len = page_len(b, page);
+		if (len)
+			packet_write(b, page, len, cw >> 32);
+	}
+	if (vp == cur) {
+		cw = __atomic_load_n(&b->commit[cur & (b->pages - 1)], __ATOMIC_ACQUIRE);
+		if (!stuck && (uint32_t)cw == pos) {
+			uint8_t *page = page_addr(b, cur);
+			uint64_t ev = cw >> 32;
+			uint64_t disc = __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
+			if (ev || disc + b->overwritten > b->last_disc) {
+				uint64_t now = clock_read(), begin = get_u64(page + PKT_TS_BEGIN);
+				put_u64(page + PKT_TS_END, now > begin ? now : begin);
+				put_u64(page + PKT_CONTENT_SIZE, pos * 8);
+				put_u64(page + PKT_PACKET_SIZE, pos * 8);
+				put_u64(page + PKT_DISCARDED, disc);
+				packet_write(b, page, (size_t)pos, ev);
+			}
+			vp++;
+		}
+	}
+	/* What could not be written safely is lost: committed events plus
+	 * the ones in flight now (a thread stuck inside an event for the whole
+	 * wait of ring_quiesce: the count is then a lower bound). */
+	if (vp <= cur) {
+		uint64_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
+		for (; vp <= cur; vp++)
+			n += __atomic_load_n(&b->commit[vp & (b->pages - 1)], __ATOMIC_RELAXED) >>
+			     32;
+		b->lost_consumer += n;
+		dft_debug("thread %d was inside an event at shutdown: its last page is lost",
+			  (int)b->tid);
+	}
+	__atomic_store_n(&b->consumed, cur + 1, __ATOMIC_RELEASE);
+}
+
+static void lost_report(struct ring_buf *b)
+{
+	if (b->lost_reported)
+		return;
+	b->lost_reported = 1;
+	uint64_t n = buf_total_lost(b);
+	if (!n || !have_info)
+		return;
+	char line[96];
+	int len = snprintf(line, sizeof(line), "lost: %d %d %llu\n", (int)b->pid, (int)b->tid,
+			   (unsigned long long)n);
+	int fd = open(info_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)len) != len)
+		dft_debug("cannot append to %s: %s", info_path, strerror(errno));
+	close(fd);
+}
+
+static bool thread_alive(const struct ring_buf *b)
+{
+	return syscall(SYS_tgkill, (int)b->pid, (int)b->tid, 0) == 0 || errno != ESRCH;
+}
+
+static void buf_unlink(struct ring_buf *b)
+{
+	struct ring_buf *h = b;
+	if (__atomic_compare_exchange_n(&ring_head, &h, b->next, false, __ATOMIC_SEQ_CST,
+					__ATOMIC_RELAXED))
+		return;
+	for (struct ring_buf *p = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); p; p = p->next)
+		if (p->next == b) {
+			__atomic_store_n(&p->next, b->next, __ATOMIC_RELEASE);
+			return;
+		}
+}
+
+static void buf_free(struct ring_buf *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	munmap(b, b->map_size);
+}
+
+/* One pass over the buffers; list_lock held. Returns whether it did work
+ * and sets *busy when a marked thread is still running. */
+static bool consumer_pass(bool check_all, bool *busy)
+{
+	bool did = false;
+	struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE), *next;
+	for (; b; b = next) {
+		next = b->next;
+		if (!cfg_overwrite && !cfg_stall) {
+			did |= buf_drain(b);
+			stream_close(b);
+		}
+		bool exiting = __atomic_load_n(&b->exiting, __ATOMIC_RELAXED);
+		if (!exiting && !check_all)
+			continue;
+		if (cfg_stall || thread_alive(b)) {
+			*busy |= exiting;
+			continue;
+		}
+		/* Gone: nobody writes it any more. */
+		buf_flush(b, false);
+		stream_close(b);
+		lost_report(b);
+		lost_freed += buf_total_lost(b);
+		buf_unlink(b);
+		buf_free(b);
+		did = true;
+	}
+	return did;
+}
+
+/* Stop every writer and wait for the in-flight events (bounded). */
+static void ring_quiesce(void)
+{
+	struct ring_buf *b;
+	for (b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next)
+		__atomic_store_n(&b->stop, 1, __ATOMIC_SEQ_CST);
+	/* Every thread runs a full barrier: a writer that missed stop has its
+	 * nest++ visible now (asymmetric Dekker; the writer has a compiler
+	 * barrier only). */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		full_fence();
+	uint64_t deadline = vdso_now() + QUIESCE_WAIT_NS;
+	/* Once nest was 0 after the stop, the writer can reserve nothing more
+	 * (its next begin sees stop), even though nest still flickers while
+	 * it keeps calling ring_event_begin: remember it. */
+	for (b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next) {
+		b->quiet = 0;
+		for (;;) {
+			__atomic_store_n(&ring_waiting, 1, __ATOMIC_SEQ_CST);
+			uint32_t seq = __atomic_load_n(&ring_wake_seq, __ATOMIC_SEQ_CST);
+			if (!__atomic_load_n(&b->nest, __ATOMIC_SEQ_CST)) {
+				b->quiet = 1;
+				break;
+			}
+			uint64_t now = vdso_now();
+			if (now >= deadline || !thread_alive(b))
+				break;
+			consumer_wait(seq, deadline - now < 10000000 ? deadline - now : 10000000);
+		}
+	}
+}
+
+static void consumer_final(void)
+{
+	ring_quiesce();
+	uint64_t total = lost_freed;
+	struct ring_buf *b, *next;
+	for (b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = next) {
+		next = b->next;
+		bool alive = thread_alive(b);
+		buf_flush(b, alive && !b->quiet);
+		lost_report(b);
+		total += buf_total_lost(b);
+		stream_close(b);
+		if (!alive) {
+			lost_freed += buf_total_lost(b);
+			buf_unlink(b);
+			buf_free(b);
+		}
+	}
+	uint64_t nobuf = __atomic_exchange_n(&lost_nobuf, 0, __ATOMIC_RELAXED);
+	if (nobuf)
+		dft_log("no memory for trace buffers: %llu events lost", (unsigned long long)nobuf);
+	if (disk_error)
+		dft_log("cannot write trace to %s: %s; %llu events lost", ctf_dir,
+			strerror(disk_error), (unsigned long long)(total + nobuf));
+}
+
+static void *consumer_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "dynftrace-rec");
+	uint64_t next_check = vdso_now() + LIVENESS_NS;
+	for (;;) {
+		__atomic_store_n(&ring_waiting, 1, __ATOMIC_SEQ_CST);
+		uint32_t seq = __atomic_load_n(&ring_wake_seq, __ATOMIC_SEQ_CST);
+		uint64_t wait = FLUSH_INTERVAL_NS;
+		uint64_t cw = clk_tick();
+		if (cw < wait)
+			wait = cw;
+		pthread_mutex_lock(&list_lock);
+		if (__atomic_load_n(&consumer_stop, __ATOMIC_ACQUIRE)) {
+			consumer_final();
+			pthread_mutex_unlock(&list_lock);
+			break;
+		}
+		uint64_t now = vdso_now();
+		bool all = now >= next_check, busy = false;
+		if (all)
+			next_check = now + LIVENESS_NS;
+		bool did = consumer_pass(all, &busy);
+		pthread_mutex_unlock(&list_lock);
+		if (busy && wait > EXITING_POLL_NS)
+			wait = EXITING_POLL_NS;
+		if (!did)
+			consumer_wait(seq, wait);
+	}
+	__atomic_store_n(&ring_waiting, 0, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* ctl_lock held. */
+static int consumer_start(void)
+{
+	pthread_attr_t attr;
+	sigset_t all;
+	int err = pthread_attr_init(&attr);
+	if (err)
+		return -err;
+	sigfillset(&all); /* SIGXFSZ too: a file size limit gives EFBIG */
+	pthread_attr_setsigmask_np(&attr, &all);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	__atomic_store_n(&consumer_stop, 0, __ATOMIC_RELEASE);
+	err = pthread_create(&consumer_thread, &attr, consumer_main, NULL);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	consumer_up = 1;
+	return 0;
+}
+
+/* ---- API ---------------------------------------------------------------- */
+
+void ring_config_size(struct ring_config *cfg, size_t buffer_kb)
+{
+	size_t bytes =
+	    buffer_kb ? buffer_kb * 1024 : (size_t)RING_DEFAULT_PAGE_SIZE * RING_DEFAULT_PAGES;
+	size_t ps = RING_DEFAULT_PAGE_SIZE;
+	while (ps > 4096 && bytes / ps < 4)
+		ps /= 2;
+	size_t np = bytes / ps;
+	while (np & (np - 1))
+		np &= np - 1;
+	cfg->page_size = ps;
+	cfg->pages = np < 2 ? 2 : np;
+}
+
+int ring_init(const struct ring_config *cfg)
+{
+	int err = 0;
+	if (!cfg || !cfg->ctf_dir)
+		return -EINVAL;
+	size_t ps = cfg->page_size ? cfg->page_size : RING_DEFAULT_PAGE_SIZE;
+	size_t np = cfg->pages ? cfg->pages : RING_DEFAULT_PAGES;
+	if (ps < 4096 || ps > (1u << 30) || (ps & (ps - 1)) || np < 2 || np > (1u << 20))
+		return -EINVAL;
+	while (np & (np - 1)) /* a power of two, rounded up */
+		np += np & -np;
+	pthread_mutex_lock(&ctl_lock);
+	if (ring_state != RING_OFF) {
+		err = -EBUSY;
+		goto out;
+	}
+	if (snprintf(ctf_dir, sizeof(ctf_dir), "%s", cfg->ctf_dir) >= (int)sizeof(ctf_dir) ||
+	    (cfg->info_path && snprintf(info_path, sizeof(info_path), "%s", cfg->info_path) >=
+				   (int)sizeof(info_path))) {
+		err = -ENAMETOOLONG;
+		goto out;
+	}
+	have_info = cfg->info_path != NULL;
+	image_key[0] = 0;
+	if (cfg->img &&
+	    snprintf(image_key, sizeof(image_key), "%s", cfg->img) >= (int)sizeof(image_key)) {
+		err = -ENAMETOOLONG;
+		goto out;
+	}
+	const char *e = getenv("DYNFTRACE_RING_TEST_STALL");
+	cfg_stall = e && *e && strcmp(e, "0");
+	e = getenv("DYNFTRACE_CLOCK");
+	clk_want = 0;
+	if (e && !strcmp(e, "vdso"))
+		clk_want = -1;
+	else if (e && !strcmp(e, "tsc"))
+		clk_want = 1;
+	else if (e && *e)
+		dft_log("DYNFTRACE_CLOCK=%s: expected vdso or tsc; choosing", e);
+	if (clk_want == 0)
+		clk_want = tsc_invariant() ? 1 : -1;
+	if (clk_want < 0)
+		__atomic_store_n(&clk_mode, CLK_VDSO, __ATOMIC_RELEASE);
+	else if (!clk_calibrating)
+		clk_calibrating = 1;
+	err = metadata_init();
+	if (err)
+		goto out;
+	/* membarrier for ring_quiesce (the runtime registers too; idempotent). */
+	syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+	disk_error = 0;
+	disk_lost = 0;
+	lost_freed = 0;
+	/* Buffers of threads that outlived a previous recording: start over. */
+	/* (they keep their geometry; new buffers get the new one) */
+	pthread_mutex_lock(&list_lock);
+	for (struct ring_buf *b = ring_head; b; b = b->next) {
+		memcpy(b->hdr_tmpl + PKT_UUID, trace_uuid, 16);
+		buf_reset(b);
+		__atomic_store_n(&b->stop, 0, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&list_lock);
+	cfg_page_size = ps;
+	cfg_pages = np;
+	cfg_overwrite = cfg->overwrite;
+	__atomic_store_n(&ring_state, RING_ON, __ATOMIC_SEQ_CST);
+	err = consumer_start();
+	if (err)
+		__atomic_store_n(&ring_state, RING_OFF, __ATOMIC_SEQ_CST);
+out:
+	pthread_mutex_unlock(&ctl_lock);
+	return err;
+}
+
+void ring_shutdown(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+	if (ring_state != RING_ON) {
+		pthread_mutex_unlock(&ctl_lock);
+		return;
+	}
+	__atomic_store_n(&ring_state, RING_STOPPING, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&consumer_needed, 0, __ATOMIC_RELAXED);
+	if (!consumer_up && __atomic_load_n(&ring_head, __ATOMIC_SEQ_CST))
+		consumer_start(); /* a child that never started its own */
+	if (consumer_up) {
+		__atomic_store_n(&consumer_stop, 1, __ATOMIC_SEQ_CST);
+		ring_wake_force();
+		pthread_join(consumer_thread, NULL);
+		consumer_up = 0;
+	} else {
+		pthread_mutex_lock(&list_lock);
+		consumer_final();
+		pthread_mutex_unlock(&list_lock);
+	}
+	__atomic_store_n(&ring_state, RING_OFF, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+void ring_thread_exit(void)
+{
+	struct ring_buf *b = ring_tls;
+	if (!b || b->exiting)
+		return;
+	__atomic_store_n(&b->exiting, 1, __ATOMIC_RELAXED);
+	ring_wake_force();
+}
+
+void ring_atfork_child(void)
+{
+	/* Forget the parent's buffers before unmapping them: a signal handler
+	 * of this thread must not write to one. */
+	ring_tls = NULL;
+	ring_tls_state = TLS_NONE;
+	ring_tls_early_lost = 0;
+	barrier();
+	struct ring_buf *b = ring_head, *next;
+	ring_head = NULL;
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	ctl_lock = fresh;
+	list_lock = fresh;
+	ring_waiting = 0;
+	consumer_up = 0;
+	consumer_stop = 0;
+	lost_nobuf = 0;
+	lost_freed = 0;
+	disk_lost = 0;
+	disk_error = 0;	  /* the child tries for itself */
+	image_key[0] = 0; /* the child's streams: stream-CHILDPID-TID */
+	if (ring_state == RING_STOPPING)
+		ring_state = RING_OFF;
+	consumer_needed = ring_state == RING_ON;
+	for (; b; b = next) {
+		next = b->next;
+		buf_free(b);
+	}
+}
+
+void ring_set_img(const char *img)
+{
+	pthread_mutex_lock(&list_lock); /* the consumer names files under it */
+	snprintf(image_key, sizeof(image_key), "%s", img ? img : "");
+	pthread_mutex_unlock(&list_lock);
+}
+
+int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data), void *data)
+{
+	int n = 0;
+	pthread_mutex_lock(&list_lock);
+	for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next) {
+		struct ring_thread_stats st = {
+		    .tid = b->tid,
+		    .events = b->events_written,
+		    .lost = buf_total_lost(b),
+		    .bytes = b->file_bytes,
+		};
+		if (cb)
+			cb(&st, data);
+		n++;
+	}
+	pthread_mutex_unlock(&list_lock);
+	return n;
+}
+
+const char *ring_clock_name(void)
+{
+	return __atomic_load_n(&clk_mode, __ATOMIC_ACQUIRE) == CLK_TSC ? "tsc" : "vdso";
+}
+
+uint64_t ring_clock_error_ns(void)
+{
+	return __atomic_load_n(&clk_last_err, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * target.c - the program the control tests (the .tc scripts in tests/ctl) steer.
+ *
+ * Worker threads call a small tree of traced functions forever and check
+ * every result against the same formula computed without a call, so a
+ * tracer that disturbed the program would be caught ("WRONG" and exit 3).
+ * Commands, one per line on stdin (answers on stdout, one line each):
+ *   fork          fork; the child starts its own workers: "child PID",
+ *                 the parent says "forked PID"
+ *   dlopen PATH   load a library with dl_one(), call it from the workers:
+ *                 "opened"
+ *   dlclose       stop calling it, unload it: "closed"
+ *   exec          exec this program again (same pid): "ready PID" again
+ *   closefds      close every descriptor above 2, as daemons do: "closed fds"
+ *   exit          exit() normally (end of input too)
+ * Start-up prints "ready PID". Options: -t N worker threads (default 2).
+ *
+ *   work_a(x) = work_b(x + 1) + leaf_c(x)     every iteration
+ *   work_b(x) = leaf_c(x) ^ (x >> 3)
+ *   slow_d()  sleeps 2 ms                     every 64th iteration
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+#define LEAF(x) ((unsigned long)(x) * 2654435761ul)
+#define WORK_B(x) (LEAF(x) ^ ((unsigned long)(x) >> 3))
+#define WORK_A(x) (WORK_B((x) + 1) + LEAF(x))
+
+static unsigned long sink;
+static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long (*dl_fn)(unsigned long); /* dl_lock */
+static void *dl_handle;                        /* main thread */
+static char **saved_argv;
+
+NOINLINE unsigned long leaf_c(unsigned long x)
+{
+	__atomic_fetch_add(&sink, 1, __ATOMIC_RELAXED);
+	return LEAF(x);
+}
+
+NOINLINE unsigned long work_b(unsigned long x)
+{
+	return leaf_c(x) ^ (x >> 3);
+}
+
+NOINLINE unsigned long work_a(unsigned long x)
+{
+	return work_b(x + 1) + leaf_c(x);
+}
+
+NOINLINE void slow_d(void)
+{
+	struct timespec ts = {0, 2000000};
+	nanosleep(&ts, NULL);
+}
+
+NOINLINE static void call_dl(unsigned long i)
+{
+	pthread_mutex_lock(&dl_lock);
+	if (dl_fn && dl_fn(i) != i * 3 + 1) {
+		printf("WRONG dl_one(%lu)\n", i);
+		fflush(stdout);
+		exit(3);
+	}
+	pthread_mutex_unlock(&dl_lock);
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (unsigned long i = 0;; i++) {
+		unsigned long r = work_a(i);
+		if (r != WORK_A(i)) {
+			printf("WRONG work_a(%lu) = %lu, expected %lu\n", i, r, WORK_A(i));
+			fflush(stdout);
+			exit(3);
+		}
+		if (i % 64 == 0)
+			slow_d();
+		call_dl(i);
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void start_workers(int n)
+{
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, worker, NULL)) {
+			printf("cannot start a worker\n");
+			exit(2);
+		}
+		pthread_detach(t);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int nthreads = 2;
+	saved_argv = argv;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 3 && !strcmp(argv[1], "-t"))
+		nthreads = atoi(argv[2]);
+	start_workers(nthreads);
+	printf("ready %d\n", (int)getpid());
+	char line[4096];
+	while (fgets(line, sizeof(line), stdin)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strcmp(line, "fork")) {
+			pid_t p = fork();
+			if (p == 0) {
+				start_workers(nthreads);
+				printf("child %d\n", (int)getpid());
+				for (;;)
+					pause();
+			}
+			printf("forked %d\n", (int)p);
+		} else if (!strncmp(line, "dlopen ", 7)) {
+			dl_handle = dlopen(line + 7, RTLD_NOW);
+			void *f = dl_handle ? dlsym(dl_handle, "dl_one") : NULL;
+			if (!f) {
+				printf("dlopen failed: %s\n", dlerror());
+				continue;
+			}
+			pthread_mutex_lock(&dl_lock);
+			dl_fn = (unsigned long (*)(unsigned long))f;
+			pthread_mutex_unlock(&dl_lock);
+			printf("opened\n");
+		} else if (!strcmp(line, "dlclose")) {
+			pthread_mutex_lock(&dl_lock);
+			dl_fn = NULL;
+			pthread_mutex_unlock(&dl_lock);
+			if (dl_handle)
+				dlclose(dl_handle);
+			dl_handle = NULL;
+			printf("closed\n");
+		} else if (!strcmp(line, "exec")) {
+			execv("/proc/self/exe", saved_argv);
+			printf("exec failed\n");
+		} else if (!strcmp(line, "closefds")) {
+			for (int fd = 3; fd < 65536; fd++)
+				close(fd);
+			printf("closed fds\n");
+		} else if (!strcmp(line, "exit")) {
+			break;
+		} else {
+			printf("unknown command '%s'\n", line);
+		}
+	}
+	exit(0);
+}

@@ -1,0 +1,1114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t-ring.c - tests of the per-thread ring buffer (lib/ring.c), built with
+ * lib/ring.c and lib/log.c compiled in (their symbols are hidden in the
+ * runtime) by tests/sh/ring-*.sh. One mode per run; TAP output.
+ *
+ *   t-ring basic DIR          5 threads x every event type, decode + check
+ *   t-ring nested DIR [PS N]  a thread writes while a per-thread timer signal
+ *                             handler writes in the middle of its events
+ *   t-ring lost DIR [nest]    2 pages of 4 KiB, consumer stalled: exact losses
+ *   t-ring overwrite DIR [nest]  the same as a flight recorder: newest kept
+ *   t-ring threads DIR        64 short threads: flushed and freed at exit
+ *   t-ring fork DIR           fork: the child's own streams, lazy consumer
+ *   t-ring shutdown DIR       shutdown (twice, concurrently) under writers
+ *   t-ring diskfull DIR       run under a file size limit (ulimit -f)
+ *   t-ring reinit DIR         record again after shutdown; stream names
+ *   t-ring clock              trace clock: monotonic, close to CLOCK_MONOTONIC
+ *   t-ring dump DIR           print every event: "TS NAME FIELDS" (ring-ctf.sh)
+ *
+ * Env T_RING_SAN=tsan: signals are delivered late under TSan, so nesting is
+ * not required to happen there.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+#include "decode.h"
+#include "ring.h"
+
+static char g_dir[PATH_MAX], g_ctf[PATH_MAX + 8], g_info[PATH_MAX + 8];
+static uint8_t g_uuid[16];
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static uint64_t mono(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int setup(const char *dir, size_t ps, size_t pages, int overwrite)
+{
+	snprintf(g_dir, sizeof(g_dir), "%s", dir);
+	snprintf(g_ctf, sizeof(g_ctf), "%s/ctf", dir);
+	snprintf(g_info, sizeof(g_info), "%s/info", dir);
+	mkdir(g_dir, 0755);
+	mkdir(g_ctf, 0755);
+	FILE *f = fopen(g_info, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "version: 1\n");
+	fclose(f);
+	struct ring_config c = {.ctf_dir = g_ctf,
+				.info_path = g_info,
+				.page_size = ps,
+				.pages = pages,
+				.overwrite = overwrite};
+	return ring_init(&c);
+}
+
+/* ---- reading the results back ------------------------------------------ */
+
+#define MAXS 256
+struct sres {
+	char name[300];
+	struct dec_stream st;
+	int rc;
+	uint64_t lost; /* from the info file */
+	/* filled by the mode's callback */
+	uint64_t a_n, a_next, a_first, a_tsum, b_n, b_next, b_first, x_n, x_last;
+	int bad;
+	char why[300];
+};
+static struct sres g_s[MAXS];
+static int g_ns;
+
+static uint64_t info_lost(int pid, int tid, int *lines)
+{
+	FILE *f = fopen(g_info, "r");
+	char line[256];
+	uint64_t n = 0;
+	*lines = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		int p, t;
+		unsigned long long v;
+		if (sscanf(line, "lost: %d %d %llu", &p, &t, &v) == 3 && p == pid && t == tid) {
+			n += v;
+			(*lines)++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+static uint64_t info_lost_total(void)
+{
+	FILE *f = fopen(g_info, "r");
+	char line[256];
+	uint64_t n = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		int p, t;
+		unsigned long long v;
+		if (sscanf(line, "lost: %d %d %llu", &p, &t, &v) == 3)
+			n += v;
+	}
+	fclose(f);
+	return n;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct sres *)a)->name, ((const struct sres *)b)->name);
+}
+
+/* Decodes every stream of g_ctf with CB (arg: the struct sres). */
+static int scan(dec_cb cb)
+{
+	DIR *d = opendir(g_ctf);
+	struct dirent *e;
+	g_ns = 0;
+	if (!d)
+		return -1;
+	if (dec_metadata_uuid(g_ctf, g_uuid)) {
+		closedir(d);
+		return -1;
+	}
+	while ((e = readdir(d)) && g_ns < MAXS) {
+		if (strncmp(e->d_name, "stream-", 7))
+			continue;
+		struct sres *s = &g_s[g_ns++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->name, sizeof(s->name), "%s", e->d_name);
+	}
+	closedir(d);
+	qsort(g_s, (size_t)g_ns, sizeof(g_s[0]), by_name);
+	for (int i = 0; i < g_ns; i++) {
+		struct sres *s = &g_s[i];
+		char path[PATH_MAX + 320];
+		snprintf(path, sizeof(path), "%s/%s", g_ctf, s->name);
+		s->rc = dec_file(path, g_uuid, &s->st, cb, s);
+		int lines;
+		s->lost = info_lost(s->st.pid, s->st.tid, &lines);
+	}
+	return g_ns;
+}
+
+static struct sres *find_tid(int tid)
+{
+	for (int i = 0; i < g_ns; i++)
+		if (g_s[i].st.tid == tid)
+			return &g_s[i];
+	return NULL;
+}
+
+static int all_valid(void)
+{
+	for (int i = 0; i < g_ns; i++)
+		if (g_s[i].rc) {
+			diag("%s", g_s[i].st.err);
+			return 0;
+		}
+	return 1;
+}
+
+__attribute__((format(printf, 2, 3))) static void sbad(struct sres *s, const char *fmt, ...)
+{
+	if (s->bad++)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+/* Event SEQ of the basic pattern; returns 1 if written. */
+static int emit_pattern(uint64_t seq, uint64_t *tsum)
+{
+	uint64_t ts;
+	uint32_t f = (uint32_t)seq;
+	uint8_t *p;
+	char text[32];
+	switch (seq % 8) {
+	case 0:
+	case 7:
+		p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
+		if (p)
+			memcpy(p, &f, 4);
+		break;
+	case 1:
+		p = ring_event_begin(RING_EV_EXIT, 0, &ts);
+		break;
+	case 2:
+	case 3: {
+		uint64_t v = seq % 8 == 2 ? seq * 3 : seq + 5;
+		p = ring_event_begin(seq % 8 == 2 ? RING_EV_FUNCTION : RING_EV_CALL, 12, &ts);
+		if (p) {
+			memcpy(p, &f, 4);
+			memcpy(p + 4, &v, 8);
+		}
+		break;
+	}
+	case 4:
+		p = ring_event_begin(RING_EV_LOST, 4, &ts);
+		if (p)
+			memcpy(p, &f, 4);
+		break;
+	case 5: {
+		int n = snprintf(text, sizeof(text), "m%llu", (unsigned long long)seq) + 1;
+		p = ring_event_begin(RING_EV_MARKER, (size_t)n, &ts);
+		if (p)
+			memcpy(p, text, (size_t)n);
+		break;
+	}
+	default:
+		p = ring_event_begin(RING_EV_EXIT_DEPTH, 4, &ts);
+		if (p)
+			memcpy(p, &f, 4);
+		break;
+	}
+	if (!p)
+		return 0;
+	ring_event_end(p);
+	*tsum += ts;
+	return 1;
+}
+
+static const unsigned pattern_id[8] = {0, 1, 2, 3, 4, 5, 8, 0};
+
+/* Checks events of the basic pattern. Every event but exit carries its
+ * sequence number, so after a loss the check resynchronises; gaps are
+ * counted in b_n (allowed only where losses are reported). */
+static void check_pattern(const struct dec_event *ev, void *arg)
+{
+	struct sres *s = arg;
+	uint64_t seq;
+	s->a_n++;
+	s->a_tsum += ev->ts;
+	switch (ev->id) {
+	case 1: /* exit: seq 8k+1 */
+		seq = s->a_next;
+		if (seq % 8 != 1) {
+			seq += (9 - seq % 8) % 8;
+			s->b_n++;
+		}
+		s->a_next = seq + 1;
+		return;
+	case 5:
+		seq = strtoull(ev->text + 1, NULL, 10);
+		break;
+	default:
+		seq = ev->func;
+		break;
+	}
+	if (seq != s->a_next) {
+		if (seq < s->a_next || seq >> 32)
+			sbad(s, "event %llu after %llu", (unsigned long long)seq,
+			     (unsigned long long)s->a_next);
+		s->b_n++;
+	}
+	s->a_next = seq + 1;
+	if (ev->id != pattern_id[seq % 8]) {
+		sbad(s, "event %llu: id %u, expected %u", (unsigned long long)seq, ev->id,
+		     pattern_id[seq % 8]);
+		return;
+	}
+	char text[32];
+	switch (ev->id) {
+	case 2:
+	case 3:
+		if (ev->u64 != (ev->id == 2 ? seq * 3 : seq + 5))
+			sbad(s, "event %llu: payload %llu", (unsigned long long)seq,
+			     (unsigned long long)ev->u64);
+		break;
+	case 5:
+		snprintf(text, sizeof(text), "m%llu", (unsigned long long)seq);
+		if (strcmp(ev->text, text))
+			sbad(s, "event %llu: marker %s", (unsigned long long)seq, ev->text);
+		break;
+	}
+}
+
+/* ---- basic -------------------------------------------------------------- */
+
+/* T_RING_SMALL=1 (ring-ctf.sh): 10 times fewer events, for babeltrace2 */
+static uint64_t scale(uint64_t n)
+{
+	const char *e = getenv("T_RING_SMALL");
+	return e && *e == '1' ? n / 10 : n;
+}
+
+#define BASIC_N scale(300000)
+struct wres {
+	pid_t tid;
+	uint64_t written, tsum, attempted;
+};
+
+static void *basic_thread(void *arg)
+{
+	struct wres *w = arg;
+	w->tid = gettid_();
+	for (uint64_t i = 0; i < BASIC_N; i++)
+		w->written += (uint64_t)emit_pattern(i, &w->tsum);
+	w->attempted = BASIC_N;
+	ring_thread_exit();
+	return NULL;
+}
+
+static void stats_cb(const struct ring_thread_stats *st, void *data)
+{
+	(*(int *)data)++;
+	(void)st;
+}
+
+/* Descriptors of this process open on files of the trace directory. */
+static int fds_in_trace(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d))) {
+		char link[300], target[PATH_MAX];
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		n += !strncmp(target, g_ctf, strlen(g_ctf)) && strstr(target, "/stream-");
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int t_basic(const char *dir)
+{
+	tap_plan(8);
+	int err = setup(dir, 0, 0, 0);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	struct wres w[5] = {{0}};
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, basic_thread, &w[i + 1]);
+	w[0].tid = gettid_();
+	for (uint64_t i = 0; i < BASIC_N; i++)
+		w[0].written += (uint64_t)emit_pattern(i, &w[0].tsum);
+	int seen = 0;
+	int n = ring_for_each_thread(stats_cb, &seen);
+	ok(n >= 1 && n == seen, "ring_for_each_thread reports %d thread buffers", n);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	int fds = fds_in_trace();
+	ok(fds <= 1, "the consumer keeps no stream file open between passes (%d open now)", fds);
+	ring_shutdown();
+	ring_shutdown(); /* idempotent */
+	uint64_t ts;
+	ok(ring_event_begin(RING_EV_EXIT, 0, &ts) == NULL, "no event after ring_shutdown");
+	scan(check_pattern);
+	ok(all_valid() && g_ns == 5, "5 valid streams (%d)", g_ns);
+	int good = 1;
+	uint64_t lost = 0;
+	for (int i = 0; i < 5; i++) {
+		struct sres *s = find_tid(w[i].tid);
+		if (!s || s->bad || s->a_n != w[i].written || s->a_n + s->lost != BASIC_N ||
+		    s->a_tsum != w[i].tsum || s->st.discarded != s->lost || (s->b_n && !s->lost)) {
+			good = 0;
+			if (s)
+				diag("tid %d: %llu events of %llu, %s, discarded %llu, lost %llu",
+				     w[i].tid, (unsigned long long)s->a_n,
+				     (unsigned long long)w[i].written, s->bad ? s->why : "intact",
+				     (unsigned long long)s->st.discarded,
+				     (unsigned long long)s->lost);
+			else
+				diag("tid %d: no stream", w[i].tid);
+		}
+		if (s)
+			lost += s->lost;
+	}
+	ok(good,
+	   "every thread's events intact, in order, timestamps as returned; written + lost "
+	   "== attempted (%llu lost: the consumer shares 2 cores with 5 writers)",
+	   (unsigned long long)lost);
+	uint64_t c = 0, x = 0;
+	for (int i = 0; i < g_ns; i++) {
+		c += g_s[i].st.compact;
+		x += g_s[i].st.extended;
+	}
+	ok(c > x, "mostly compact headers (%llu compact, %llu extended)", (unsigned long long)c,
+	   (unsigned long long)x);
+	ok(info_lost_total() == lost, "the info file's lost lines add up (%llu)",
+	   (unsigned long long)info_lost_total());
+	return tap_done();
+}
+
+/* ---- nested (signal handler writes in the middle of events) -------------- */
+
+static volatile sig_atomic_t in_event;
+static volatile uint64_t h_attempted, h_written, h_tsum, h_nested, h_seq;
+
+static void nest_handler(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	uint64_t ts, seq = h_seq++;
+	if (in_event)
+		h_nested++;
+	h_attempted++;
+	uint8_t *p = ring_event_begin(RING_EV_FUNCTION, 12, &ts);
+	if (p) {
+		uint32_t f = 0x5EED;
+		memcpy(p, &f, 4);
+		memcpy(p + 4, (const void *)&seq, 8);
+		ring_event_end(p);
+		h_written++;
+		h_tsum += ts;
+	}
+	if (seq % 4 == 0) {
+		/* an extended-header event too (id 8) */
+		h_attempted++;
+		p = ring_event_begin(RING_EV_EXIT_DEPTH, 4, &ts);
+		if (p) {
+			uint32_t d = (uint32_t)seq;
+			memcpy(p, &d, 4);
+			ring_event_end(p);
+			h_written++;
+			h_tsum += ts;
+		}
+	}
+	errno = saved;
+}
+
+static void check_nested(const struct dec_event *ev, void *arg)
+{
+	struct sres *s = arg;
+	s->a_tsum += ev->ts;
+	if (ev->id == RING_EV_ENTRY) {
+		if (s->a_n && ev->func < s->a_next)
+			sbad(s, "main event %u after %llu", ev->func,
+			     (unsigned long long)s->a_next);
+		if (s->a_n && ev->func > s->a_next && getenv("T_RING_GAPS"))
+			diag("gap: main %llu..%u missing at ts %llu", (unsigned long long)s->a_next,
+			     ev->func - 1, (unsigned long long)ev->ts);
+		if (!s->a_n)
+			s->a_first = ev->func;
+		s->a_next = (uint64_t)ev->func + 1;
+		s->a_n++;
+	} else if (ev->id == RING_EV_FUNCTION) {
+		/* handler invocation SEQ writes function(SEQ), then for SEQ % 4 == 0
+		 * exit_depth(SEQ): both kinds strictly in order, and an
+		 * exit_depth never before the function of its invocation (which
+		 * may be lost) */
+		if (ev->func != 0x5EED)
+			sbad(s, "handler event with func %#x", ev->func);
+		if (s->b_n && (ev->u64 < s->b_next || (s->x_n && ev->u64 <= s->x_last)))
+			sbad(s, "handler event %llu out of order", (unsigned long long)ev->u64);
+		if (!s->b_n)
+			s->b_first = ev->u64;
+		s->b_next = ev->u64 + 1;
+		s->b_n++;
+	} else if (ev->id == RING_EV_EXIT_DEPTH) {
+		if (ev->compact)
+			sbad(s, "id 8 with a compact header");
+		if (ev->func % 4 || (s->b_n && ev->func + 1 < s->b_next) ||
+		    (s->x_n && ev->func <= s->x_last))
+			sbad(s, "exit_depth %u out of order (handler event %llu before)", ev->func,
+			     (unsigned long long)s->b_next - 1);
+		s->x_last = ev->func;
+		s->x_n++;
+		s->b_n++;
+	} else {
+		sbad(s, "unexpected event id %u", ev->id);
+	}
+}
+
+/* Writes ENTRY(seq) events; a SIGEV_THREAD_ID timer's handler writes in
+ * the middle. Stops after MIN events once enough nesting was seen. */
+static void nested_run(uint64_t min, uint64_t max, uint64_t *written, uint64_t *attempted,
+		       uint64_t *tsum, long period_ns)
+{
+	const char *san = getenv("T_RING_SAN");
+	uint64_t want_nested = 200;
+	if (san && !strcmp(san, "tsan")) {
+		/* TSan runs handlers late and slowly: fewer signals, no minimum */
+		want_nested = 0;
+		period_ns = 500000;
+		min /= 4;
+	}
+	struct sigaction sa = {.sa_handler = nest_handler, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGRTMIN, &sa, NULL);
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMIN};
+	sev._sigev_un._tid = gettid_();
+	timer_t tm;
+	timer_create(CLOCK_MONOTONIC, &sev, &tm);
+	struct itimerspec its = {.it_value = {0, period_ns}, .it_interval = {0, period_ns}};
+	timer_settime(tm, 0, &its, NULL);
+	uint64_t i;
+	for (i = 0; i < max && (i < min || h_nested < want_nested); i++) {
+		uint64_t ts;
+		uint32_t f = (uint32_t)i;
+		in_event = 1;
+		uint8_t *p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
+		if (p) {
+			/* widen the window a handler can hit */
+			for (volatile int k = 0; k < 8; k++)
+				;
+			memcpy(p, &f, 4);
+			ring_event_end(p);
+			(*written)++;
+			*tsum += ts;
+		}
+		in_event = 0;
+	}
+	*attempted = i;
+	struct itimerspec off = {{0, 0}, {0, 0}};
+	timer_settime(tm, 0, &off, NULL);
+	timer_delete(tm);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* a last pending one */
+}
+
+static int t_nested(const char *dir, size_t ps, size_t pages)
+{
+	tap_plan(5);
+	int err = setup(dir, ps, pages, 0);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	uint64_t written = 0, attempted = 0, tsum = 0;
+	pid_t tid = gettid_();
+	nested_run(scale(2000000), 400000000, &written, &attempted, &tsum, 20000);
+	ring_shutdown();
+	diag("main: %llu events written of %llu; handler: %llu of %llu, %llu inside an event",
+	     (unsigned long long)written, (unsigned long long)attempted,
+	     (unsigned long long)h_written, (unsigned long long)h_attempted,
+	     (unsigned long long)h_nested);
+	const char *san = getenv("T_RING_SAN");
+	ok(h_nested > 0 || (san && !strcmp(san, "tsan")),
+	   "the handler ran in the middle of events (%llu times)", (unsigned long long)h_nested);
+	scan(check_nested);
+	struct sres *s = find_tid(tid);
+	ok(all_valid() && s && g_ns == 1,
+	   "one valid stream: headers, sizes, timestamps never decrease");
+	if (!s)
+		return tap_done();
+	ok(!s->bad, "every event intact and in order for both writers%s%s", s->bad ? ": " : "",
+	   s->why);
+	uint64_t lost = s->lost;
+	ok(s->a_n == written && s->b_n == h_written && s->a_tsum == tsum + h_tsum &&
+	       written + h_written + lost == attempted + h_attempted && s->st.discarded == lost,
+	   "counts match: %llu + %llu written + %llu lost == %llu attempted; timestamps as "
+	   "returned",
+	   (unsigned long long)s->a_n, (unsigned long long)s->b_n, (unsigned long long)lost,
+	   (unsigned long long)(attempted + h_attempted));
+	return tap_done();
+}
+
+/* ---- exact losses: no-overwrite and overwrite, consumer stalled ---------- */
+
+static int t_lost(const char *dir, int overwrite, int nest)
+{
+	tap_plan(6);
+	if (!getenv("DYNFTRACE_RING_TEST_STALL"))
+		setenv("DYNFTRACE_RING_TEST_STALL", "1", 1);
+	int err = setup(dir, 4096, 2, overwrite);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	uint64_t written = 0, attempted = 0, tsum = 0;
+	pid_t tid = gettid_();
+	if (nest) {
+		nested_run(200000, 20000000, &written, &attempted, &tsum, 20000);
+	} else {
+		for (uint64_t i = 0; i < 20000; i++) {
+			uint64_t ts;
+			uint32_t f = (uint32_t)i;
+			uint8_t *p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
+			if (p) {
+				memcpy(p, &f, 4);
+				ring_event_end(p);
+				written++;
+				tsum += ts;
+			}
+		}
+		attempted = 20000;
+	}
+	ring_shutdown();
+	scan(check_nested);
+	struct sres *s = find_tid(tid);
+	ok(all_valid() && s && g_ns == 1, "one valid stream");
+	if (!s)
+		return tap_done();
+	uint64_t total = attempted + h_attempted, got = s->a_n + s->b_n;
+	ok(!s->bad, "events intact and in order%s%s", s->bad ? ": " : "", s->why);
+	ok(got + s->lost == total && s->lost > 0,
+	   "exact: %llu written + %llu lost (info) == %llu attempted", (unsigned long long)got,
+	   (unsigned long long)s->lost, (unsigned long long)total);
+	if (overwrite)
+		ok(s->st.first_discarded == s->lost && s->st.discarded == s->lost,
+		   "events_discarded of the packets: %llu (first), %llu (last)",
+		   (unsigned long long)s->st.first_discarded, (unsigned long long)s->st.discarded);
+	else
+		ok(s->st.discarded == s->lost, "last packet's events_discarded = %llu",
+		   (unsigned long long)s->st.discarded);
+	if (overwrite)
+		ok(s->a_next == attempted && s->a_n == s->a_next - s->a_first &&
+		       (!nest || !s->b_n || s->b_next == h_seq),
+		   "the newest are kept: main %llu..%llu of %llu, contiguous",
+		   (unsigned long long)s->a_first, (unsigned long long)s->a_next - 1,
+		   (unsigned long long)attempted);
+	else
+		ok(s->a_first == 0 && s->a_n == s->a_next,
+		   "the oldest are kept: main 0..%llu, contiguous",
+		   (unsigned long long)s->a_next - 1);
+	return tap_done();
+}
+
+/* ---- threads: flushed and freed when they exit -------------------------- */
+
+#define TH_N  64
+#define TH_EV 3000
+static struct wres th_w[TH_N];
+static void *short_thread(void *arg)
+{
+	struct wres *w = arg;
+	w->tid = gettid_();
+	for (uint64_t i = 0; i < TH_EV; i++)
+		w->written += (uint64_t)emit_pattern(i, &w->tsum);
+	/* every 8th thread forgets to say it exits: the liveness check finds it */
+	if ((w - th_w) % 8)
+		ring_thread_exit();
+	return NULL;
+}
+
+static int count_streams(void)
+{
+	DIR *d = opendir(g_ctf);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "stream-", 7);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int t_threads(const char *dir)
+{
+	tap_plan(4);
+	int err = setup(dir, 16384, 4, 0);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	struct wres *w = th_w;
+	for (int wave = 0; wave < TH_N / 8; wave++) {
+		pthread_t th[8];
+		for (int i = 0; i < 8; i++)
+			pthread_create(&th[i], NULL, short_thread, &w[wave * 8 + i]);
+		for (int i = 0; i < 8; i++)
+			pthread_join(th[i], NULL);
+	}
+	/* The consumer frees a buffer once its thread is gone: poll (bounded). */
+	int left = -1;
+	for (int i = 0; i < 60000; i++) {
+		left = ring_for_each_thread(NULL, NULL);
+		if (left == 0)
+			break;
+		struct timespec t = {0, 1000000};
+		nanosleep(&t, NULL);
+	}
+	ok(left == 0,
+	   "every exited thread's buffer was flushed and freed before shutdown (%d left)", left);
+	int files = count_streams();
+	scan(check_pattern);
+	int good = all_valid() && files == TH_N;
+	for (int i = 0; i < TH_N; i++) {
+		struct sres *s = find_tid(w[i].tid);
+		if (!s || s->bad || s->a_n != w[i].written || s->a_n + s->lost != TH_EV ||
+		    s->a_tsum != w[i].tsum || (s->b_n && !s->lost)) {
+			good = 0;
+			diag("thread %d: %s", w[i].tid,
+			     s ? (s->bad ? s->why : "count") : "no stream");
+		}
+	}
+	ok(good, "%d streams written while recording, each with written + lost == attempted (%d)",
+	   TH_N, files);
+	ring_shutdown();
+	ok(count_streams() == TH_N, "no more streams after shutdown");
+	return tap_done();
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+static void write_entries(uint32_t from, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ts;
+		uint32_t f = from + i;
+		uint8_t *p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
+		if (p) {
+			memcpy(p, &f, 4);
+			ring_event_end(p);
+		}
+	}
+}
+
+static void check_entries(const struct dec_event *ev, void *arg)
+{
+	struct sres *s = arg;
+	if (ev->id != RING_EV_ENTRY) {
+		sbad(s, "id %u", ev->id);
+		return;
+	}
+	if (!s->a_n)
+		s->a_first = ev->func;
+	else if (ev->func != s->a_next)
+		sbad(s, "func %u after %llu", ev->func, (unsigned long long)s->a_next - 1);
+	s->a_next = (uint64_t)ev->func + 1;
+	s->a_n++;
+}
+
+static int t_fork(const char *dir)
+{
+	tap_plan(5);
+	int err = setup(dir, 0, 0, 0);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	write_entries(0, 3000);
+	pid_t c1 = fork();
+	if (c1 == 0) {
+		ring_atfork_child();
+		char img[32];
+		snprintf(img, sizeof(img), "%d.7", (int)getpid());
+		ring_set_img(img); /* as the runtime names a child's image */
+		write_entries(1000000, 5000);
+		ring_shutdown();
+		_exit(0);
+	}
+	pid_t c2 = fork();
+	if (c2 == 0) {
+		ring_atfork_child();
+		ring_shutdown(); /* wrote nothing */
+		_exit(0);
+	}
+	write_entries(3000, 3000);
+	int st1, st2;
+	waitpid(c1, &st1, 0);
+	waitpid(c2, &st2, 0);
+	ring_shutdown();
+	ok(WIFEXITED(st1) && !WEXITSTATUS(st1) && WIFEXITED(st2) && !WEXITSTATUS(st2),
+	   "children exit cleanly");
+	scan(check_entries);
+	struct sres *p = NULL, *c = NULL;
+	int others = 0;
+	for (int i = 0; i < g_ns; i++) {
+		if (g_s[i].st.pid == getpid())
+			p = &g_s[i];
+		else if (g_s[i].st.pid == c1)
+			c = &g_s[i];
+		else
+			others++;
+	}
+	ok(all_valid() && p && c && !others && g_ns == 2, "two valid streams: parent and child 1");
+	ok(p && !p->bad && p->a_first == 0 && p->a_n == 6000,
+	   "parent: its 6000 events, in order (%llu, %s)", p ? (unsigned long long)p->a_n : 0ull,
+	   p && p->bad ? p->why : "-");
+	char want[64];
+	snprintf(want, sizeof(want), "stream-%d.7-%d", (int)c1, (int)c1);
+	ok(c && !c->bad && c->a_first == 1000000 && c->a_n == 5000 && !strcmp(c->name, want),
+	   "child: only its own 5000 events, in %s (%llu, %s, %s)", want,
+	   c ? (unsigned long long)c->a_n : 0ull, c ? c->name : "-", c && c->bad ? c->why : "-");
+	return tap_done();
+}
+
+/* ---- shutdown with writers running ------------------------------------- */
+
+static volatile int sd_stop;
+struct sdw {
+	pid_t tid;
+	uint64_t ok, failed;
+};
+
+static void *sd_writer(void *arg)
+{
+	struct sdw *w = arg;
+	w->tid = gettid_();
+	while (!__atomic_load_n(&sd_stop, __ATOMIC_RELAXED)) {
+		uint64_t ts;
+		uint8_t *p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
+		if (p) {
+			uint32_t f = (uint32_t)w->ok;
+			memcpy(p, &f, 4);
+			ring_event_end(p);
+			__atomic_store_n(&w->ok, w->ok + 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_store_n(&w->failed, w->failed + 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+static void *sd_shutdown(void *arg)
+{
+	(void)arg;
+	ring_shutdown();
+	return NULL;
+}
+
+static int t_shutdown(const char *dir)
+{
+	tap_plan(4);
+	int err = setup(dir, 0, 0, 0);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	struct sdw w[3] = {{0}};
+	pthread_t th[3], s1, s2;
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, sd_writer, &w[i]);
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+	while (LD(w[0].ok) < 200000 || LD(w[1].ok) < 200000 || LD(w[2].ok) < 200000)
+		sched_yield();
+	pthread_create(&s1, NULL, sd_shutdown, NULL);
+	pthread_create(&s2, NULL, sd_shutdown, NULL);
+	pthread_join(s1, NULL);
+	pthread_join(s2, NULL);
+	/* writers still run: they get NULL now */
+	uint64_t f0 = LD(w[0].failed) + LD(w[1].failed) + LD(w[2].failed);
+	while (LD(w[0].failed) + LD(w[1].failed) + LD(w[2].failed) < f0 + 3000)
+		sched_yield();
+	__atomic_store_n(&sd_stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	ok(1, "two concurrent ring_shutdown calls with writers running returned");
+	scan(check_entries);
+	int good = all_valid() && g_ns == 3;
+	for (int i = 0; i < 3; i++) {
+		struct sres *s = find_tid(w[i].tid);
+		if (!s || s->bad || s->a_n != w[i].ok || s->a_first != 0) {
+			good = 0;
+			diag("tid %d: %llu in file, %llu written", w[i].tid,
+			     s ? (unsigned long long)s->a_n : 0ull, (unsigned long long)w[i].ok);
+		}
+	}
+	ok(good, "every event a writer completed before the stop is in its stream, in order");
+	ok(w[0].failed + w[1].failed + w[2].failed >= 3000, "writers get NULL after shutdown");
+	return tap_done();
+}
+
+/* ---- disk full (run under ulimit -f) ------------------------------------ */
+
+static void *df_writer(void *arg)
+{
+	struct wres *w = arg;
+	w->tid = gettid_();
+	for (uint64_t i = 0; i < w->attempted; i++) {
+		uint64_t ts;
+		uint32_t f = (uint32_t)w->written;
+		uint8_t *p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
+		if (p) {
+			memcpy(p, &f, 4);
+			ring_event_end(p);
+			w->written++;
+		}
+	}
+	return NULL;
+}
+
+static int t_diskfull(const char *dir)
+{
+	tap_plan(3);
+	int err = setup(dir, 16384, 8, 0);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	struct wres w[2] = {{.attempted = 1000000}, {.attempted = 1000000}};
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, df_writer, &w[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	ring_shutdown();
+	scan(check_entries);
+	ok(all_valid() && g_ns >= 1,
+	   "%d stream(s), each a whole number of valid packets (the file size limit cut them)",
+	   g_ns);
+	int good = 1;
+	uint64_t lost = 0;
+	for (int i = 0; i < 2; i++) {
+		struct sres *s = find_tid(w[i].tid);
+		int lines;
+		uint64_t l = info_lost(getpid(), w[i].tid, &lines);
+		uint64_t got = s ? s->a_n : 0;
+		lost += l;
+		if (got + l != w[i].attempted || (s && (s->bad || s->a_first != 0))) {
+			good = 0;
+			diag("tid %d: %llu in file + %llu lost != %llu", w[i].tid,
+			     (unsigned long long)got, (unsigned long long)l,
+			     (unsigned long long)w[i].attempted);
+		}
+	}
+	ok(good && lost > 0, "exact: written + lost == attempted per thread (%llu lost)",
+	   (unsigned long long)lost);
+	printf("# LOST %llu\n", (unsigned long long)lost);
+	return tap_done();
+}
+
+/* ---- recording again; stream names --------------------------------------- */
+
+static int t_reinit(const char *dir)
+{
+	tap_plan(5);
+	char img[32];
+	snprintf(img, sizeof(img), "%d.3", (int)getpid());
+	int err = setup(dir, 0, 0, 0);
+	ok(err == 0, "ring_init: %s", strerror(-err));
+	write_entries(0, 100);
+	ring_shutdown();
+	/* again, into the same directory: metadata exists, this thread's
+	 * buffer is reused, its stream name is taken */
+	struct ring_config c = {.ctf_dir = g_ctf, .info_path = g_info};
+	err = ring_init(&c);
+	write_entries(100, 200);
+	ring_shutdown();
+	c.img = img; /* an exec'd image */
+	int err2 = ring_init(&c);
+	write_entries(300, 300);
+	ring_shutdown();
+	ok(err == 0 && err2 == 0, "ring_init again after ring_shutdown (twice)");
+	scan(check_entries);
+	char n1[64], n2[64], n3[64];
+	int me = (int)getpid(), tid = gettid_();
+	snprintf(n1, sizeof(n1), "stream-%d-%d", me, tid);
+	snprintf(n2, sizeof(n2), "stream-%d-%d.1", me, tid);
+	snprintf(n3, sizeof(n3), "stream-%s-%d", img, tid);
+	int found = 0, good = all_valid() && g_ns == 3;
+	for (int i = 0; i < g_ns; i++) {
+		struct sres *s = &g_s[i];
+		uint64_t first = !strcmp(s->name, n1) ? 0 : !strcmp(s->name, n2) ? 100 : 300;
+		uint64_t n = first == 0 ? 100 : first == 100 ? 200 : 300;
+		found += !strcmp(s->name, n1) || !strcmp(s->name, n2) || !strcmp(s->name, n3);
+		if (s->bad || s->a_first != first || s->a_n != n || s->st.first_seq != 0) {
+			good = 0;
+			diag("%s: %llu events from %llu %s", s->name, (unsigned long long)s->a_n,
+			     (unsigned long long)s->a_first, s->bad ? s->why : "");
+		}
+	}
+	ok(found == 3, "streams %s, %s (the name was taken), %s (image key)", n1, n2, n3);
+	ok(good, "each session's events in its own stream, one uuid (metadata kept)");
+	struct ring_config small;
+	ring_config_size(&small, 8);
+	struct ring_config big;
+	ring_config_size(&big, 1024);
+	struct ring_config odd;
+	ring_config_size(&odd, 100);
+	ok(small.page_size == 4096 && small.pages == 2 && big.page_size == 65536 &&
+	       big.pages == 16 && odd.page_size * odd.pages <= 100 * 1024,
+	   "ring_config_size: 8 KiB = 2 x 4 KiB, 1 MiB = 16 x 64 KiB, 100 KiB = %zu x %zu",
+	   odd.pages, odd.page_size);
+	return tap_done();
+}
+
+/* ---- clock --------------------------------------------------------------- */
+
+static int t_clock(const char *dir)
+{
+	tap_plan(4);
+	int err = setup(dir, 0, 0, 0);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	const char *want = getenv("DYNFTRACE_CLOCK");
+	for (int i = 0; i < 20000 && want && strcmp(ring_clock_name(), want); i++) {
+		struct timespec t = {0, 1000000};
+		nanosleep(&t, NULL);
+	}
+	ok(!want || !strcmp(ring_clock_name(), want), "clock source: %s", ring_clock_name());
+	uint64_t prev = 0, back = 0, best = UINT64_MAX, worst = 0, good = 0;
+	int64_t best_err = 0;
+	for (int i = 0; i < 2000000; i++) {
+		uint64_t a = mono(), r = ring_now(), b = mono();
+		if (r < prev)
+			back++;
+		prev = r;
+		if (b - a > 2000)
+			continue; /* preempted: useless bracket */
+		good++;
+		int64_t e = r < a ? (int64_t)(r - a) : r > b ? (int64_t)(r - b) : 0;
+		uint64_t ae = (uint64_t)(e < 0 ? -e : e);
+		if (ae < best) {
+			best = ae;
+			best_err = e;
+		}
+		if (ae > worst)
+			worst = ae;
+	}
+	ok(back == 0, "ring_now never goes back (2M reads)");
+	ok(good == 0 || worst < 1000000,
+	   "within 1 ms of CLOCK_MONOTONIC (worst %llu ns, best %lld ns, last resync error %llu "
+	   "ns)",
+	   (unsigned long long)worst, (long long)best_err,
+	   (unsigned long long)ring_clock_error_ns());
+	ring_shutdown();
+	return tap_done();
+}
+
+/* ---- dump (for babeltrace2 comparison) ----------------------------------- */
+
+static const char *ev_name(unsigned id)
+{
+	static const char *n[] = {"entry",  "exit", "function", "call",	     "lost",
+				  "marker", "?",    "?",	"exit_depth"};
+	return id < 9 ? n[id] : "?";
+}
+
+static void dump_cb(const struct dec_event *ev, void *arg)
+{
+	(void)arg;
+	printf("%llu %s", (unsigned long long)ev->ts, ev_name(ev->id));
+	switch (ev->id) {
+	case 0:
+		printf(" func=%u", ev->func);
+		break;
+	case 2:
+		printf(" func=%u parent_ip=%llu", ev->func, (unsigned long long)ev->u64);
+		break;
+	case 3:
+		printf(" func=%u duration_ns=%llu", ev->func, (unsigned long long)ev->u64);
+		break;
+	case 4:
+		printf(" count=%u", ev->func);
+		break;
+	case 5:
+		printf(" text=%s", ev->text);
+		break;
+	case 8:
+		printf(" depth=%u", ev->func);
+		break;
+	}
+	printf("\n");
+}
+
+static int t_dump(const char *dir)
+{
+	snprintf(g_dir, sizeof(g_dir), "%s", dir);
+	snprintf(g_ctf, sizeof(g_ctf), "%s/ctf", dir);
+	snprintf(g_info, sizeof(g_info), "%s/info", dir);
+	scan(dump_cb);
+	uint64_t between = 0;
+	for (int i = 0; i < g_ns; i++) {
+		if (g_s[i].rc) {
+			fprintf(stderr, "%s\n", g_s[i].st.err);
+			return 1;
+		}
+		between += g_s[i].st.discarded - g_s[i].st.first_discarded;
+	}
+	/* losses a CTF reader sees between packets (not those in a stream's
+	 * first packet) */
+	fprintf(stderr, "discarded between packets: %llu\n", (unsigned long long)between);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: t-ring MODE [DIR] [ARGS]\n");
+		return 2;
+	}
+	const char *m = argv[1], *dir = argc > 2 ? argv[2] : "/tmp/t-ring";
+	if (!strcmp(m, "basic"))
+		return t_basic(dir);
+	if (!strcmp(m, "nested"))
+		return t_nested(dir, argc > 3 ? strtoul(argv[3], NULL, 0) : 0,
+				argc > 4 ? strtoul(argv[4], NULL, 0) : 0);
+	if (!strcmp(m, "lost"))
+		return t_lost(dir, 0, argc > 3);
+	if (!strcmp(m, "overwrite"))
+		return t_lost(dir, 1, argc > 3);
+	if (!strcmp(m, "threads"))
+		return t_threads(dir);
+	if (!strcmp(m, "fork"))
+		return t_fork(dir);
+	if (!strcmp(m, "shutdown"))
+		return t_shutdown(dir);
+	if (!strcmp(m, "diskfull"))
+		return t_diskfull(dir);
+	if (!strcmp(m, "reinit"))
+		return t_reinit(dir);
+	if (!strcmp(m, "clock"))
+		return t_clock(dir);
+	if (!strcmp(m, "dump"))
+		return t_dump(dir);
+	fprintf(stderr, "t-ring: unknown mode %s\n", m);
+	return 2;
+}
