@@ -388,8 +388,17 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 			(void *)slot);
 		abort();
 	}
-	uintptr_t orig = g->ent[g->depth - 1].orig;
-	frame_close(g, ring_now(), 1);
+	struct shadow_ent *e = &g->ent[g->depth - 1];
+	uintptr_t orig = e->orig;
+	if (likely(e->kind == TR_GRAPH &&
+		   (e->fl & (SE_RING | SE_LIVE | SE_NOTRACE | SE_ROOT)) == SE_RING)) {
+		/* The common case: the exit event carries its own time, no
+		 * second clock read. */
+		g->depth--;
+		emit_exit();
+	} else {
+		frame_close(g, ring_now(), 1);
+	}
 	dft_self.recursion--;
 	return orig;
 }
