@@ -24,7 +24,7 @@ fi
 
 cat >env.sh <<'EOF'
 #!/bin/sh
-env | grep -E '^(LD_PRELOAD|DYNFTRACE_[A-Z_]*)=' | sort >"$OUT"
+env | grep -E '^(LD_PRELOAD|DYNFTRACE_[A-Z_]*)=' | grep -v '^DYNFTRACE_TEST_CONFIG=' | sort >"$OUT"
 exit 3
 EOF
 chmod +x env.sh
