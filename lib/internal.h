@@ -67,9 +67,12 @@ extern unsigned long rcu_gp_ctr HIDDEN;
 static inline void rcu_read_lock(void)
 {
 	struct dft_thread *t = &dft_self;
+	/* Release (a plain mov on x86): a writer that reads this snapshot
+	 * also sees the end of this thread's previous read sections, which
+	 * tells TSan what membarrier guarantees. */
 	if (t->rcu_nest++ == 0)
 		__atomic_store_n(&t->rcu_ctr, __atomic_load_n(&rcu_gp_ctr, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELAXED);
+				 __ATOMIC_RELEASE);
 	barrier();
 }
 

@@ -321,7 +321,8 @@ static int stub_get(struct dynftrace_ops *ops, struct region *r)
 	return (int)k;
 }
 
-/* After the sites left OPS' stubs and a grace period. */
+/* After the sites left OPS' stubs, before the grace period that lets the
+ * caller free OPS: late entries read late_ops from then on. */
 static void stubs_release(struct dynftrace_ops *ops)
 {
 	struct ops_priv *p = ops->tramp;
@@ -614,8 +615,8 @@ int dynftrace_register_ops(struct dynftrace_ops *ops)
 		__atomic_store_n(&ops_list, ops->next, __ATOMIC_RELEASE);
 		ops->state &= ~OPS_ST_REGISTERED;
 		sites_ref_update(f, -1, ops);
-		rcu_synchronize();
 		stubs_release(ops);
+		rcu_synchronize();
 		ops->next = NULL;
 	}
 	update_dispatch();
@@ -717,9 +718,11 @@ int dynftrace_unregister_ops(struct dynftrace_ops *ops)
 		sites_ref_update(ops->filter, -1, ops);
 		update_sites(); /* a failure kills and disables everything */
 	}
-	/* Nobody can reach ops now; wait for those who already had. */
-	rcu_synchronize();
+	/* Its stubs now lead to late_ops: a thread still on its way through
+	 * one reads that inside its read side. Nobody can reach ops now; wait
+	 * for those who already had. */
 	stubs_release(ops);
+	rcu_synchronize();
 	update_dispatch();
 	ops->next = NULL;
 out:
