@@ -102,6 +102,9 @@ void dft_ensure_init(void) HIDDEN;
 
 /* ops.c: shell glob match as filters use it (exact compare without metachars). */
 int dft_glob_match(const char *glob, const char *name) HIDDEN;
+/* 0 for what fnmatch would take literally though a class was meant: an
+ * unclosed '['. */
+int dft_glob_valid(const char *glob) HIDDEN;
 
 /* ops.c: DYNFTRACE_ROUTES from the environment, at init. */
 void ops_routes_from_env(void) HIDDEN;

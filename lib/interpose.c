@@ -500,17 +500,29 @@ PUBLIC int dlclose(void *handle)
  */
 #include <stdarg.h>
 
-PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
+typedef int (*exec_fn)(const char *, char *const[], char *const[]);
+
+/* Flush, exec through libc's REAL, and resume recording if it failed. */
+static int exec_flushed(exec_fn real, const char *path, char *const argv[], char *const envp[])
 {
-	static int (*real)(const char *, char *const[], char *const[]);
-	if (!real)
-		real = (int (*)(const char *, char *const[], char *const[]))dft_real("execve");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
 	trace_before_exec();
 	int r = real(path, argv, envp);
 	int e = errno;
 	trace_exec_failed();
 	errno = e;
 	return r;
+}
+
+PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
+{
+	static exec_fn real;
+	if (!real)
+		real = (exec_fn)dft_real("execve");
+	return exec_flushed(real, path, argv, envp);
 }
 
 PUBLIC int execv(const char *path, char *const argv[])
@@ -520,15 +532,10 @@ PUBLIC int execv(const char *path, char *const argv[])
 
 PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	static int (*real)(const char *, char *const[], char *const[]);
+	static exec_fn real;
 	if (!real)
-		real = (int (*)(const char *, char *const[], char *const[]))dft_real("execvpe");
-	trace_before_exec();
-	int r = real(file, argv, envp);
-	int e = errno;
-	trace_exec_failed();
-	errno = e;
-	return r;
+		real = (exec_fn)dft_real("execvpe");
+	return exec_flushed(real, file, argv, envp);
 }
 
 PUBLIC int execvp(const char *file, char *const argv[])

@@ -119,7 +119,7 @@ static void filter_free(struct ops_filter *f)
 }
 
 /* Reject what fnmatch would silently take literally: an unclosed '['. */
-static int glob_valid(const char *g)
+int dft_glob_valid(const char *g)
 {
 	for (const char *p = g; *p; p++) {
 		if (*p == '\\' && p[1]) {
@@ -734,7 +734,7 @@ static int set_glob(struct dynftrace_ops *ops, const char *glob, int reset, int 
 {
 	if (!ops)
 		return -EINVAL;
-	if (glob && !glob_valid(glob[0] == '!' ? glob + 1 : glob))
+	if (glob && !dft_glob_valid(glob[0] == '!' ? glob + 1 : glob))
 		return -EINVAL;
 	int err = api_enter();
 	if (err)

@@ -1018,29 +1018,10 @@ static int list_parse(const char *text, const char *seps, struct glob_list *out)
 	return err;
 }
 
-/* What fnmatch would take literally although the user meant a class: an
- * unclosed '['. Same rule as the ops API's. */
+/* A non-empty glob the ops API would accept. */
 static int glob_ok(const char *g)
 {
-	if (!*g)
-		return 0;
-	for (const char *p = g; *p; p++) {
-		if (*p == '\\' && p[1]) {
-			p++;
-		} else if (*p == '[') {
-			const char *q = p + 1;
-			if (*q == '!' || *q == '^')
-				q++;
-			if (*q == ']')
-				q++;
-			while (*q && *q != ']')
-				q++;
-			if (!*q)
-				return 0;
-			p = q;
-		}
-	}
-	return 1;
+	return *g && dft_glob_valid(g);
 }
 
 #define WHY(...) ((void)(why && snprintf(why, whylen, __VA_ARGS__)))
