@@ -64,7 +64,11 @@
  *   timestamps from the previous event or from timestamp_begin agrees.
  *
  *   no-overwrite: vp+1 is usable when vp+1 - consumed < pages; else the
- *                 event is dropped and counted (lost).
+ *                 event is dropped and counted (lost), and the page is
+ *                 plugged: offset moves to its last byte (ps - 1, a position
+ *                 no event ends at) and plug_pos keeps the real end, so no
+ *                 later, smaller event fills the hole: the oldest are kept,
+ *                 contiguous, as the kernel's padding of the tail page does.
  *   overwrite:    the oldest page is reused; its events are counted
  *                 (overwritten). The consumer writes the buffer only when
  *                 the writer is quiescent (thread dead, or shutdown).
@@ -215,6 +219,7 @@ struct ring_buf {
 	uint32_t exiting;
 	/* Owner only. */
 	uint32_t nest_size[RING_NEST_MAX];
+	uint64_t plug_pos; /* real end of the plugged page: see ring_switch() */
 	uint64_t lost;
 	uint64_t overwritten;
 	/* Consumer side. */
@@ -886,10 +891,13 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 		if (unlikely(ts < last))
 			ts = last;
 		uint64_t pos = off & pmask;
+		const bool plugged = pos == ps - 1;
+		if (plugged)
+			pos = __atomic_load_n(&b->plug_pos, __ATOMIC_RELAXED);
 		uint32_t hdr =
 		    (ts - last < RING_TS_WRAP && id <= 6) ? RING_COMPACT_HDR : RING_EXT_HDR;
 		uint32_t size = hdr + (uint32_t)payload;
-		if (pos + size < ps) {
+		if (!plugged && pos + size < ps - 1) {
 			/* A nested event switched meanwhile: room here. */
 			if (!local_cmpxchg(&b->offset, off, off + size))
 				continue;
@@ -909,6 +917,17 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 		    nvp - __atomic_load_n(&b->consumed, __ATOMIC_ACQUIRE) >= b->pages) {
 			if (__atomic_load_n(&b->offset, __ATOMIC_RELAXED) != off)
 				continue;
+			/* Plug the page, as the kernel pads it: a smaller event
+			 * that would still fit is dropped too, so what is kept
+			 * is the oldest, without holes. plug_pos is stored
+			 * before the plug, so a nested writer that sees the plug
+			 * also sees it. */
+			if (!plugged) {
+				__atomic_store_n(&b->plug_pos, pos, __ATOMIC_RELAXED);
+				barrier();
+				if (!local_cmpxchg(&b->offset, off, off - pos + ps - 1))
+					continue;
+			}
 			consumer_lazy_start();
 			return NULL; /* full: keep the oldest */
 		}
@@ -956,10 +975,12 @@ static __attribute__((noinline)) uint8_t *ring_begin_slow(unsigned id, size_t pa
 							  uint64_t *tsp)
 {
 	struct ring_buf *b = ring_tls;
-	if (b) { /* payload too large */
+	if (b && payload > RING_PAYLOAD_MAX) {
 		local_add(&b->lost, 1);
 		return NULL;
 	}
+	if (b) /* a signal handler made the buffer since the fast path looked */
+		return ring_event_begin(id, payload, tsp);
 	if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) != RING_ON)
 		return NULL;
 	if (payload > RING_PAYLOAD_MAX) {
@@ -1021,7 +1042,7 @@ uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *tsp)
 		ts = last;
 	uint32_t hdr = (ts - last < RING_TS_WRAP && id <= 6) ? RING_COMPACT_HDR : RING_EXT_HDR;
 	uint32_t size = hdr + (uint32_t)payload;
-	if (unlikely((off & (b->page_size - 1)) + size >= b->page_size) ||
+	if (unlikely((off & (b->page_size - 1)) + size >= b->page_size - 1) ||
 	    unlikely(!local_cmpxchg(&b->offset, off, off + size)))
 		return ring_reserve_slow(b, n, id, payload, tsp);
 	b->last_ts = ts;
@@ -1226,6 +1247,8 @@ static void buf_flush(struct ring_buf *b, bool stuck)
 	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_ACQUIRE);
 	uint64_t cur = off >> b->page_shift, pos = off & (b->page_size - 1);
 	uint64_t first = b->consumed, cw;
+	if (pos == b->page_size - 1)
+		pos = __atomic_load_n(&b->plug_pos, __ATOMIC_RELAXED); /* plugged: see ring_switch() */
 	if (cur + 1 > b->pages && first < cur + 1 - b->pages)
 		first = cur + 1 - b->pages;
 	uint64_t vp = first;

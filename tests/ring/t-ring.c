@@ -633,8 +633,85 @@ static int t_lost(const char *dir, int overwrite, int nest)
 		   (unsigned long long)attempted);
 	else
 		ok(s->a_first == 0 && s->a_n == s->a_next,
-		   "the oldest are kept: main 0..%llu, contiguous",
-		   (unsigned long long)s->a_next - 1);
+		   "the oldest are kept: main %llu..%llu (%llu events), contiguous from 0",
+		   (unsigned long long)s->a_first, (unsigned long long)s->a_next - 1,
+		   (unsigned long long)s->a_n);
+	return tap_done();
+}
+
+/* ---- no-overwrite: a full ring drops smaller events too ------------------ */
+
+static void check_plug(const struct dec_event *ev, void *arg)
+{
+	struct sres *s = arg;
+	if (ev->id == RING_EV_MARKER) {
+		uint64_t seq = strtoull(ev->text + 1, NULL, 10);
+		if (seq != s->a_next)
+			sbad(s, "marker %llu after %llu", (unsigned long long)seq,
+			     (unsigned long long)s->a_next);
+		s->a_next = seq + 1;
+		s->a_n++;
+	} else if (ev->id == RING_EV_ENTRY) {
+		s->b_n++;
+	} else {
+		sbad(s, "unexpected event id %u", ev->id);
+	}
+}
+
+/* Markers of 121 bytes fill the ring (no consumer) until one does not fit;
+ * 6-byte entries that would still fit the page must be dropped too, as the
+ * kernel pads the tail page: the oldest are kept, without holes. */
+static int t_plug(const char *dir)
+{
+	tap_plan(4);
+	if (!getenv("DYNFTRACE_RING_TEST_STALL"))
+		setenv("DYNFTRACE_RING_TEST_STALL", "1", 1);
+	int err = setup(dir, 4096, 2, 0);
+	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+		return 1;
+	uint64_t markers = 0, entries = 0, first_drop = 0;
+	pid_t tid = gettid_();
+	char text[128];
+	for (uint64_t i = 0; i < 1000; i++) {
+		uint64_t ts;
+		uint8_t *p;
+		if (!first_drop) {
+			memset(text, 'x', sizeof(text));
+			int n = snprintf(text, sizeof(text), "m%llu", (unsigned long long)i);
+			text[n] = ' ';
+			text[120] = 0;
+			p = ring_event_begin(RING_EV_MARKER, 121, &ts);
+			if (p)
+				memcpy(p, text, 121);
+			else
+				first_drop = i;
+		} else {
+			uint32_t f = (uint32_t)i;
+			p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
+			if (p)
+				memcpy(p, &f, 4);
+		}
+		if (p) {
+			ring_event_end(p);
+			markers += !first_drop;
+			entries += !!first_drop;
+		}
+	}
+	ring_shutdown();
+	scan(check_plug);
+	struct sres *s = find_tid(tid);
+	ok(all_valid() && s && g_ns == 1 && !s->bad, "one valid stream%s%s",
+	   s && s->bad ? ": " : "", s ? s->why : "");
+	if (!s)
+		return tap_done();
+	ok(first_drop > 0 && entries == 0 && s->b_n == 0,
+	   "after the first drop (marker %llu), no smaller event was kept (%llu written, %llu "
+	   "read)",
+	   (unsigned long long)first_drop, (unsigned long long)entries,
+	   (unsigned long long)s->b_n);
+	ok(s->a_n == markers && s->a_next == first_drop && s->lost == 1000 - markers,
+	   "markers 0..%llu kept, %llu lost", (unsigned long long)s->a_next - 1,
+	   (unsigned long long)s->lost);
 	return tap_done();
 }
 
@@ -1095,6 +1172,8 @@ int main(int argc, char **argv)
 		return t_lost(dir, 0, argc > 3);
 	if (!strcmp(m, "overwrite"))
 		return t_lost(dir, 1, argc > 3);
+	if (!strcmp(m, "plug"))
+		return t_plug(dir);
 	if (!strcmp(m, "threads"))
 		return t_threads(dir);
 	if (!strcmp(m, "fork"))

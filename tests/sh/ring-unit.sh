@@ -42,6 +42,7 @@ run_mode "nested: a timer signal handler writes in the middle of events (64 KiB 
 run_mode "nested: the same with 4 KiB pages (nested page switches, losses counted)" nested 4096 4
 run_mode "no-overwrite, 2 x 4 KiB, consumer stalled: exact losses, oldest kept" lost
 run_mode "no-overwrite, exact losses with a signal handler writing too" lost nest
+run_mode "no-overwrite, full: smaller events that would fit are dropped too (page plugged)" plug
 run_mode "overwrite (flight recorder), 2 x 4 KiB: newest kept, exact losses" overwrite
 run_mode "overwrite with a signal handler writing too" overwrite nest
 run_mode "64 short threads: flushed and freed when they exit" threads
