@@ -47,7 +47,8 @@
  *
  * | field                      | written by                   | read by            |
  * |----------------------------|------------------------------|--------------------|
- * | live_enabled               | ctl start (release)          | callbacks          |
+ * | live_enabled               | control thread (release):    | callbacks          |
+ * |                            | start, or first live_open    |                    |
  * | live_gen, live_kb          | control thread (atomic)      | writers (slow path)|
  * | live_paused                | control thread (atomic)      | writers (relaxed)  |
  * | live_head                  | writers (CAS push); control  | control thread     |
@@ -705,6 +706,10 @@ struct live_cursor *live_open(int consume, int graph)
 	c->consume = consume;
 	c->graph = graph;
 	c->fork_gen = live_fork_gen;
+	/* When recording, the session directory has everything: the in-memory
+	 * copy is made only once somebody looks (trace_ctl_start()). */
+	if (!__atomic_load_n(&live_enabled, __ATOMIC_RELAXED))
+		__atomic_store_n(&live_enabled, 1, __ATOMIC_RELEASE);
 	if (!consume) {
 		__atomic_fetch_add(&live_paused, 1, __ATOMIC_SEQ_CST);
 		if (cursor_fill(c)) {
