@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring_fast.h - the writer's fast path of the per-thread ring (ring.c), as
+ * inline functions, shared by ring.c and by the function-graph fast path
+ * (graph_fast.c). The latter is compiled with -mgeneral-regs-only and may
+ * call nothing that touches vector registers, so everything it needs from
+ * the ring is here: the buffer layout, the clock latch, the signal-atomic
+ * operations, reserve and commit. Design and concurrency: ring.c's header.
+ */
+#ifndef DYNFTRACE_RING_FAST_H
+#define DYNFTRACE_RING_FAST_H
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define RING_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RING_TSAN 1
+#endif
+#endif
+
+#define RING_MAGIC	 0xC1FC1FC1u
+#define RING_HDR_SIZE	 80 /* packet header (24) + context (56) */
+#define RING_NEST_MAX	 8  /* nested events per thread (signal handlers) */
+#define RING_COMPACT_HDR 2
+#define RING_EXT_HDR	 13
+#define RING_TS_WRAP	 8192 /* 13-bit compact timestamps */
+#define RING_EV_ONE	 (UINT64_C(1) << 32)
+
+/*
+ * A thread's buffer. The owner is the thread and its signal handlers.
+ *
+ * | field              | written by                        | read by                |
+ * |--------------------|-----------------------------------|------------------------|
+ * | offset             | owner (non-locked cmpxchg)        | owner; consumer        |
+ * | last_ts            | owner                             | owner                  |
+ * | nest               | owner (balanced inc/dec)          | owner; consumer (stop) |
+ * | nest_size[]        | owner                             | owner                  |
+ * | stop               | consumer/shutdown/init            | owner (acquire)        |
+ * | lost, overwritten  | owner (one-instruction add)       | owner; consumer        |
+ * | commit[]           | owner (xadd/add, release)         | consumer (acquire)     |
+ * | consumed           | consumer (release)                | owner at switch        |
+ * | exiting            | owner                             | consumer               |
+ * | next               | pusher before CAS; consumer under list_lock | consumer, stats |
+ * | fd, file_*, lost_consumer, events_written, last_disc | consumer (list_lock) | stats |
+ * | the rest           | creator, constant                 | all                    |
+ * Page contents: owner until the page is complete (commit), then consumer.
+ */
+struct ring_buf {
+	/* Writer's cache line. */
+	uint64_t offset;
+	uint64_t last_ts;
+	uint8_t *data;
+	uint64_t *commit;
+	uint64_t buf_mask;
+	uint32_t page_size;
+	uint32_t page_shift;
+	uint32_t nest;
+	uint32_t stop;
+	uint32_t pages;
+	uint32_t exiting;
+	/* Owner only. */
+	uint32_t nest_size[RING_NEST_MAX];
+	uint64_t plug_pos; /* real end of the plugged page: see ring_switch() */
+	uint64_t lost;
+	uint64_t overwritten;
+	/* Consumer side. */
+	uint64_t consumed __attribute__((aligned(64)));
+	struct ring_buf *next;
+	size_t map_size;
+	pid_t pid, tid;
+	int fd;
+	uint64_t file_bytes;
+	uint64_t events_written;
+	uint64_t lost_consumer;
+	uint64_t last_disc; /* events_discarded of the last packet written */
+	int lost_reported;
+	int quiet; /* ring_quiesce saw nest == 0 after stop: no event in flight */
+	uint8_t hdr_tmpl[RING_HDR_SIZE];
+	char path[PATH_MAX + 64]; /* the stream file; "" until named */
+};
+
+/* The consumer's wake-up (ring.c's table: writers xchg ring_waiting and
+ * bump ring_wake_seq, the consumer waits on it). */
+extern uint32_t ring_waiting HIDDEN;
+extern uint32_t ring_wake_seq HIDDEN;
+
+/* The thread's buffer (owner thread and its signal handlers). */
+extern __thread struct ring_buf *ring_tls HIDDEN __attribute__((tls_model("initial-exec")));
+
+/* ---- signal-atomic (non-locked) operations on owner data -------------- */
+
+#ifdef RING_TSAN
+static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+{
+	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
+{
+	return __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+}
+static inline void local_add(uint64_t *p, uint64_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+}
+#else
+/* One instruction each, no lock prefix: atomic against a signal handler on
+ * the same thread, which is all the owner needs; the consumer only reads. */
+static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+{
+	uint64_t prev;
+	__asm__ __volatile__("cmpxchgq %2, %1"
+			     : "=a"(prev), "+m"(*p)
+			     : "r"(new), "0"(old)
+			     : "memory", "cc");
+	return prev == old;
+}
+static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
+{
+	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory", "cc");
+	return v;
+}
+static inline void local_add(uint64_t *p, uint64_t v)
+{
+	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "r"(v) : "memory", "cc");
+}
+#endif
+
+/* A full barrier (TSan does not model fences: a locked no-op there). */
+static inline void full_fence(void)
+{
+#ifdef RING_TSAN
+	static uint32_t dummy;
+	__atomic_fetch_add(&dummy, 0, __ATOMIC_SEQ_CST);
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static inline void put_u32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+static inline void put_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+static inline uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+struct clk_params {
+	uint64_t base_tsc;
+	uint64_t base_ns;
+	uint64_t mult; /* ns per tick, 32.32 fixed point */
+};
+
+enum { CLK_VDSO = 0, CLK_TSC = 1 };
+
+/*
+ * | field          | written by          | read by       |
+ * |----------------|---------------------|---------------|
+ * | clk_mode       | consumer (release)  | clock readers |
+ * | clk_seq, clk_p | consumer (latch)    | clock readers |
+ * | clk_* (rest)   | consumer            | consumer      |
+ */
+extern uint32_t clk_mode HIDDEN;
+extern uint32_t clk_seq HIDDEN;
+extern struct clk_params clk_p[2] HIDDEN;
+
+static inline uint64_t rdtsc(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+
+/* A TSC read before base_tsc (an update a few cycles ago, rdtsc executed
+ * early) counts as base_tsc: the function stays monotonic. */
+static inline uint64_t clk_apply(uint64_t tsc, uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
+{
+	uint64_t d = tsc - base_tsc;
+	if ((int64_t)d < 0)
+		d = 0;
+	return base_ns + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+}
+
+/* TSC mode only: false when the latch changed under us (retry). */
+static inline bool clk_tsc_read(uint64_t *ns)
+{
+	uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
+	const struct clk_params *p = &clk_p[seq & 1];
+	uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
+	uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
+	uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
+	uint64_t tsc = rdtsc();
+	barrier();
+	*ns = clk_apply(tsc, bt, bn, m);
+	return __atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq;
+}
+
+static inline void write_header(uint8_t *p, unsigned id, uint64_t ts, uint32_t hdr)
+{
+	if (hdr == RING_COMPACT_HDR) {
+		uint16_t h = (uint16_t)(id | (uint16_t)(ts << 3));
+		memcpy(p, &h, 2);
+	} else {
+		p[0] = 7;
+		put_u32(p + 1, id);
+		put_u64(p + 5, ts);
+	}
+}
+
+/* The clock for a TSC value read earlier (by a trampoline, so that rdtsc's
+ * latency overlaps other work). False when the latch changed under us. */
+static inline bool clk_tsc_to_ns(uint64_t tsc, uint64_t *ns)
+{
+	uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
+	const struct clk_params *p = &clk_p[seq & 1];
+	uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
+	uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
+	uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
+	*ns = clk_apply(tsc, bt, bn, m);
+	barrier();
+	return __atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq;
+}
+
+/* futex wake without libc: graph_fast.c may not call out. */
+static inline long ring_futex_wake(uint32_t *uaddr)
+{
+	long ret;
+	register long r10 __asm__("r10") = 0;
+	register long r8 __asm__("r8") = 0;
+	register long r9 __asm__("r9") = 0;
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "0"((long)SYS_futex), "D"(uaddr), "S"((long)FUTEX_WAKE_PRIVATE),
+			       "d"(1L), "r"(r10), "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* Wake the consumer if it says it waits. */
+static __attribute__((noinline, unused)) void ring_wake(void)
+{
+	full_fence(); /* our commits before its flag */
+	if (__atomic_load_n(&ring_waiting, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&ring_waiting, 0, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_add(&ring_wake_seq, 1, __ATOMIC_SEQ_CST);
+		ring_futex_wake(&ring_wake_seq);
+	}
+}
+
+/*
+ * Reserve at OFF (read before TS was taken, or TS clamped, see ring.c)
+ * for the event of nesting level N: the event fits the page and nothing
+ * nested in between. NULL: nothing changed, take the slow path.
+ */
+static inline uint8_t *ring_try_reserve(struct ring_buf *b, uint32_t n, uint64_t off, unsigned id,
+					uint32_t payload, uint64_t ts, uint64_t *tsp)
+{
+	uint64_t last = b->last_ts;
+	if (unlikely(ts < last))
+		ts = last;
+	uint32_t hdr = (ts - last < RING_TS_WRAP && id <= 6) ? RING_COMPACT_HDR : RING_EXT_HDR;
+	uint32_t size = hdr + payload;
+	/* A page never ends at page_size - 1: that is the plug (ring.c). */
+	if (unlikely((off & (b->page_size - 1)) + size >= b->page_size - 1) ||
+	    unlikely(!local_cmpxchg(&b->offset, off, off + size)))
+		return NULL;
+	b->last_ts = ts;
+	uint8_t *p = b->data + (off & b->buf_mask);
+	write_header(p, id, ts, hdr);
+	b->nest_size[n] = size;
+	*tsp = ts;
+	return p + hdr;
+}
+
+/* Commit the event whose payload is at PAYLOAD (ring_event_end). */
+static inline void ring_commit(struct ring_buf *b, uint8_t *payload)
+{
+	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED) - 1;
+	uint32_t size = b->nest_size[n];
+	size_t slot = (size_t)(payload - 1 - b->data) >> b->page_shift;
+	uint64_t old = local_xadd(&b->commit[slot], size | RING_EV_ONE);
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	/* Completed a page a nested event closed, or shutdown waits for us. */
+	if (unlikely((uint32_t)old + size == b->page_size) ||
+	    unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
+		ring_wake();
+}
+
+#endif
