@@ -351,7 +351,9 @@ static long double root(long double v)
 
 static const char *dur_col(long double ns, char *buf, size_t size)
 {
-	return cli_fmt_duration(ns < 0 ? 0 : (uint64_t)(ns + 0.5L), buf, size);
+	/* Sums of corrupt durations can exceed 64 bits (or be NaN): clamp. */
+	uint64_t v = !(ns > 0) ? 0 : ns >= 1.8e19L ? UINT64_MAX : (uint64_t)(ns + 0.5L);
+	return cli_fmt_duration(v, buf, size);
 }
 
 int report_run(struct tr_session *s, enum report_sort sort, FILE *out)

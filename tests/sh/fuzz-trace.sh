@@ -48,6 +48,11 @@ for s in "$TOP"/tests/golden/streams/*.txt; do
 	done
 done
 
+# Inputs that once crashed the reader (kept as regression seeds).
+for f in "$TOP"/tests/fuzz/regress/trace-*; do
+	[ -f "$f" ] && cp "$f" "$T/seeds/"
+done
+
 TMPDIR=$T "$T/fuzz_trace" -max_total_time="${FUZZ_TIME:-20}" -max_len=16384 -timeout=120 \
 	-artifact_prefix="$T/" -rss_limit_mb=1024 -print_final_stats=1 "$T/corpus" "$T/seeds" \
 	>"$T/log" 2>&1
