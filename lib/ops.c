@@ -39,6 +39,7 @@
 
 #define OPS_ST_REGISTERED 0x1UL
 #define OPS_ST_DIRECT 0x2UL /* reserved[0] holds the direct target */
+#define OPS_ST_GRAPH 0x4UL  /* the function-graph shortcut's ops (ops_set_graph) */
 
 /* A selection of sites: sorted unique addresses. */
 struct addr_set {
@@ -289,6 +290,29 @@ static void late_func(unsigned long ip, unsigned long parent, struct dynftrace_o
 }
 static struct dynftrace_ops late_ops = {.func = late_func};
 
+/*
+ * The function-graph shortcut (seed 004): sites whose only ops is the one
+ * marked by ops_set_graph() call the region's graph trampoline, whose C
+ * entry (graph_fast.c) does the graph tracer's work itself, without the
+ * generic register save. graph_route_ops is that ops while registered:
+ * set before its sites are patched, cleared before the unregister grace
+ * period (like stubs), read inside the read side by the trampoline's
+ * entries. Written under patch_lock.
+ */
+HIDDEN struct dynftrace_ops *graph_route_ops;
+static struct dynftrace_ops *graph_marked; /* patch_lock */
+
+void ops_set_graph(struct dynftrace_ops *ops)
+{
+	patch_lock();
+	if (graph_marked && graph_marked != ops)
+		graph_marked->state &= ~OPS_ST_GRAPH;
+	graph_marked = ops;
+	if (ops)
+		ops->state |= OPS_ST_GRAPH;
+	patch_unlock();
+}
+
 #define NO_STUB 0xffffu
 struct ops_priv {
 	uint16_t stub[MAX_REGIONS];
@@ -390,6 +414,9 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 		if (!o) {
 			/* counted but nobody wants it: an inconsistency */
 			*route = ROUTE_LIST;
+		} else if ((o->state & OPS_ST_GRAPH) && (route_mask & DYNFTRACE_ROUTE_TRAMP)) {
+			*target = r->base + REGION_GRAPH;
+			*route = ROUTE_GRAPH;
 		} else if ((route_mask & DYNFTRACE_ROUTE_CALL_OPS) && s->lit) {
 			*target = r->base + REGION_CALLOPS;
 			*route = ROUTE_CALLOPS;
@@ -605,6 +632,8 @@ int dynftrace_register_ops(struct dynftrace_ops *ops)
 	ops->next = ops_list;
 	ops->state |= OPS_ST_REGISTERED;
 	__atomic_store_n(&ops_list, ops, __ATOMIC_RELEASE);
+	if (ops->state & OPS_ST_GRAPH)
+		__atomic_store_n(&graph_route_ops, ops, __ATOMIC_RELEASE);
 	/* The list first, so no thread calls ops->func for another's site. */
 	if (ops->next)
 		__atomic_store_n(&dispatch_ops, &list_ops, __ATOMIC_RELEASE);
@@ -616,6 +645,8 @@ int dynftrace_register_ops(struct dynftrace_ops *ops)
 		ops->state &= ~OPS_ST_REGISTERED;
 		sites_ref_update(f, -1, ops);
 		stubs_release(ops);
+		if (graph_route_ops == ops)
+			__atomic_store_n(&graph_route_ops, NULL, __ATOMIC_RELEASE);
 		rcu_synchronize();
 		ops->next = NULL;
 	}
@@ -722,6 +753,8 @@ int dynftrace_unregister_ops(struct dynftrace_ops *ops)
 	 * one reads that inside its read side. Nobody can reach ops now; wait
 	 * for those who already had. */
 	stubs_release(ops);
+	if (graph_route_ops == ops)
+		__atomic_store_n(&graph_route_ops, NULL, __ATOMIC_RELEASE);
 	rcu_synchronize();
 	update_dispatch();
 	ops->next = NULL;
@@ -991,6 +1024,22 @@ HIDDEN void dft_stub_entry(unsigned long ip, unsigned long parent, struct dynftr
 	cb_leave(t);
 }
 
+/* The graph shortcut's slow path: what graph_fast.c does not handle (the
+ * trampoline jumped here through a generic trampoline copy, all argument
+ * registers saved). A late entry (the ops left) is counted. */
+HIDDEN void dft_graph_slow(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
+{
+	struct dft_thread *t = &dft_self;
+	if (cb_enter(t))
+		return;
+	struct dynftrace_ops *op = __atomic_load_n(&graph_route_ops, __ATOMIC_ACQUIRE);
+	if (op)
+		op->func(ip, parent, op, regs);
+	else
+		late_func(ip, parent, NULL, regs);
+	cb_leave(t);
+}
+
 /* CALL_OPS (seed 002): the ops is the literal before the function. */
 HIDDEN void dft_callops_entry(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
 {
@@ -1076,6 +1125,7 @@ static const char *route_name(uint8_t r)
 	case ROUTE_LIST: return "list";
 	case ROUTE_SINGLE: return "ops";
 	case ROUTE_TRAMP: return "tramp";
+	case ROUTE_GRAPH: return "graph";
 	case ROUTE_CALLOPS: return "call_ops";
 	case ROUTE_DIRECT: return "direct";
 	default: return "nop";

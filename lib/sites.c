@@ -42,36 +42,11 @@ HIDDEN unsigned long sites_converted, sites_refused;
 HIDDEN uint32_t site_next_id;
 HIDDEN unsigned long sites_gen;
 
-/*
- * ip -> site id, open addressing, rebuilt whole when objects come or go and
- * published by pointer; the old table is freed after a grace period (readers
- * are callbacks, inside dispatch's RCU read side).
- */
-struct id_hash {
-	size_t mask;
-	struct {
-		uintptr_t ip;
-		uint32_t id;
-	} slot[];
-};
-static struct id_hash *id_hash;
-
-static inline size_t id_hash_fn(uintptr_t ip, size_t mask)
-{
-	return (size_t)((ip * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
-}
+HIDDEN struct id_hash *id_hash;
 
 uint32_t site_id_lookup(uintptr_t ip)
 {
-	const struct id_hash *h = __atomic_load_n(&id_hash, __ATOMIC_ACQUIRE);
-	if (!h)
-		return UINT32_MAX;
-	for (size_t i = id_hash_fn(ip, h->mask);; i = (i + 1) & h->mask) {
-		if (h->slot[i].ip == ip)
-			return h->slot[i].id;
-		if (!h->slot[i].ip)
-			return UINT32_MAX;
-	}
+	return site_id_lookup_inline(ip);
 }
 
 static void id_hash_rebuild(void)
@@ -134,6 +109,8 @@ static int reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
 }
 
 void dft_callops_entry(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
+void dft_graph_slow(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
+unsigned long dft_graph_fast_entry(unsigned long ip, uintptr_t *slot, uint64_t tsc) HIDDEN;
 void dft_stub_entry(unsigned long ip, unsigned long parent, void *regs, unsigned long idx) HIDDEN;
 
 static void put_copy(char *base, size_t off, const char *tmpl, const char *end,
@@ -170,6 +147,13 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			 dft_caller_tmpl_slot, (void *)dft_callops_entry);
 		put_copy(b, REGION_OPS, dft_ops_tmpl, dft_ops_tmpl_end, dft_ops_tmpl_slot,
 			 (void *)dft_stub_entry);
+		put_copy(b, REGION_GRAPH, dft_graph_tmpl, dft_graph_tmpl_end, dft_graph_tmpl_slot,
+			 (void *)dft_graph_fast_entry);
+		void *slow = b + REGION_GRAPH_SLOW;
+		memcpy(b + REGION_GRAPH + (dft_graph_tmpl_slow - dft_graph_tmpl), &slow,
+		       sizeof(slow));
+		put_copy(b, REGION_GRAPH_SLOW, dft_caller_tmpl, dft_caller_tmpl_end,
+			 dft_caller_tmpl_slot, (void *)dft_graph_slow);
 		for (uint32_t k = 0; k < REGION_STUBS; k++) {
 			uint8_t *st = (uint8_t *)b + REGION_STUB0 + 16 * k;
 			uint32_t idx = rno << 12 | k;

@@ -32,7 +32,9 @@ struct dynftrace_ops;
 #define REGION_CALLER 0
 #define REGION_CALLOPS 512
 #define REGION_OPS 1024
-#define REGION_STUB0 2048
+#define REGION_GRAPH 1536      /* graph shortcut (dft_graph_tmpl) */
+#define REGION_GRAPH_SLOW 2048 /* its slow path: caller copy, dft_graph_slow */
+#define REGION_STUB0 2560
 #define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16)
 #define MAX_REGIONS 64
 
@@ -55,7 +57,15 @@ extern size_t nregions HIDDEN; /* published with release after a region is set *
 uintptr_t region_far_jump(struct region *r, uintptr_t addr) HIDDEN;
 
 /* How a site is routed, for introspection. */
-enum site_route { ROUTE_NONE, ROUTE_LIST, ROUTE_SINGLE, ROUTE_TRAMP, ROUTE_CALLOPS, ROUTE_DIRECT };
+enum site_route {
+	ROUTE_NONE,
+	ROUTE_LIST,
+	ROUTE_SINGLE,
+	ROUTE_TRAMP,
+	ROUTE_CALLOPS,
+	ROUTE_DIRECT,
+	ROUTE_GRAPH
+};
 
 struct site {
 	uintptr_t addr;    /* runtime address of the 5-byte site */
@@ -96,7 +106,47 @@ uint64_t site_func_size(const struct site *s) HIDDEN;
  * Site ID of IP, lock-free, for tracers: call under rcu_read_lock (dispatch
  * holds it during callbacks). Returns UINT32_MAX for an unknown IP.
  */
+/*
+ * ip -> site id, open addressing, rebuilt whole when objects come or go and
+ * published by pointer; the old table is freed after a grace period (readers
+ * are callbacks, inside dispatch's RCU read side). Inline for graph_fast.c,
+ * which may not call out.
+ */
+struct id_hash {
+	size_t mask;
+	struct {
+		uintptr_t ip;
+		uint32_t id;
+	} slot[];
+};
+extern struct id_hash *id_hash HIDDEN;
+
+static inline size_t id_hash_fn(uintptr_t ip, size_t mask)
+{
+	return (size_t)((ip * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+}
+
+static inline uint32_t site_id_lookup_inline(uintptr_t ip)
+{
+	const struct id_hash *h = __atomic_load_n(&id_hash, __ATOMIC_ACQUIRE);
+	if (!h)
+		return UINT32_MAX;
+	for (size_t i = id_hash_fn(ip, h->mask);; i = (i + 1) & h->mask) {
+		if (h->slot[i].ip == ip)
+			return h->slot[i].id;
+		if (!h->slot[i].ip)
+			return UINT32_MAX;
+	}
+}
+
 uint32_t site_id_lookup(uintptr_t ip) HIDDEN;
+
+/* ops.c: OPS (or NULL) becomes the function-graph shortcut's ops: while it
+ * is the only ops of a site, the site calls the region's graph trampoline
+ * (REGION_GRAPH). Call while OPS is not registered. */
+struct dynftrace_ops;
+void ops_set_graph(struct dynftrace_ops *ops) HIDDEN;
+extern struct dynftrace_ops *graph_route_ops HIDDEN;
 extern uint32_t site_next_id HIDDEN; /* ids below it have been handed out */
 extern unsigned long sites_gen HIDDEN; /* bumped when objects come or go */
 

@@ -51,75 +51,17 @@
 #include "sites.h"
 #include "ctl.h"
 #include "trace.h"
+#include "trace_int.h"
 
 extern const char dft_return_tramp[] HIDDEN;
 
-enum tracer_kind { TR_NONE, TR_FUNCTION, TR_GRAPH, TR_PROFILE };
-
-/*
- * Configuration. dir, img, filter, notrace: written by trace_init (and img
- * by the fork child) before anything reads them. kind, max_depth and
- * time_filter: written by trace_init, then by the control thread under
- * tctl_lock (kind only while trace_ops is unregistered); callbacks read
- * them with READ_ONCE.
- */
-static struct {
-	enum tracer_kind kind;
-	char dir[4096];
-	char img[64];
-	unsigned max_depth;
-	uint64_t time_filter;
-	char *filter, *notrace; /* comma-separated globs (environment) */
-} cfg;
-
+HIDDEN struct trace_cfg trace_cfg;
 static struct dynftrace_ops trace_ops;
-static int recording;
-
-/* Graph roots (set_graph_function, or -F with function_graph/profile) and
- * graph_notrace functions, by site id; replaced under patch_lock, read
- * under RCU (callbacks). NULL: no graph list. */
-#define ROOT_FL_ROOT 1
-#define ROOT_FL_NOTRACE 2
-struct root_map {
-	uint32_t n;
-	uint8_t has_roots;   /* graphs start only at ROOT_FL_ROOT functions */
-	uint8_t has_notrace; /* some function is ROOT_FL_NOTRACE */
-	uint8_t flags[];
-};
-static struct root_map *roots;
-
-/* ---- shadow stack ------------------------------------------------------- */
-
-struct shadow_ent {
-	uintptr_t *slot; /* where the return address lives */
-	uintptr_t orig;  /* the real return address */
-	uint64_t ts;     /* entry time */
-	uint64_t child_ns; /* time spent in traced callees (profile) */
-	uint32_t id;
-	uint8_t hooked;  /* *slot holds dft_return_tramp */
-	uint8_t kind;    /* enum tracer_kind at entry */
-	uint8_t fl;      /* SE_* */
-	uint8_t epoch;   /* live_epoch at entry (low bits) */
-};
-#define SE_RING 1    /* its entry event went to the ring: exit goes there too */
-#define SE_LIVE 2    /* ... to the in-memory buffer */
-#define SE_NOTRACE 4 /* a graph_notrace function: nothing below it is traced */
-#define SE_ROOT 8    /* a graph root (-F, set_graph_function) */
-
-#define SHADOW_MAX 4096
-
-struct fg_thread {
-	uint32_t depth;
-	uint32_t filter_depth; /* open -F roots */
-	uint32_t notrace_depth; /* open graph_notrace frames */
-	uint64_t overflow;     /* entries not traced for lack of room */
-	struct prof_ent *prof; /* profile table, by site id (see prof_lock) */
-	uint32_t prof_n;
-	uint32_t prof_linked;  /* on prof_threads */
-	uint64_t prof_gen;     /* the profile session its counters belong to */
-	struct fg_thread *prof_next, *prof_prev;
-	struct shadow_ent ent[SHADOW_MAX];
-};
+HIDDEN int trace_rec_on;
+HIDDEN struct root_map *trace_roots;
+/* Sites of function_graph/profile take the graph shortcut (ops.c,
+ * graph_fast.c); written by trace_init only. */
+static int graph_shortcut = 1;
 
 /* Counters: written by the owner with relaxed atomic stores, read by the
  * control thread (trace_stat/function) with relaxed loads. */
@@ -145,7 +87,7 @@ static uint32_t prof_all_n;
 static struct fg_thread *prof_threads;
 static uint64_t prof_gen = 1;
 
-static __thread struct fg_thread *fg_self __attribute__((tls_model("initial-exec")));
+HIDDEN __thread struct fg_thread *fg_self __attribute__((tls_model("initial-exec")));
 
 static struct fg_thread *fg_get(void)
 {
@@ -266,10 +208,10 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 			    e->epoch == (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED))
 				live_exit(e->id, g->depth, now, dur);
 		} else {
-			uint64_t thresh = READ_ONCE(cfg.time_filter);
+			uint64_t thresh = READ_ONCE(trace_cfg.time_filter);
 			if (thresh && dur >= thresh) {
 				uint64_t ts;
-				uint8_t *p = recording ? ring_event_begin(RING_EV_CALL, 12, &ts) : NULL;
+				uint8_t *p = trace_rec_on ? ring_event_begin(RING_EV_CALL, 12, &ts) : NULL;
 				if (p) {
 					memcpy(p, &e->id, 4);
 					memcpy(p + 4, &dur, 8);
@@ -312,11 +254,11 @@ static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftr
 	close_dead(g, (uintptr_t)slot + 1); /* a live caller's slot is above ours */
 	if (g->notrace_depth)
 		return; /* below a graph_notrace function */
-	unsigned max_depth = READ_ONCE(cfg.max_depth);
+	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
 	if (max_depth && g->depth >= max_depth)
 		return;
 	uint8_t root = 0, fl = 0;
-	const struct root_map *r = __atomic_load_n(&roots, __ATOMIC_ACQUIRE);
+	const struct root_map *r = __atomic_load_n(&trace_roots, __ATOMIC_ACQUIRE);
 	if (unlikely(r != NULL)) {
 		uint8_t f = id < r->n ? r->flags[id] : 0;
 		if (f & ROOT_FL_NOTRACE)
@@ -332,10 +274,10 @@ static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftr
 		ring_count_lost(2);
 		return;
 	}
-	enum tracer_kind kind = READ_ONCE(cfg.kind);
+	enum tracer_kind kind = READ_ONCE(trace_cfg.kind);
 	uint64_t ts = 0;
-	if (kind == TR_GRAPH && !fl && !READ_ONCE(cfg.time_filter)) {
-		if (recording) {
+	if (kind == TR_GRAPH && !fl && !READ_ONCE(trace_cfg.time_filter)) {
+		if (trace_rec_on) {
 			emit_u32(RING_EV_ENTRY, id, &ts);
 			if (ts)
 				fl |= SE_RING;
@@ -421,7 +363,7 @@ static void function_entry(unsigned long ip, unsigned long parent_ip, struct dyn
 	if (unlikely(id == UINT32_MAX))
 		return;
 	uint64_t ts = 0;
-	uint8_t *p = recording ? ring_event_begin(RING_EV_FUNCTION, 12, &ts) : NULL;
+	uint8_t *p = trace_rec_on ? ring_event_begin(RING_EV_FUNCTION, 12, &ts) : NULL;
 	if (p) {
 		memcpy(p, &id, 4);
 		uint64_t pip = parent_ip;
@@ -521,7 +463,7 @@ PUBLIC void pthread_exit(void *ret)
 static int append_line(const char *name, const char *line)
 {
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", cfg.dir, name);
+	snprintf(path, sizeof(path), "%s/%s", trace_cfg.dir, name);
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
@@ -534,12 +476,12 @@ static int append_line(const char *name, const char *line)
 static void write_sites(const struct dft_object *only)
 {
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/sites-%s.txt", cfg.dir, cfg.img);
+	snprintf(path, sizeof(path), "%s/sites-%s.txt", trace_cfg.dir, trace_cfg.img);
 	FILE *f = fopen(path, "ae");
-	snprintf(path, sizeof(path), "%s/maps-%s.txt", cfg.dir, cfg.img);
+	snprintf(path, sizeof(path), "%s/maps-%s.txt", trace_cfg.dir, trace_cfg.img);
 	FILE *m = fopen(path, "ae");
 	if (!f || !m) {
-		dft_log("cannot write the site list to %s: %s", cfg.dir, strerror(errno));
+		dft_log("cannot write the site list to %s: %s", trace_cfg.dir, strerror(errno));
 		if (f)
 			fclose(f);
 		if (m)
@@ -620,8 +562,8 @@ static void build_roots(void)
 			}
 		}
 	}
-	struct root_map *old = roots;
-	__atomic_store_n(&roots, r, __ATOMIC_RELEASE);
+	struct root_map *old = trace_roots;
+	__atomic_store_n(&trace_roots, r, __ATOMIC_RELEASE);
 	if (old) {
 		rcu_synchronize();
 		free(old);
@@ -630,7 +572,7 @@ static void build_roots(void)
 
 void trace_sites_added(struct dft_object *o)
 {
-	if (recording)
+	if (trace_rec_on)
 		write_sites(o);
 	if (lists[TL_GRAPH_FUNCTION].n || lists[TL_GRAPH_NOTRACE].n)
 		build_roots();
@@ -643,7 +585,7 @@ static void write_profile(void);
 HIDDEN void trace_thread_exit(void)
 {
 	struct fg_thread *g = fg_self;
-	if (recording)
+	if (trace_rec_on)
 		ring_thread_exit();
 	live_thread_exit();
 	if (g && g->prof)
@@ -734,7 +676,7 @@ static struct prof_ent *prof_collect(uint32_t *np)
 static void dump_profile(void)
 {
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/profile-%s.txt", cfg.dir, cfg.img);
+	snprintf(path, sizeof(path), "%s/profile-%s.txt", trace_cfg.dir, trace_cfg.img);
 	FILE *f = fopen(path, "we");
 	if (!f) {
 		dft_log("cannot write %s: %s", path, strerror(errno));
@@ -755,9 +697,9 @@ static void dump_profile(void)
 
 static void trace_shutdown(void)
 {
-	if (!recording)
+	if (!trace_rec_on)
 		return;
-	if (READ_ONCE(cfg.kind) == TR_PROFILE) {
+	if (READ_ONCE(trace_cfg.kind) == TR_PROFILE) {
 		write_profile();
 		dump_profile();
 	}
@@ -776,14 +718,14 @@ static char exec_ctf[4200], exec_info[4200];
 /* exec replaces the image: flush what this one recorded (interpose.c). */
 HIDDEN void trace_before_exec(void)
 {
-	if (recording)
+	if (trace_rec_on)
 		ring_shutdown();
 }
 
 HIDDEN void trace_exec_failed(void)
 {
-	if (recording && ring_init(&exec_rc) != 0)
-		dft_log("recording stopped: cannot restart it after a failed exec");
+	if (trace_rec_on && ring_init(&exec_rc) != 0)
+		dft_log("trace_rec_on stopped: cannot restart it after a failed exec");
 }
 
 /* Pick this image's name: PID, or PID.K after the K-th exec in that pid. */
@@ -793,10 +735,10 @@ static int claim_img(void)
 	pid_t pid = getpid();
 	for (int k = 0; k < 1000; k++) {
 		if (k)
-			snprintf(cfg.img, sizeof(cfg.img), "%d.%d", (int)pid, k);
+			snprintf(trace_cfg.img, sizeof(trace_cfg.img), "%d.%d", (int)pid, k);
 		else
-			snprintf(cfg.img, sizeof(cfg.img), "%d", (int)pid);
-		snprintf(path, sizeof(path), "%s/sites-%s.txt", cfg.dir, cfg.img);
+			snprintf(trace_cfg.img, sizeof(trace_cfg.img), "%d", (int)pid);
+		snprintf(path, sizeof(path), "%s/sites-%s.txt", trace_cfg.dir, trace_cfg.img);
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd >= 0) {
 			close(fd);
@@ -826,13 +768,13 @@ HIDDEN void trace_atfork_child(void)
 	prof_all = NULL;
 	prof_all_n = 0;
 	live_atfork_child();
-	if (!recording)
+	if (!trace_rec_on)
 		return;
 	ring_atfork_child();
 	if (claim_img() == 0) {
-		ring_set_img(cfg.img);
+		ring_set_img(trace_cfg.img);
 		char line[128];
-		snprintf(line, sizeof(line), "pid: %s\n", cfg.img);
+		snprintf(line, sizeof(line), "pid: %s\n", trace_cfg.img);
 		append_line("info", line);
 		patch_lock();
 		write_sites(NULL);
@@ -873,47 +815,47 @@ HIDDEN void trace_init(void)
 		return;
 	const char *tr = getenv("DYNFTRACE_TRACER");
 	if (!tr || !*tr || !strcmp(tr, "function_graph"))
-		cfg.kind = TR_GRAPH;
+		trace_cfg.kind = TR_GRAPH;
 	else if (!strcmp(tr, "function"))
-		cfg.kind = TR_FUNCTION;
+		trace_cfg.kind = TR_FUNCTION;
 	else if (!strcmp(tr, "profile"))
-		cfg.kind = TR_PROFILE;
+		trace_cfg.kind = TR_PROFILE;
 	else if (!strcmp(tr, "nop"))
-		cfg.kind = TR_NONE;
+		trace_cfg.kind = TR_NONE;
 	else {
-		dft_log("unknown tracer '%s' (function_graph, function, profile, nop): not recording",
+		dft_log("unknown tracer '%s' (function_graph, function, profile, nop): not trace_rec_on",
 			tr);
 		return;
 	}
-	snprintf(cfg.dir, sizeof(cfg.dir), "%s", dir);
+	snprintf(trace_cfg.dir, sizeof(trace_cfg.dir), "%s", dir);
 	const char *v;
 	if ((v = getenv("DYNFTRACE_DEPTH")))
-		cfg.max_depth = (unsigned)strtoul(v, NULL, 10);
+		trace_cfg.max_depth = (unsigned)strtoul(v, NULL, 10);
 	if ((v = getenv("DYNFTRACE_TIME_FILTER")))
-		cfg.time_filter = strtoull(v, NULL, 10);
-	cfg.filter = getenv("DYNFTRACE_FILTER");
-	cfg.notrace = getenv("DYNFTRACE_NOTRACE");
-	if (cfg.filter && !*cfg.filter)
-		cfg.filter = NULL;
-	if (cfg.notrace && !*cfg.notrace)
-		cfg.notrace = NULL;
+		trace_cfg.time_filter = strtoull(v, NULL, 10);
+	trace_cfg.filter = getenv("DYNFTRACE_FILTER");
+	trace_cfg.notrace = getenv("DYNFTRACE_NOTRACE");
+	if (trace_cfg.filter && !*trace_cfg.filter)
+		trace_cfg.filter = NULL;
+	if (trace_cfg.notrace && !*trace_cfg.notrace)
+		trace_cfg.notrace = NULL;
 
 	int err = claim_img();
 	if (err) {
-		dft_log("cannot record into %s: %s", cfg.dir, strerror(-err));
+		dft_log("cannot record into %s: %s", trace_cfg.dir, strerror(-err));
 		return;
 	}
 	size_t kb = 0; /* the ring's default (RING_DEFAULT_PAGES x RING_DEFAULT_PAGE_SIZE) */
 	if ((v = getenv("DYNFTRACE_BUFFER_KB")) && strtoul(v, NULL, 10) >= 8)
 		kb = strtoul(v, NULL, 10);
 	char ctf[4200], info[4200];
-	snprintf(ctf, sizeof(ctf), "%s/ctf", cfg.dir);
-	snprintf(info, sizeof(info), "%s/info", cfg.dir);
+	snprintf(ctf, sizeof(ctf), "%s/ctf", trace_cfg.dir);
+	snprintf(info, sizeof(info), "%s/info", trace_cfg.dir);
 	mkdir(ctf, 0755);
 	struct ring_config rc = {
 		.ctf_dir = ctf,
 		.info_path = info,
-		.img = cfg.img,
+		.img = trace_cfg.img,
 	};
 	ring_config_size(&rc, kb);
 	v = getenv("DYNFTRACE_OVERWRITE");
@@ -923,34 +865,37 @@ HIDDEN void trace_init(void)
 	snprintf(exec_info, sizeof(exec_info), "%s", info);
 	exec_rc.ctf_dir = exec_ctf;
 	exec_rc.info_path = exec_info;
-	exec_rc.img = cfg.img;
+	exec_rc.img = trace_cfg.img;
 	err = ring_init(&rc);
 	if (err) {
 		dft_log("cannot record into %s: %s", ctf, strerror(-err));
 		return;
 	}
 	char line[128];
-	snprintf(line, sizeof(line), "pid: %s\n", cfg.img);
+	snprintf(line, sizeof(line), "pid: %s\n", trace_cfg.img);
 	append_line("info", line);
-	recording = 1;
+	trace_rec_on = 1;
 	patch_lock();
 	write_sites(NULL);
 	/* The state live control starts from (-F with function_graph or
 	 * profile: graph roots; with function: the filter). */
-	if (cfg.filter)
-		list_parse(cfg.filter, ",", &lists[cfg.kind == TR_FUNCTION ? TL_FILTER
+	if (trace_cfg.filter)
+		list_parse(trace_cfg.filter, ",", &lists[trace_cfg.kind == TR_FUNCTION ? TL_FILTER
 									     : TL_GRAPH_FUNCTION]);
-	if (cfg.notrace)
-		list_parse(cfg.notrace, ",", &lists[TL_NOTRACE]);
+	if (trace_cfg.notrace)
+		list_parse(trace_cfg.notrace, ",", &lists[TL_NOTRACE]);
 	if (lists[TL_GRAPH_FUNCTION].n)
 		build_roots();
 	patch_unlock();
 
-	if (cfg.kind == TR_NONE)
+	if (trace_cfg.kind == TR_NONE)
 		return;
-	trace_ops.func = cfg.kind == TR_FUNCTION ? function_entry : graph_entry;
-	if ((cfg.kind == TR_FUNCTION && cfg.filter && (err = set_globs(0, cfg.filter))) ||
-	    (cfg.notrace && (err = set_globs(1, cfg.notrace)))) {
+	trace_ops.func = trace_cfg.kind == TR_FUNCTION ? function_entry : graph_entry;
+	v = getenv("DYNFTRACE_GRAPH_SHORTCUT"); /* 0: the per-ops route (comparisons) */
+	graph_shortcut = !(v && !strcmp(v, "0"));
+	ops_set_graph(graph_shortcut && trace_ops.func == graph_entry ? &trace_ops : NULL);
+	if ((trace_cfg.kind == TR_FUNCTION && trace_cfg.filter && (err = set_globs(0, trace_cfg.filter))) ||
+	    (trace_cfg.notrace && (err = set_globs(1, trace_cfg.notrace)))) {
 		dft_log("bad filter: %s", strerror(-err));
 		return;
 	}
@@ -972,16 +917,16 @@ HIDDEN void trace_init(void)
  * The control thread changes the tracers of the running process. Every
  * function below holds tctl_lock; changes to trace_ops go through the ops
  * API, which re-patches at once and, on unregister, waits until no thread
- * is inside a callback (so cfg.kind and trace_ops.func only change while no
+ * is inside a callback (so trace_cfg.kind and trace_ops.func only change while no
  * callback can read them).
  *
  * | state                     | written under               | read by            |
  * |---------------------------|-----------------------------|--------------------|
  * | tracing_on, ops_on        | tctl_lock                   | control thread     |
- * | cfg.kind, trace_ops.func  | tctl_lock, ops unregistered | callbacks (READ_ONCE)|
- * | cfg.max_depth, time_filter| tctl_lock (WRITE_ONCE)      | callbacks (READ_ONCE)|
+ * | trace_cfg.kind, trace_ops.func  | tctl_lock, ops unregistered | callbacks (READ_ONCE)|
+ * | trace_cfg.max_depth, time_filter| tctl_lock (WRITE_ONCE)      | callbacks (READ_ONCE)|
  * | lists[]                   | tctl_lock + patch_lock      | either lock holder |
- * | roots                     | patch_lock (build_roots)    | callbacks (RCU)    |
+ * | trace_roots                     | patch_lock (build_roots)    | callbacks (RCU)    |
  * | prof_gen, prof_all        | prof_lock                   | see prof_lock      |
  */
 static pthread_mutex_t tctl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1178,13 +1123,13 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 	if (ops_on) {
 		err = dynftrace_unregister_ops(&trace_ops);
 		if (err) {
-			WHY("cannot stop the %s tracer: %s", tracer_names[cfg.kind], strerror(-err));
+			WHY("cannot stop the %s tracer: %s", tracer_names[trace_cfg.kind], strerror(-err));
 			return err;
 		}
 		ops_on = 0;
 	}
-	if (kind != READ_ONCE(cfg.kind)) {
-		WRITE_ONCE(cfg.kind, kind);
+	if (kind != READ_ONCE(trace_cfg.kind)) {
+		WRITE_ONCE(trace_cfg.kind, kind);
 		if (kind == TR_PROFILE) { /* a new profile session */
 			pthread_mutex_lock(&prof_lock);
 			__atomic_store_n(&prof_gen, prof_gen + 1, __ATOMIC_RELAXED);
@@ -1198,6 +1143,7 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 	if (!tracing_on || kind == TR_NONE)
 		return 0;
 	trace_ops.func = kind == TR_FUNCTION ? function_entry : graph_entry;
+	ops_set_graph(graph_shortcut && trace_ops.func == graph_entry ? &trace_ops : NULL);
 	err = dynftrace_register_ops(&trace_ops);
 	if (err == -ENODEV)
 		WHY("tracing was stopped for good: %s", dft_kill_reason);
@@ -1214,7 +1160,7 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
  * the first open of `trace` or `trace_pipe` (live_open()). */
 void trace_ctl_start(void)
 {
-	if (!recording)
+	if (!trace_rec_on)
 		__atomic_store_n(&live_enabled, 1, __ATOMIC_RELEASE);
 }
 
@@ -1230,7 +1176,7 @@ int trace_set_tracer(const char *name, char *why, size_t whylen)
 	}
 	pthread_mutex_lock(&tctl_lock);
 	int err = 0;
-	if ((enum tracer_kind)kind != cfg.kind || (tracing_on && kind != TR_NONE && !ops_on))
+	if ((enum tracer_kind)kind != trace_cfg.kind || (tracing_on && kind != TR_NONE && !ops_on))
 		err = tracer_apply((enum tracer_kind)kind, why, whylen);
 	pthread_mutex_unlock(&tctl_lock);
 	return err;
@@ -1238,7 +1184,7 @@ int trace_set_tracer(const char *name, char *why, size_t whylen)
 
 const char *trace_get_tracer(void)
 {
-	return tracer_names[READ_ONCE(cfg.kind)];
+	return tracer_names[READ_ONCE(trace_cfg.kind)];
 }
 
 const char *trace_available_tracers(void)
@@ -1251,10 +1197,10 @@ int trace_set_tracing_on(int on, char *why, size_t whylen)
 	pthread_mutex_lock(&tctl_lock);
 	int err = 0;
 	on = !!on;
-	if (on != tracing_on || (on && cfg.kind != TR_NONE && !ops_on)) {
+	if (on != tracing_on || (on && trace_cfg.kind != TR_NONE && !ops_on)) {
 		int was = tracing_on;
 		tracing_on = on;
-		err = tracer_apply(cfg.kind, why, whylen);
+		err = tracer_apply(trace_cfg.kind, why, whylen);
 		if (err)
 			tracing_on = ops_on ? 1 : (on ? was : 0);
 	}
@@ -1273,32 +1219,32 @@ int trace_get_tracing_on(void)
 int trace_set_max_depth(unsigned depth)
 {
 	pthread_mutex_lock(&tctl_lock);
-	WRITE_ONCE(cfg.max_depth, depth);
+	WRITE_ONCE(trace_cfg.max_depth, depth);
 	pthread_mutex_unlock(&tctl_lock);
 	return 0;
 }
 
 unsigned trace_get_max_depth(void)
 {
-	return READ_ONCE(cfg.max_depth);
+	return READ_ONCE(trace_cfg.max_depth);
 }
 
 int trace_set_thresh(uint64_t ns)
 {
 	pthread_mutex_lock(&tctl_lock);
-	WRITE_ONCE(cfg.time_filter, ns);
+	WRITE_ONCE(trace_cfg.time_filter, ns);
 	pthread_mutex_unlock(&tctl_lock);
 	return 0;
 }
 
 uint64_t trace_get_thresh(void)
 {
-	return READ_ONCE(cfg.time_filter);
+	return READ_ONCE(trace_cfg.time_filter);
 }
 
 int trace_recording(void)
 {
-	return recording;
+	return trace_rec_on;
 }
 
 int trace_write_marker(const char *text, size_t len)
@@ -1309,7 +1255,7 @@ int trace_write_marker(const char *text, size_t len)
 	if (!on)
 		return 0;
 	uint64_t ts = 0;
-	if (recording) {
+	if (trace_rec_on) {
 		size_t n = len < RING_PAYLOAD_MAX - 1 ? len : RING_PAYLOAD_MAX - 1;
 		uint8_t *p = ring_event_begin(RING_EV_MARKER, n + 1, &ts);
 		if (p) {

@@ -17,4 +17,8 @@ extern const char dft_caller_tmpl_slot[] HIDDEN;
 extern const char dft_ops_tmpl[] HIDDEN;
 extern const char dft_ops_tmpl_end[] HIDDEN;
 extern const char dft_ops_tmpl_slot[] HIDDEN;
+extern const char dft_graph_tmpl[] HIDDEN;
+extern const char dft_graph_tmpl_end[] HIDDEN;
+extern const char dft_graph_tmpl_slot[] HIDDEN;
+extern const char dft_graph_tmpl_slow[] HIDDEN;
 #endif

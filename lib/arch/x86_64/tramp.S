@@ -149,6 +149,75 @@ dft_ops_tmpl_end:
 	.size	dft_ops_tmpl, dft_ops_tmpl_end - dft_ops_tmpl
 
 /*
+ * The function-graph shortcut (seed 004). A site whose only ops is the
+ * graph tracer calls a copy of this directly: no stub, no list, no ops
+ * call, and only the general registers that may carry arguments are saved,
+ * because the C entry (graph_fast.c) is built with -mgeneral-regs-only and
+ * calls nothing. rdtsc goes first so that its latency overlaps the entry's
+ * other work. When the entry returns non-zero (anything but the common
+ * case), the registers are put back and the copy jumps to the region's
+ * generic trampoline copy for dft_graph_slow, the stack exactly as the site
+ * left it. Stack on entry: 0 = site + 5, 8 = the traced function's return.
+ */
+	.globl	dft_graph_tmpl
+	.hidden	dft_graph_tmpl
+	.globl	dft_graph_tmpl_end
+	.hidden	dft_graph_tmpl_end
+	.globl	dft_graph_tmpl_slot
+	.hidden	dft_graph_tmpl_slot
+	.globl	dft_graph_tmpl_slow
+	.hidden	dft_graph_tmpl_slow
+	.type	dft_graph_tmpl, @function
+	.p2align 4
+dft_graph_tmpl:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$80, %rsp
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	%r11, 64(%rsp)
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx		/* tsc */
+	movq	8(%rbp), %rdi
+	subq	$5, %rdi		/* ip: the site */
+	leaq	16(%rbp), %rsi		/* slot of the traced function's return */
+	call	*dft_graph_tmpl_slot(%rip)
+	testq	%rax, %rax
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %r10
+	movq	64(%rsp), %r11
+	leave
+	.cfi_def_cfa %rsp, 8
+	jnz	1f
+	ret
+1:	jmp	*dft_graph_tmpl_slow(%rip)
+	.cfi_endproc
+	.p2align 3
+dft_graph_tmpl_slot:
+	.quad	0
+dft_graph_tmpl_slow:
+	.quad	0
+dft_graph_tmpl_end:
+	.size	dft_graph_tmpl, dft_graph_tmpl_end - dft_graph_tmpl
+
+/*
  * dft_return_tramp - where a function hooked by the graph tracer returns.
  * Its return-address slot was replaced at entry (trace.c); the traced
  * function's `ret` lands here with %rsp = slot + 8 (16-byte aligned) and its
@@ -163,6 +232,28 @@ dft_ops_tmpl_end:
 dft_return_tramp:
 	.cfi_startproc
 	.cfi_undefined rip
+	/* The fast exit (graph_fast.c, general registers only): the return
+	 * values in rax:rdx are all it must keep. 0: the slow path below. */
+	pushq	%rax
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 16
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx
+	movq	%rdx, %rsi		/* tsc */
+	leaq	16(%rsp), %rdi		/* the traced function's %rsp after ret */
+	call	dft_graph_fast_return
+	testq	%rax, %rax
+	jz	1f
+	movq	%rax, %r11
+	popq	%rdx
+	popq	%rax
+	.cfi_adjust_cfa_offset -16
+	jmp	*%r11
+1:	.cfi_adjust_cfa_offset 16
+	popq	%rdx
+	popq	%rax
+	.cfi_adjust_cfa_offset -16
 	subq	$48, %rsp
 	.cfi_adjust_cfa_offset 48
 	movq	%rax, 0(%rsp)

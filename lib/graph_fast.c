@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * graph_fast.c - the function-graph shortcut's C entry and exit (seed 004:
+ * "when the graph tracer is the only user of a site, call it directly").
+ *
+ * Reached from the region's graph trampoline (dft_graph_tmpl) and from
+ * dft_return_tramp, which save only the general registers that may hold
+ * arguments or return values. So this file is built with
+ * -mgeneral-regs-only and without sanitizers, and it calls nothing: every
+ * helper it uses is inline (ring_fast.h, sites.h, internal.h), and the
+ * Makefile checks that the object has no undefined symbol but the data it
+ * reads. Anything but the common case returns "slow" BEFORE any side
+ * effect, and the trampoline then takes the generic path (all registers
+ * saved, trace.c's graph_entry / dft_graph_return), so both paths stay
+ * exactly equivalent:
+ *
+ *   entry, fast when: the thread is registered and not inside a callback;
+ *     the shortcut's ops is registered; the tracer is function_graph,
+ *     recording, with no time filter, no graph lists, no in-memory copy;
+ *     the site is known; no frame to close (longjmp) and no graph_notrace
+ *     frame open; the ring's fast reserve succeeds.
+ *   exit, fast when: the top shadow entry is this return's and a plain
+ *     recorded function_graph frame, and the ring's fast reserve succeeds.
+ *
+ * The TSC was read by the trampoline before this runs; a nested event (a
+ * signal handler) in between has a later time, which the reserve's clamp
+ * to last_ts absorbs, so timestamps still never go backwards in a stream.
+ */
+#include <stdint.h>
+
+#include "ctl.h"
+#include "internal.h"
+#include "ring.h"
+#include "ring_fast.h"
+#include "sites.h"
+#include "trace_int.h"
+
+extern const char dft_return_tramp[] HIDDEN;
+
+/* Reserve a ring event with the trampoline's TSC; NULL: nothing changed. */
+static inline __attribute__((always_inline)) uint8_t *fast_reserve(struct ring_buf *b, unsigned id, uint32_t payload,
+				    uint64_t tsc, uint64_t *tsp)
+{
+	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
+	if (unlikely(n >= RING_NEST_MAX))
+		return NULL;
+	__atomic_store_n(&b->nest, n + 1, __ATOMIC_RELAXED);
+	barrier(); /* nest before stop: see ring_quiesce() */
+	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
+	barrier();
+	uint64_t ts;
+	uint8_t *p;
+	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) ||
+	    unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
+	    unlikely(!clk_tsc_to_ns(tsc, &ts)) ||
+	    unlikely(!(p = ring_try_reserve(b, n, off, id, payload, ts, tsp)))) {
+		barrier();
+		__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return p;
+}
+
+static inline __attribute__((always_inline)) unsigned long entry_body(unsigned long ip, uintptr_t *slot, uint64_t tsc)
+{
+	if (unlikely(!__atomic_load_n(&graph_route_ops, __ATOMIC_ACQUIRE)) ||
+	    unlikely(READ_ONCE(trace_cfg.kind) != TR_GRAPH) || unlikely(!trace_rec_on) ||
+	    unlikely(READ_ONCE(trace_cfg.time_filter) != 0) ||
+	    unlikely(__atomic_load_n(&trace_roots, __ATOMIC_RELAXED) != NULL) ||
+	    unlikely(READ_ONCE(live_enabled)))
+		return 1;
+	uint32_t id = site_id_lookup_inline(ip);
+	struct fg_thread *g = fg_self;
+	if (unlikely(id == UINT32_MAX) || unlikely(!g) || unlikely(g->notrace_depth))
+		return 1;
+	uint32_t d = g->depth;
+	/* A frame at or below ours was left by longjmp: the slow path closes it. */
+	if (d && unlikely((uintptr_t)g->ent[d - 1].slot <= (uintptr_t)slot))
+		return 1;
+	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
+	if (max_depth && d >= max_depth)
+		return 0; /* not traced, as graph_entry decides */
+	struct ring_buf *b = ring_tls;
+	if (unlikely(d == SHADOW_MAX) || unlikely(!b))
+		return 1;
+	uint64_t ts;
+	uint8_t *p = fast_reserve(b, RING_EV_ENTRY, 4, tsc, &ts);
+	if (unlikely(!p))
+		return 1;
+	memcpy(p, &id, 4);
+	ring_commit(b, p);
+	struct shadow_ent *e = &g->ent[d];
+	e->slot = slot;
+	e->orig = *slot;
+	e->ts = ts;
+	e->child_ns = 0;
+	e->id = id;
+	e->hooked = 1;
+	e->kind = TR_GRAPH;
+	e->fl = SE_RING;
+	e->epoch = (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED);
+	*slot = (uintptr_t)dft_return_tramp;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* a nested handler sees the push */
+	g->depth = d + 1;
+	return 0;
+}
+
+/* 0: traced (or deliberately not, as graph_entry would); else take the
+ * slow path, nothing was done. */
+HIDDEN unsigned long dft_graph_fast_entry(unsigned long ip, uintptr_t *slot, uint64_t tsc)
+{
+	struct dft_thread *t = &dft_self;
+	if (unlikely(t->recursion | t->api_depth) || unlikely(t->state != THREAD_REGISTERED))
+		return 1; /* the slow path counts it, or registers the thread */
+	t->recursion = 1;
+	rcu_read_lock();
+	unsigned long slow = entry_body(ip, slot, tsc);
+	rcu_read_unlock();
+	t->recursion = 0;
+	return slow;
+}
+
+/* The original return address, or 0 for the slow path (nothing done). */
+HIDDEN uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc)
+{
+	struct fg_thread *g = fg_self;
+	struct ring_buf *b = ring_tls;
+	if (unlikely(!g) || unlikely(!g->depth) || unlikely(!b))
+		return 0;
+	uint32_t d = g->depth;
+	struct shadow_ent *e = &g->ent[d - 1];
+	if (unlikely(e->slot != (uintptr_t *)(sp - sizeof(uintptr_t))) ||
+	    unlikely(e->kind != TR_GRAPH) || unlikely(e->fl != SE_RING))
+		return 0;
+	/* Like dft_graph_return: a signal handler tracing meanwhile would push
+	 * onto the entry being closed. */
+	struct dft_thread *t = &dft_self;
+	t->recursion++;
+	uint64_t ts;
+	uint8_t *p = fast_reserve(b, RING_EV_EXIT, 0, tsc, &ts);
+	if (unlikely(!p)) {
+		t->recursion--;
+		return 0;
+	}
+	uintptr_t orig = e->orig;
+	g->depth = d - 1;
+	ring_commit(b, p);
+	t->recursion--;
+	return orig;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_int.h - state of the built-in tracers (trace.c) that the
+ * function-graph fast path (graph_fast.c) reads too.
+ */
+#ifndef DYNFTRACE_TRACE_INT_H
+#define DYNFTRACE_TRACE_INT_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+struct prof_ent;
+
+enum tracer_kind { TR_NONE, TR_FUNCTION, TR_GRAPH, TR_PROFILE };
+
+/*
+ * Configuration. dir, img, filter, notrace: written by trace_init (and img
+ * by the fork child) before anything reads them. kind, max_depth and
+ * time_filter: written by trace_init, then by the control thread under
+ * tctl_lock (kind only while trace_ops is unregistered); callbacks read
+ * them with READ_ONCE.
+ */
+struct trace_cfg {
+	enum tracer_kind kind;
+	char dir[4096];
+	char img[64];
+	unsigned max_depth;
+	uint64_t time_filter;
+	char *filter, *notrace; /* comma-separated globs (environment) */
+};
+extern struct trace_cfg trace_cfg HIDDEN;
+extern int trace_rec_on HIDDEN; /* set by trace_init before any callback */
+
+/* Graph roots (set_graph_function, or -F with function_graph/profile) and
+ * graph_notrace functions, by site id; replaced under patch_lock, read
+ * under RCU (callbacks). NULL: no graph list. */
+#define ROOT_FL_ROOT 1
+#define ROOT_FL_NOTRACE 2
+struct root_map {
+	uint32_t n;
+	uint8_t has_roots;   /* graphs start only at ROOT_FL_ROOT functions */
+	uint8_t has_notrace; /* some function is ROOT_FL_NOTRACE */
+	uint8_t flags[];
+};
+extern struct root_map *trace_roots HIDDEN;
+
+/* Shadow stack: the thread's own (see trace.c). */
+struct shadow_ent {
+	uintptr_t *slot; /* where the return address lives */
+	uintptr_t orig;  /* the real return address */
+	uint64_t ts;     /* entry time */
+	uint64_t child_ns; /* time spent in traced callees (profile) */
+	uint32_t id;
+	uint8_t hooked;  /* *slot holds dft_return_tramp */
+	uint8_t kind;    /* enum tracer_kind at entry */
+	uint8_t fl;      /* SE_* */
+	uint8_t epoch;   /* live_epoch at entry (low bits) */
+};
+#define SE_RING 1    /* its entry event went to the ring: exit goes there too */
+#define SE_LIVE 2    /* ... to the in-memory buffer */
+#define SE_NOTRACE 4 /* a graph_notrace function: nothing below it is traced */
+#define SE_ROOT 8    /* a graph root (-F, set_graph_function) */
+
+#define SHADOW_MAX 4096
+
+struct fg_thread {
+	uint32_t depth;
+	uint32_t filter_depth; /* open -F roots */
+	uint32_t notrace_depth; /* open graph_notrace frames */
+	uint64_t overflow;     /* entries not traced for lack of room */
+	struct prof_ent *prof; /* profile table, by site id (see prof_lock) */
+	uint32_t prof_n;
+	uint32_t prof_linked;  /* on prof_threads */
+	uint64_t prof_gen;     /* the profile session its counters belong to */
+	struct fg_thread *prof_next, *prof_prev;
+	struct shadow_ent ent[SHADOW_MAX];
+};
+
+extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initial-exec")));
+
+/* graph_fast.c: the fast entry and exit of function_graph (see there). */
+unsigned long dft_graph_fast_entry(unsigned long ip, uintptr_t *slot, uint64_t tsc) HIDDEN;
+uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
+
+#endif
