@@ -17,11 +17,16 @@
  *   list      dynftrace_set_routes(0), pl_target: the list function only
  *   tramp     DYNFTRACE_ROUTE_TRAMP, pl_target: per-ops trampolines
  *   callops   DYNFTRACE_ROUTE_CALL_OPS, co_target: the CALL_OPS literal
+ *   trampgpr  DYNFTRACE_ROUTE_TRAMP, pl_target, every ops with
+ *             DYNFTRACE_OPS_FL_GPR_ONLY and callbacks built for general
+ *             registers only: the light per-ops body
  *
  *   ops_table table REPS [CB]  for each of seed 002's rows (relevant /
  *       irrelevant), REPS rounds; in each round the row's ops are registered
- *       once and the three modes are timed in turn, three times (order
- *       rotated per round), each 100,000 calls after a warm-up. Prints lines
+ *       once and the first three modes are timed in turn, three times (order
+ *       rotated per round), each 100,000 calls after a warm-up; then (or
+ *       before, every other round) they are registered again with the
+ *       GPR_ONLY flag and trampgpr is timed three times. Prints lines
  *       "row MODE R I median_total_ns min max" over the 3 x REPS samples
  *       (CB: inc or empty).
  *   ops_table parts REPS  where one traced call's time goes (ns per call,
@@ -29,12 +34,13 @@
  *       calls: the site as a NOP; hand-written copies of a traced function
  *       whose site calls a bare `ret`, or calls a copy of the trampoline's
  *       register save (tramp.S: 9 GPRs, 8 XMM, the frame) around a direct
- *       call of an empty C function; the real routes at 1/0 with an empty
- *       and an incrementing callback.
+ *       call of an empty C function, or of the light body's (9 GPRs, the
+ *       frame); the real routes at 1/0 with an empty and an incrementing
+ *       callback.
  *   ops_table cg MODE R I CB N  registers the row and calls the mode's
  *       function N times inside run_calls() (for callgrind's
- *       --toggle-collect=run_calls). MODE may also be nop, ret or save (the
- *       hand-written copies; R I CB ignored).
+ *       --toggle-collect=run_calls). MODE may also be nop, ret, save or
+ *       savegpr (the hand-written copies; R I CB ignored).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,11 +94,14 @@ D16(8) D16(9) D16(a) D16(b) D16(c) D16(d) D16(e) D16(f)
 
 unsigned long co_loop(unsigned long n), pl_loop(unsigned long n);
 
-enum { M_LIST, M_TRAMP, M_CALLOPS, NMODES, NCALLS = 100000, MAXOPS = 200 };
-static const char *const mode_name[NMODES] = {"list", "tramp", "callops"};
+/* The first NPLAIN modes share one registration of a row; M_GPR needs the
+ * ops registered with DYNFTRACE_OPS_FL_GPR_ONLY. */
+enum { M_LIST, M_TRAMP, M_CALLOPS, M_GPR, NMODES, NPLAIN = M_GPR, NCALLS = 100000, MAXOPS = 200 };
+static const char *const mode_name[NMODES] = {"list", "tramp", "callops", "trampgpr"};
 static const unsigned mode_mask[NMODES] = {DYNFTRACE_ROUTE_LIST, DYNFTRACE_ROUTE_TRAMP,
-					   DYNFTRACE_ROUTE_CALL_OPS};
-static unsigned long (*const mode_loop[NMODES])(unsigned long) = {pl_loop, pl_loop, co_loop};
+					   DYNFTRACE_ROUTE_CALL_OPS, DYNFTRACE_ROUTE_TRAMP};
+static unsigned long (*const mode_loop[NMODES])(unsigned long) = {pl_loop, pl_loop, co_loop,
+								   pl_loop};
 
 static const struct {
 	int rel, irr;
@@ -116,6 +125,38 @@ static void empty_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *
 		     struct dynftrace_regs *regs)
 {
 	(void)ip, (void)pip, (void)op, (void)regs;
+}
+
+/* The same, for GPR_ONLY ops: built for general registers only. */
+#define GPR_ONLY_FN __attribute__((target("general-regs-only")))
+static GPR_ONLY_FN void gpr_inc_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *op,
+				   struct dynftrace_regs *regs)
+{
+	(void)ip, (void)pip, (void)op, (void)regs;
+	hits++;
+}
+
+static GPR_ONLY_FN void gpr_empty_cb(unsigned long ip, unsigned long pip,
+				     struct dynftrace_ops *op, struct dynftrace_regs *regs)
+{
+	(void)ip, (void)pip, (void)op, (void)regs;
+}
+
+/* Give every ops the flag and the GPR-only twin of its callback, or back. */
+static void set_gpr(int on)
+{
+	for (int i = 0; i < MAXOPS; i++) {
+		struct dynftrace_ops *o[2] = {&rel_ops[i], &irr_ops[i]};
+		for (int j = 0; j < 2; j++) {
+			dynftrace_func_t f = o[j]->func;
+			if (on)
+				f = f == inc_cb ? gpr_inc_cb : f == empty_cb ? gpr_empty_cb : f;
+			else
+				f = f == gpr_inc_cb ? inc_cb : f == gpr_empty_cb ? empty_cb : f;
+			o[j]->func = f;
+			o[j]->flags = on ? DYNFTRACE_OPS_FL_GPR_ONLY : 0;
+		}
+	}
 }
 
 static void die(const char *what, int err)
@@ -189,12 +230,22 @@ static int table(int reps, dynftrace_func_t cb)
 	setup_ops(cb);
 	for (int k = 0; k < reps; k++) {
 		for (int r = 0; r < NROWS; r++) {
-			row_register(r, 1);
-			for (int j = 0; j < NMODES * INNER; j++) {
-				int m = (j + k) % NMODES;
-				v[r][m][k * INNER + j / NMODES] = time_mode(m);
+			for (int half = 0; half < 2; half++) {
+				int gpr = half ^ (k & 1); /* GPR_ONLY first every other round */
+				set_gpr(gpr);
+				row_register(r, 1);
+				if (gpr) {
+					for (int j = 0; j < INNER; j++)
+						v[r][M_GPR][k * INNER + j] = time_mode(M_GPR);
+				} else {
+					for (int j = 0; j < NPLAIN * INNER; j++) {
+						int m = (j + k) % NPLAIN;
+						v[r][m][k * INNER + j / NPLAIN] = time_mode(m);
+					}
+				}
+				row_register(r, 0);
 			}
-			row_register(r, 0);
+			set_gpr(0);
 		}
 	}
 	for (int r = 0; r < NROWS; r++)
@@ -221,10 +272,10 @@ static int table(int reps, dynftrace_func_t cb)
  * restores what tramp.S's common trampoline saves and calls the C function
  * in mim_cb directly (no C entry, no recursion guard, no RCU, no ops).
  */
-void *mim_cb;
+void *mim_cb, *mim_cb_gpr;
 __asm__("	.text\n"
-	"	.globl mim_nop, mim_ret, mim_save\n"
-	"	.hidden mim_nop, mim_ret, mim_save\n"
+	"	.globl mim_nop, mim_ret, mim_save, mim_savegpr\n"
+	"	.hidden mim_nop, mim_ret, mim_save, mim_savegpr\n"
 	"	.p2align 4\n"
 	"	.type mim_nop, @function\n"
 	"mim_nop:\n"
@@ -246,6 +297,13 @@ __asm__("	.text\n"
 	"	leaq 1(%rdi), %rax\n"
 	"	ret\n"
 	"	.size mim_save, . - mim_save\n"
+	"	.p2align 4\n"
+	"	.type mim_savegpr, @function\n"
+	"mim_savegpr:\n"
+	"	call mim_tramp_gpr\n"
+	"	leaq 1(%rdi), %rax\n"
+	"	ret\n"
+	"	.size mim_savegpr, . - mim_savegpr\n"
 	"	.p2align 4\n"
 	"	.type mim_bare_ret, @function\n"
 	"mim_bare_ret:\n"
@@ -304,8 +362,48 @@ __asm__("	.text\n"
 	"	movq 64(%rsp), %r11\n"
 	"	leave\n"
 	"	ret\n"
-	"	.size mim_tramp, . - mim_tramp\n");
-unsigned long mim_nop(unsigned long), mim_ret(unsigned long), mim_save(unsigned long);
+	"	.size mim_tramp, . - mim_tramp\n"
+	/* the light body's part: 9 GPRs and the frame, no XMM */
+	"	.p2align 4\n"
+	"	.type mim_tramp_gpr, @function\n"
+	"mim_tramp_gpr:\n"
+	"	pushq %rbp\n"
+	"	movq %rsp, %rbp\n"
+	"	subq $248, %rsp\n"
+	"	movq %rdi, 0(%rsp)\n"
+	"	movq %rsi, 8(%rsp)\n"
+	"	movq %rdx, 16(%rsp)\n"
+	"	movq %rcx, 24(%rsp)\n"
+	"	movq %r8, 32(%rsp)\n"
+	"	movq %r9, 40(%rsp)\n"
+	"	movq %rax, 48(%rsp)\n"
+	"	movq %r10, 56(%rsp)\n"
+	"	movq %r11, 64(%rsp)\n"
+	"	movq 0(%rbp), %rax\n"
+	"	movq %rax, 72(%rsp)\n"
+	"	leaq 16(%rbp), %rax\n"
+	"	movq %rax, 80(%rsp)\n"
+	"	movq 8(%rbp), %rdi\n"
+	"	subq $5, %rdi\n"
+	"	movq %rdi, 88(%rsp)\n"
+	"	movq 16(%rbp), %rsi\n"
+	"	xorl %edx, %edx\n"
+	"	movq %rsp, %rcx\n"
+	"	call *mim_cb_gpr(%rip)\n"
+	"	movq 0(%rsp), %rdi\n"
+	"	movq 8(%rsp), %rsi\n"
+	"	movq 16(%rsp), %rdx\n"
+	"	movq 24(%rsp), %rcx\n"
+	"	movq 32(%rsp), %r8\n"
+	"	movq 40(%rsp), %r9\n"
+	"	movq 48(%rsp), %rax\n"
+	"	movq 56(%rsp), %r10\n"
+	"	movq 64(%rsp), %r11\n"
+	"	leave\n"
+	"	ret\n"
+	"	.size mim_tramp_gpr, . - mim_tramp_gpr\n");
+unsigned long mim_nop(unsigned long), mim_ret(unsigned long), mim_save(unsigned long),
+	mim_savegpr(unsigned long);
 
 #define MIM_LOOP(name, fn)                                                                 \
 	static NOINLINE unsigned long name(unsigned long n)                                 \
@@ -320,6 +418,7 @@ unsigned long mim_nop(unsigned long), mim_ret(unsigned long), mim_save(unsigned 
 MIM_LOOP(loop_nop, mim_nop)
 MIM_LOOP(loop_ret, mim_ret)
 MIM_LOOP(loop_save, mim_save)
+MIM_LOOP(loop_savegpr, mim_savegpr)
 
 static double time_loop(unsigned long (*loop)(unsigned long))
 {
@@ -339,34 +438,48 @@ static void report(const char *key, double *x, int n)
 
 static int parts(int reps)
 {
-	enum { P_NOP, P_RET, P_SAVE, P_EMPTY, P_INC = P_EMPTY + NMODES, NPARTS = P_INC + NMODES };
+	enum {
+		P_NOP,
+		P_RET,
+		P_SAVE,
+		P_SAVEGPR,
+		P_EMPTY,
+		P_INC = P_EMPTY + NMODES,
+		NPARTS = P_INC + NMODES
+	};
 	static double v[NPARTS][256];
 	static const char *const key[NPARTS] = {
-		"site_nop",	   "site_calls_ret", "save_restore_direct_cb", "empty_list",
-		"empty_tramp", "empty_callops",  "inc_list",		    "inc_tramp",
-		"inc_callops",
+		"site_nop",	     "site_calls_ret", "save_restore_direct_cb",
+		"save_gpr_direct_cb", "empty_list",	"empty_tramp",
+		"empty_callops",     "empty_trampgpr", "inc_list",
+		"inc_tramp",	     "inc_callops",	"inc_trampgpr",
 	};
 	if (reps > 256)
 		reps = 256;
 	mim_cb = (void *)empty_cb;
+	mim_cb_gpr = (void *)gpr_empty_cb;
 	for (int k = 0; k < reps; k++) {
 		v[P_NOP][k] = time_loop(loop_nop);
 		v[P_RET][k] = time_loop(loop_ret);
 		v[P_SAVE][k] = time_loop(loop_save);
-		for (int c = 0; c < 2; c++) {
-			dynftrace_func_t f = c ? inc_cb : empty_cb;
-			rel_ops[0].func = f;
+		v[P_SAVEGPR][k] = time_loop(loop_savegpr);
+		for (int c = 0; c < 4; c++) {
+			int gpr = (c >> 1) ^ (k & 1), inc = c & 1;
+			rel_ops[0].func = gpr ? (inc ? gpr_inc_cb : gpr_empty_cb)
+					      : (inc ? inc_cb : empty_cb);
+			rel_ops[0].flags = gpr ? DYNFTRACE_OPS_FL_GPR_ONLY : 0;
 			int e = dynftrace_register_ops(&rel_ops[0]);
 			if (e)
 				die("register", e);
-			for (int j = 0; j < NMODES; j++) {
-				int m = (j + k) % NMODES;
-				v[(c ? P_INC : P_EMPTY) + m][k] = time_mode(m);
+			for (int j = 0; j < (gpr ? 1 : NPLAIN); j++) {
+				int m = gpr ? M_GPR : (j + k) % NPLAIN;
+				v[(inc ? P_INC : P_EMPTY) + m][k] = time_mode(m);
 			}
 			e = dynftrace_unregister_ops(&rel_ops[0]);
 			if (e)
 				die("unregister", e);
 		}
+		rel_ops[0].flags = 0;
 	}
 	for (int p = 0; p < NPARTS; p++)
 		report(key[p], v[p], reps);
@@ -383,9 +496,12 @@ static int cg(const char *mode, int rel, int irr, const char *cbname, unsigned l
 {
 	int m, r;
 	mim_cb = (void *)empty_cb;
-	if (!strcmp(mode, "nop") || !strcmp(mode, "ret") || !strcmp(mode, "save")) {
+	mim_cb_gpr = (void *)gpr_empty_cb;
+	if (!strcmp(mode, "nop") || !strcmp(mode, "ret") || !strcmp(mode, "save") ||
+	    !strcmp(mode, "savegpr")) {
 		printf("%lu\n", run_calls(mode[0] == 'n'   ? loop_nop
 					   : mode[0] == 'r' ? loop_ret
+					   : mode[4]	    ? loop_savegpr
 							    : loop_save,
 					   n));
 		return 0;
@@ -399,6 +515,7 @@ static int cg(const char *mode, int rel, int irr, const char *cbname, unsigned l
 		return 2;
 	}
 	setup_ops(strcmp(cbname, "empty") ? inc_cb : empty_cb);
+	set_gpr(m == M_GPR);
 	row_register(r, 1);
 	int e = dynftrace_set_routes(mode_mask[m]);
 	if (e)

@@ -23,6 +23,10 @@
  * | ops->filter   | same (replaced, never modified in place)            |
  * | dispatch_ops  | patch_lock for writers; RCU (acquire) for readers   |
  * | site flags    | patch_lock                                          |
+ * | stub_ops[]    | patch_lock for writers; RCU (acquire) for readers   |
+ * | stub pools    | patch_lock                                          |
+ * | routes_seq    | patch_lock for writers; read lock-free (seqcount)   |
+ * | late_entries  | atomic counter                                      |
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -68,7 +72,30 @@ static struct dynftrace_ops list_ops = {.func = list_func};
 static struct dynftrace_ops *dispatch_ops = &list_ops;
 static unsigned long recursion_miss;
 
-unsigned long dynftrace_regs_arg(const struct dynftrace_regs *regs, int n)
+/* The light route needs dft_stub_light_entry built for general registers
+ * only and free of sanitizer calls; clang's TSan instruments atomics
+ * despite no_sanitize("thread"), so clang needs
+ * disable_sanitizer_instrumentation (clang 14). Where that cannot be had,
+ * GPR_ONLY ops take the full body, which is always right. */
+#if defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(disable_sanitizer_instrumentation)
+#define LIGHT_NOSAN                                                                        \
+	__attribute__((no_sanitize("address", "thread", "undefined"),                      \
+		       disable_sanitizer_instrumentation))
+#endif
+#elif defined(__GNUC__)
+#define LIGHT_NOSAN __attribute__((no_sanitize("address", "thread", "undefined")))
+#endif
+#ifdef LIGHT_NOSAN
+#define LIGHT_ROUTE 1
+#define LIGHT_FN __attribute__((target("general-regs-only"), noinline)) LIGHT_NOSAN
+#else
+#define LIGHT_ROUTE 0
+#define LIGHT_FN
+#endif
+
+/* Callable from a GPR_ONLY callback. */
+LIGHT_FN unsigned long dynftrace_regs_arg(const struct dynftrace_regs *regs, int n)
 {
 	switch (n) {
 	case 0: return regs->rdi;
@@ -277,13 +304,85 @@ static void sites_ref_update(const struct ops_filter *f, int delta, struct dynft
  * Stubs are never rewritten or unmapped. An unregistered ops' stubs point
  * at late_ops (which counts entries that arrive late: a thread that called
  * the stub before the site changed) and go to the end of a FIFO; fresh
- * stubs are handed out first, so a stub is reused only after all others.
+ * stubs are handed out first, so a stub is reused only after all others of
+ * its pool. Ops with DYNFTRACE_OPS_FL_GPR_ONLY get stubs of the light pool,
+ * whose jump leads to the light body (general registers only).
+ *
+ * Stub reuse and late entries. A thread may be descheduled anywhere between
+ * the site's `call` and the RCU read side of the C entry, for any time: on
+ * the stub's first byte, in the body, or in cb_enter registering itself.
+ * No grace period covers it: it has executed nothing of ours that marks it
+ * (the stub cannot store to memory, and its first instruction may not even
+ * have run), and a thread that passes no quiescent point (blocked, or
+ * parked there) would stall an RCU-tasks-like wait forever; membarrier
+ * only orders memory. So a retired stub may be handed to another ops while
+ * such a thread is about to enter it, and the immediate (idx) it pushed
+ * cannot tell the two owners apart. The C entries therefore verify, inside
+ * the read side, that the call still belongs to the ops they found:
+ *   - fast: the site at IP calls this very stub now (its `call` rel32 names
+ *     the stub), and no filter change is in flight (routes_seq stable and
+ *     even). While both hold, the stub's owner wants the site: sites are
+ *     patched to a stub only after stub_ops[] names its owner, moved off it
+ *     before it is released, and a release followed by a reuse needs a
+ *     grace period, which the reader's own read side holds back; filters
+ *     only change inside a routes_seq section.
+ *   - slow (a site in the middle of a batch, moved on, or a filter change
+ *     in flight): the ops is called if its current filter wants IP, else
+ *     the entry is late: counted in late_entries, nobody called.
+ * CALL_OPS does the same with the literal (itself the route) and
+ * routes_seq, and the list function counts a walk that finds nobody. Cost
+ * on the fast path: two loads of the site's bytes and two of routes_seq
+ * (see docs/PERFORMANCE.md).
  */
 static unsigned route_mask = DYNFTRACE_ROUTE_TRAMP | DYNFTRACE_ROUTE_CALL_OPS;
 static unsigned long late_entries;
 
-static void late_func(unsigned long ip, unsigned long parent, struct dynftrace_ops *op,
-		      struct dynftrace_regs *regs)
+/* Odd while a filter change is being applied to the sites (set_glob): the
+ * C entries then check the filter themselves. Written under patch_lock;
+ * alone in its cache line, which every entry reads (counters written by
+ * late or recursive entries would share it otherwise). */
+static union {
+	unsigned long v;
+	char line[64];
+} routes_seq __attribute__((aligned(64)));
+
+static void routes_seq_begin(void)
+{
+	/* Ordered before the filter by the filter's release store. */
+	__atomic_store_n(&routes_seq.v, routes_seq.v + 1, __ATOMIC_RELAXED);
+}
+
+static void routes_seq_end(void)
+{
+	/* after the literals and the batch */
+	__atomic_store_n(&routes_seq.v, routes_seq.v + 1, __ATOMIC_RELEASE);
+}
+
+/* Does the site at IP call DEST now? (a `call rel32` naming it; any other
+ * bytes, an int3 of a batch included, say no). A macro: the light entry
+ * may neither call nor inline a function built for every register. */
+#define SITE_CALLS(ip, dest)                                                               \
+	({                                                                                 \
+		int32_t rel_;                                                              \
+		__builtin_memcpy(&rel_, (const void *)((ip) + 1), sizeof(rel_));           \
+		*(const volatile uint8_t *)(ip) == INSN_CALL &&                           \
+			(ip) + 5 + (uintptr_t)(intptr_t)rel_ == (dest);                    \
+	})
+
+/* Seqcount read side of routes_seq: SEQ0 was read (acquire) before the
+ * route's state; true if no filter change overlapped those reads. The
+ * second read must follow the others: x86 keeps loads in order (TSO), so a
+ * compiler barrier does (an acquire fence, which TSan cannot model). */
+#define ROUTES_STABLE(seq0)                                                                \
+	({                                                                                 \
+		barrier();                                                                 \
+		!((seq0) & 1) &&                                                           \
+			__atomic_load_n(&routes_seq.v, __ATOMIC_RELAXED) == (seq0);        \
+	})
+
+/* General registers only: the light path may call it as late_ops' func. */
+static LIGHT_FN void late_func(unsigned long ip, unsigned long parent, struct dynftrace_ops *op,
+			       struct dynftrace_regs *regs)
 {
 	(void)ip, (void)parent, (void)op, (void)regs;
 	__atomic_fetch_add(&late_entries, 1, __ATOMIC_RELAXED);
@@ -318,6 +417,15 @@ struct ops_priv {
 	uint16_t stub[MAX_REGIONS];
 };
 
+/* The stub pool of OPS (0: full, 1: light), its first stub and size. */
+static unsigned stub_pool_of(const struct dynftrace_ops *ops, uint32_t *lo, uint32_t *n)
+{
+	unsigned light = LIGHT_ROUTE && (ops->flags & DYNFTRACE_OPS_FL_GPR_ONLY);
+	*lo = light ? REGION_STUBS_FULL : 0;
+	*n = light ? REGION_STUBS_LIGHT : REGION_STUBS_FULL;
+	return light;
+}
+
 static int stub_get(struct dynftrace_ops *ops, struct region *r)
 {
 	struct ops_priv *p = ops->tramp;
@@ -330,13 +438,14 @@ static int stub_get(struct dynftrace_ops *ops, struct region *r)
 	}
 	if (p->stub[r->no] != NO_STUB)
 		return p->stub[r->no];
-	uint32_t k;
-	if (r->next_fresh < REGION_STUBS) {
-		k = r->next_fresh++;
-	} else if (r->ret_count) {
-		k = r->retired[r->ret_head];
-		r->ret_head = (r->ret_head + 1) % REGION_STUBS;
-		r->ret_count--;
+	uint32_t lo, n, k;
+	struct stub_pool *pl = &r->pool[stub_pool_of(ops, &lo, &n)];
+	if (pl->fresh < n) {
+		k = lo + pl->fresh++;
+	} else if (pl->ret_count) {
+		k = r->retired[lo + pl->ret_head];
+		pl->ret_head = (pl->ret_head + 1) % n;
+		pl->ret_count--;
 	} else {
 		return -1;
 	}
@@ -357,9 +466,11 @@ static void stubs_release(struct dynftrace_ops *ops)
 		uint32_t k = p->stub[i];
 		if (k == NO_STUB)
 			continue;
+		uint32_t lo, n;
+		struct stub_pool *pl = &r->pool[stub_pool_of(ops, &lo, &n)];
 		__atomic_store_n(&r->stub_ops[k], &late_ops, __ATOMIC_RELEASE);
-		r->retired[(r->ret_head + r->ret_count) % REGION_STUBS] = k;
-		r->ret_count++;
+		r->retired[lo + (pl->ret_head + pl->ret_count) % n] = k;
+		pl->ret_count++;
 	}
 	free(p);
 	ops->tramp = NULL;
@@ -598,7 +709,7 @@ static int api_enter(void)
 
 int dynftrace_register_ops(struct dynftrace_ops *ops)
 {
-	if (!ops || !ops->func)
+	if (!ops || !ops->func || (ops->flags & ~(unsigned long)DYNFTRACE_OPS_FL_GPR_ONLY))
 		return -EINVAL;
 	int err = api_enter();
 	if (err)
@@ -658,7 +769,9 @@ out:
 
 int dynftrace_register_direct(struct dynftrace_ops *ops, unsigned long addr)
 {
-	if (!ops || !addr)
+	/* No flag means anything to a direct call (GPR_ONLY: no trampoline
+	 * runs, ADDR has its own contract). */
+	if (!ops || !addr || ops->flags)
 		return -EINVAL;
 	int err = api_enter();
 	if (err)
@@ -849,8 +962,10 @@ static int set_glob(struct dynftrace_ops *ops, const char *glob, int reset, int 
 	}
 	sites_ref_update(old, -1, ops);
 	sites_ref_update(nf, +1, ops);
+	routes_seq_begin(); /* the entries check filters until the sites follow */
 	__atomic_store_n((struct ops_filter **)&ops->filter, nf, __ATOMIC_RELEASE);
 	err = update_sites();
+	routes_seq_end();
 	rcu_synchronize();
 	filter_free(old);
 out:
@@ -959,14 +1074,21 @@ void ops_sites_removed(uintptr_t lo, uintptr_t hi)
 static void list_func(unsigned long ip, unsigned long parent, struct dynftrace_ops *op,
 		      struct dynftrace_regs *regs)
 {
+	int called = 0;
 	(void)op;
 	for (struct dynftrace_ops *o = __atomic_load_n(&ops_list, __ATOMIC_ACQUIRE); o;
 	     o = __atomic_load_n(&o->next, __ATOMIC_ACQUIRE)) {
 		const struct ops_filter *f =
 			__atomic_load_n((struct ops_filter **)&o->filter, __ATOMIC_ACQUIRE);
-		if (filter_wants(f, ip))
+		if (filter_wants(f, ip)) {
 			o->func(ip, parent, o, regs);
+			called = 1;
+		}
 	}
+	/* A site is enabled only while an ops wants it: nobody wants it now,
+	 * so the thread entered before it changed (a late entry). */
+	if (unlikely(!called))
+		late_func(ip, parent, NULL, regs);
 }
 
 /* Entering a callback path: the recursion guard, and the thread's
@@ -1006,22 +1128,96 @@ HIDDEN void dft_dispatch(unsigned long ip, unsigned long parent, struct dynftrac
 	cb_leave(t);
 }
 
+/* A call that did not pass the fast check (see "Stub reuse and late
+ * entries"): OP is called if its filter wants IP now, else it is a late
+ * entry. Inside the read side; out of line, so the fast paths stay lean. */
+static __attribute__((noinline, cold)) void entry_slow(struct dynftrace_ops *op,
+							unsigned long ip, unsigned long parent,
+							struct dynftrace_regs *regs)
+{
+	if (op && op != &late_ops && op != &list_ops) {
+		const struct ops_filter *f =
+			__atomic_load_n((struct ops_filter **)&op->filter, __ATOMIC_ACQUIRE);
+		if (!filter_wants(f, ip))
+			op = NULL;
+	}
+	/* the list tests every filter itself; late_ops counts */
+	if (op)
+		op->func(ip, parent, op, regs);
+	else
+		late_func(ip, parent, NULL, regs);
+}
+
 /* Per-ops stub (seed 004): IDX names the region and stub; its ops is read
- * inside the read side, so a late entry finds late_ops, never a freed ops. */
+ * inside the read side, so a late entry finds late_ops, never a freed ops,
+ * and the site is checked to call this stub still, so a stub reused by
+ * another ops never calls it for a site it does not want. IDX comes from
+ * our own stub, of a region published before any site called it. */
 HIDDEN void dft_stub_entry(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs,
 			   unsigned long idx)
 {
 	struct dft_thread *t = &dft_self;
 	if (cb_enter(t))
 		return;
-	size_t rno = idx >> 12, k = idx & 0xfff;
-	if (rno < __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) && k < REGION_STUBS) {
-		struct dynftrace_ops *op =
-			__atomic_load_n(&regions[rno].stub_ops[k], __ATOMIC_ACQUIRE);
-		if (op)
-			op->func(ip, parent, op, regs);
-	}
+	const struct region *r = &regions[idx >> 12];
+	size_t k = idx & 0xfff;
+	unsigned long seq = __atomic_load_n(&routes_seq.v, __ATOMIC_ACQUIRE);
+	struct dynftrace_ops *op = __atomic_load_n(&r->stub_ops[k], __ATOMIC_ACQUIRE);
+	/* fast: op is the owner, or late_ops whose func counts */
+	if (likely(SITE_CALLS(ip, r->base + REGION_STUB0 + 16 * k)) && likely(ROUTES_STABLE(seq)))
+		op->func(ip, parent, op, regs);
+	else
+		entry_slow(op, ip, parent, regs);
 	cb_leave(t);
+}
+
+/*
+ * The light per-ops body's C entry (DYNFTRACE_OPS_FL_GPR_ONLY): only the
+ * general registers were saved, so this is built for general registers
+ * only, without sanitizer instrumentation, and calls nothing but the
+ * callback (which promised the same) or late_func (built the same way):
+ * no helper, inline or not, because gcc would not inline one built for
+ * every register and would call it. So cb_enter()/rcu_read_lock() are
+ * spelled out here; keep them in step with internal.h. Anything but the
+ * common case (thread not registered yet, a recursion, a failed fast
+ * check) returns 1 before any side effect, and the body then runs the full
+ * one (dft_stub_entry, every register saved), which handles it. 0: done.
+ * TABLE and STUB0 are the region's stub_ops[] and first stub (the body's
+ * slots).
+ */
+HIDDEN LIGHT_FN unsigned long dft_stub_light_entry(unsigned long ip, unsigned long parent,
+						   struct dynftrace_regs *regs, unsigned long idx,
+						   struct dynftrace_ops *const *table,
+						   uintptr_t stub0)
+{
+#if LIGHT_ROUTE
+	struct dft_thread *t = &dft_self;
+	size_t k = idx & 0xfff;
+	if (unlikely(t->recursion | t->api_depth) || unlikely(t->state != THREAD_REGISTERED))
+		return 1;
+	unsigned long seq = __atomic_load_n(&routes_seq.v, __ATOMIC_ACQUIRE);
+	t->recursion = 1;
+	/* rcu_read_lock() */
+	unsigned nest = t->rcu_nest;
+	t->rcu_nest = nest + 1;
+	if (likely(!nest))
+		__atomic_store_n(&t->rcu_ctr, __atomic_load_n(&rcu_gp_ctr, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+	barrier();
+	struct dynftrace_ops *op = __atomic_load_n(&table[k], __ATOMIC_ACQUIRE);
+	int fast = SITE_CALLS(ip, stub0 + 16 * k) && ROUTES_STABLE(seq);
+	if (likely(fast))
+		op->func(ip, parent, op, regs); /* the owner, or late_ops (late_func) */
+	/* rcu_read_unlock() */
+	barrier();
+	if (likely(--t->rcu_nest == 0))
+		__atomic_store_n(&t->rcu_ctr, 0, __ATOMIC_RELEASE);
+	t->recursion = 0;
+	return !fast;
+#else
+	(void)ip, (void)parent, (void)regs, (void)idx, (void)table, (void)stub0;
+	return 1;
+#endif
 }
 
 /* The graph shortcut's slow path: what graph_fast.c does not handle (the
@@ -1040,7 +1236,10 @@ HIDDEN void dft_graph_slow(unsigned long ip, unsigned long parent, struct dynftr
 	cb_leave(t);
 }
 
-/* CALL_OPS (seed 002): the ops is the literal before the function. */
+/* CALL_OPS (seed 002): the ops is the literal before the function. The
+ * literal is the route itself: outside a filter change (routes_seq), an
+ * ops in it wants the site. A cleared literal, or an ops whose filter no
+ * longer wants the site (a filter change in flight), is a late entry. */
 HIDDEN void dft_callops_entry(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
 {
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
@@ -1048,9 +1247,12 @@ HIDDEN void dft_callops_entry(unsigned long ip, unsigned long parent, struct dyn
 	if (cb_enter(t))
 		return;
 	uintptr_t f = memcmp((const void *)(ip - 4), endbr64, 4) ? ip : ip - 4;
+	unsigned long seq = __atomic_load_n(&routes_seq.v, __ATOMIC_ACQUIRE);
 	struct dynftrace_ops *op = __atomic_load_n((struct dynftrace_ops **)(f - 8), __ATOMIC_ACQUIRE);
-	if (op)
+	if (likely(op != NULL) && likely(ROUTES_STABLE(seq)))
 		op->func(ip, parent, op, regs);
+	else
+		entry_slow(op, ip, parent, regs);
 	cb_leave(t);
 }
 
@@ -1121,6 +1323,9 @@ void dynftrace_get_stats(struct dynftrace_stats *st)
 
 static const char *route_name(uint8_t r)
 {
+	/* patch_lock held: dispatch_ops is stable */
+	if (r == ROUTE_SINGLE && __atomic_load_n(&dispatch_ops, __ATOMIC_RELAXED) == &list_ops)
+		r = ROUTE_LIST; /* several ops registered (or routes 0): the list runs */
 	switch (r) {
 	case ROUTE_LIST: return "list";
 	case ROUTE_SINGLE: return "ops";

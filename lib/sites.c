@@ -92,7 +92,11 @@ void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
  *   +0     common trampoline copy whose C entry is dft_dispatch
  *   +512   common trampoline copy whose C entry is dft_callops_entry
  *   +1024  per-ops body (dft_ops_tmpl) whose C entry is dft_stub_entry
- *   +2048  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`
+ *   +1536  graph shortcut (dft_graph_tmpl), +2048 its slow path
+ *   +2560  light per-ops body (dft_ops_light_tmpl): general registers only,
+ *          C entry dft_stub_light_entry, else it jumps to the +1024 body
+ *   +3072  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`,
+ *          body +1024 for the first REGION_STUBS_FULL, +2560 for the rest
  * Regions are never unmapped: a thread may be inside one at any time. Stubs
  * are handed to ops and taken back (ops.c), never rewritten.
  */
@@ -112,6 +116,9 @@ void dft_callops_entry(unsigned long ip, unsigned long parent, void *regs) HIDDE
 void dft_graph_slow(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
 unsigned long dft_graph_fast_entry(unsigned long ip, uintptr_t *slot, uint64_t tsc) HIDDEN;
 void dft_stub_entry(unsigned long ip, unsigned long parent, void *regs, unsigned long idx) HIDDEN;
+unsigned long dft_stub_light_entry(unsigned long ip, unsigned long parent, void *regs,
+				   unsigned long idx, struct dynftrace_ops *const *table,
+				   uintptr_t stub0) HIDDEN;
 
 static void put_copy(char *base, size_t off, const char *tmpl, const char *end,
 		     const char *slot, void *fn)
@@ -154,12 +161,23 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 		       sizeof(slow));
 		put_copy(b, REGION_GRAPH_SLOW, dft_caller_tmpl, dft_caller_tmpl_end,
 			 dft_caller_tmpl_slot, (void *)dft_graph_slow);
+		put_copy(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_end,
+			 dft_ops_light_tmpl_slot, (void *)dft_stub_light_entry);
+		void *lslot[3] = {b + REGION_OPS, regions[rno].stub_ops, b + REGION_STUB0};
+		memcpy(b + REGION_OPS_LIGHT + (dft_ops_light_tmpl_full - dft_ops_light_tmpl),
+		       &lslot[0], sizeof(lslot[0]));
+		memcpy(b + REGION_OPS_LIGHT + (dft_ops_light_tmpl_table - dft_ops_light_tmpl),
+		       &lslot[1], sizeof(lslot[1]));
+		memcpy(b + REGION_OPS_LIGHT + (dft_ops_light_tmpl_stub0 - dft_ops_light_tmpl),
+		       &lslot[2], sizeof(lslot[2]));
 		for (uint32_t k = 0; k < REGION_STUBS; k++) {
 			uint8_t *st = (uint8_t *)b + REGION_STUB0 + 16 * k;
 			uint32_t idx = rno << 12 | k;
+			uintptr_t body =
+				base + (k < REGION_STUBS_FULL ? REGION_OPS : REGION_OPS_LIGHT);
 			st[0] = 0x68; /* push imm32 */
 			memcpy(st + 1, &idx, 4);
-			insn_make_rel32(INSN_JMP, (uintptr_t)st + 5, base + REGION_OPS, st + 5);
+			insn_make_rel32(INSN_JMP, (uintptr_t)st + 5, body, st + 5);
 		}
 		if (mprotect(p, REGION_SIZE, PROT_READ | PROT_EXEC) != 0) {
 			munmap(p, REGION_SIZE);

@@ -34,18 +34,29 @@ struct dynftrace_ops;
 #define REGION_OPS 1024
 #define REGION_GRAPH 1536      /* graph shortcut (dft_graph_tmpl) */
 #define REGION_GRAPH_SLOW 2048 /* its slow path: caller copy, dft_graph_slow */
-#define REGION_STUB0 2560
-#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16)
+#define REGION_OPS_LIGHT 2560  /* per-ops body saving general registers only */
+#define REGION_STUB0 3072
+#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16) /* 3904; idx holds 12 bits */
+/* Stubs [0, REGION_STUBS_FULL) jump to REGION_OPS, the rest to
+ * REGION_OPS_LIGHT (DYNFTRACE_OPS_FL_GPR_ONLY ops). */
+#define REGION_STUBS_LIGHT 1024
+#define REGION_STUBS_FULL (REGION_STUBS - REGION_STUBS_LIGHT)
 #define MAX_REGIONS 64
+
+/* One class of stubs (full or light) of a region: ops.c, patch_lock. */
+struct stub_pool {
+	uint32_t fresh;              /* handed out once at least: the first FRESH */
+	uint32_t ret_head, ret_count; /* FIFO of returned stubs, in the pool's
+					 part of region.retired */
+};
 
 struct region {
 	uintptr_t base;
 	uint32_t no;
 	/* per-ops stubs; ops.c, under patch_lock except stub_ops (RCU) */
 	struct dynftrace_ops *stub_ops[REGION_STUBS]; /* read by dft_stub_entry */
-	uint32_t next_fresh;                          /* never handed out: >= this */
-	uint32_t retired[REGION_STUBS];               /* FIFO of returned stubs */
-	uint32_t ret_head, ret_count;
+	uint32_t retired[REGION_STUBS];               /* FIFO rings of the pools */
+	struct stub_pool pool[2];                     /* 0: full, 1: light */
 	/* jumps to far direct-call targets: `jmp *0(%rip); .quad addr` */
 	uintptr_t direct_page;   /* 0 until the first far target */
 	uint32_t direct_used;    /* 16-byte slots handed out */

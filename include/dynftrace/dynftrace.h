@@ -50,7 +50,8 @@ struct dynftrace_ops;
 struct dynftrace_regs;
 
 /* Argument N (0..5) of the traced function, as passed in registers; 0 for
- * an N out of range. */
+ * an N out of range. Uses general registers only (callable from a
+ * DYNFTRACE_OPS_FL_GPR_ONLY callback). */
 DYNFTRACE_API unsigned long dynftrace_regs_arg(const struct dynftrace_regs *regs, int n);
 
 /*
@@ -63,7 +64,24 @@ DYNFTRACE_API unsigned long dynftrace_regs_arg(const struct dynftrace_regs *regs
 typedef void (*dynftrace_func_t)(unsigned long ip, unsigned long parent_ip,
 				 struct dynftrace_ops *ops, struct dynftrace_regs *regs);
 
-/* ops->flags: none defined yet; leave 0. */
+/*
+ * ops->flags. Unknown bits make dynftrace_register_ops() fail with -EINVAL.
+ *
+ * DYNFTRACE_OPS_FL_GPR_ONLY: the callback, and everything it calls, touches
+ * no vector, x87 or MMX register (no floating point, no SIMD, no libc
+ * function that may use them: memcpy, printf, malloc...). Build it, and all
+ * it calls, with -mgeneral-regs-only (and without sanitizers, whose
+ * run-time calls use them), as the kernel's ftrace callbacks never touch
+ * the FPU. Its per-ops trampoline then saves and restores the general
+ * registers only (rdi rsi rdx rcx r8 r9 rax r10 r11): the traced
+ * function's xmm arguments stay live in their registers through the call,
+ * and the xmm part of *regs is not filled. A callback that breaks the
+ * promise corrupts the traced function's floating-point arguments. Other
+ * routes (CALL_OPS, the list function when several ops share a site) save
+ * everything anyway. dynftrace_register_direct() refuses it (-EINVAL):
+ * no trampoline runs there.
+ */
+#define DYNFTRACE_OPS_FL_GPR_ONLY 0x1UL
 
 struct dynftrace_ops {
 	dynftrace_func_t func;
@@ -129,7 +147,11 @@ struct dynftrace_stats {
 	unsigned long refused;       /* sites refused for unexpected bytes */
 	unsigned long last_batch_ns; /* wall time of the last batch */
 	unsigned long last_batch_sites; /* sites in the last batch */
-	unsigned long late_entries;  /* stub entries after their ops left (harmless) */
+	unsigned long late_entries;  /* entries that found no ops wanting their site
+					(the site changed meanwhile: a stub whose ops
+					left or was reused, a cleared or changed
+					CALL_OPS literal, a list walk finding nobody);
+					nothing called, harmless */
 	int killed;                  /* tracing stopped after an inconsistency */
 	char kill_reason[160];       /* why, when killed */
 };
@@ -192,8 +214,14 @@ struct dynftrace_site_info {
 	const char *object;
 	int enabled;        /* holds a call */
 	int refcount;       /* ops that want it */
-	const char *route;  /* "nop", "list", "ops" (single ops via the common
-			       trampoline), "tramp", "call_ops", "direct" */
+	const char *route;  /* "nop"; "list" (the list function runs: several ops
+			       want the site, or one does but several are
+			       registered, or routes are 0); "ops" (the only
+			       registered ops, via the common trampoline);
+			       "tramp" (its per-ops trampoline); "call_ops"
+			       (the literal holds the ops, or the list ops);
+			       "graph" (the graph tracer's shortcut, its only
+			       ops, see lib/graph_fast.c); "direct" */
 	unsigned long target;  /* call target when enabled */
 	unsigned long literal; /* address of its CALL_OPS literal, 0 if none */
 	struct dynftrace_ops *ops; /* the one ops when refcount == 1 */

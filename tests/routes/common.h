@@ -87,15 +87,19 @@ static inline int rt_snapshot(struct rt_snap *sn)
 }
 
 /* The state a site must have: NOPS ops of OPS[] registered (REG), their
- * globs GLOB[] (NULL: every function), route mask MASK. Sets *OWNER to the
- * single ops when there is one, *REF to the count. */
+ * globs GLOB[] (NULL: every function), route mask MASK; OPS[] are all the
+ * ops the program registers. Sets *OWNER to the single ops when there is
+ * one, *REF to the count. A site of one ops on the common trampoline is
+ * "ops" only while that ops is the only one registered and routes are not
+ * 0: otherwise the list function runs there, and it says "list". */
 static inline int rt_model(int fn, struct dynftrace_ops *const *ops, const int *reg,
 			   const char *const *glob, int nops, unsigned mask,
 			   struct dynftrace_ops **owner, int *ref)
 {
-	int n = 0;
+	int n = 0, nreg = 0;
 	*owner = NULL;
 	for (int o = 0; o < nops; o++) {
+		nreg += reg[o] != 0;
 		if (!reg[o] || (glob[o] && fnmatch(glob[o], rt_name[fn], 0)))
 			continue;
 		n++;
@@ -110,7 +114,9 @@ static inline int rt_model(int fn, struct dynftrace_ops *const *ops, const int *
 		return ST_CALLOPS;
 	if (n >= 2)
 		return ST_LIST;
-	return (mask & DYNFTRACE_ROUTE_TRAMP) ? ST_TRAMP : ST_OPS;
+	if (mask & DYNFTRACE_ROUTE_TRAMP)
+		return ST_TRAMP;
+	return nreg == 1 && mask ? ST_OPS : ST_LIST;
 }
 
 /*

@@ -10,8 +10,9 @@
  * Part 1, under load: two workers call co_f0..3 and tr_f0..3 (funcs.c)
  * while the main thread, for each route mask (TRAMP, CALL_OPS, both),
  * mallocs an ops and its private data, registers it (alone, filtered, or
- * beside a long-lived ops, sharing a function with it or not), unregisters
- * it, poisons both and frees them, hundreds of times. The callback reads
+ * beside a long-lived ops, sharing a function with it or not), waits until
+ * a worker's call reached it, unregisters it, poisons both and frees them,
+ * hundreds of times. The callback reads
  * and writes ops->private: a late callback reads poison (counted) or freed
  * memory (ASan).
  *
@@ -23,14 +24,29 @@
  * thread there. Meanwhile the main thread unregisters the ops, which must
  * not wait for it (it is outside the read side), poisons and frees it; then
  * the thread goes on. Through a private trampoline (stub) it must land in
- * late_ops (late_entries + 1); through the CALL_OPS literal it must find the
- * literal cleared; through the common trampoline, the list without the ops.
- * Never the freed ops. If the hook is not reached (the runtime changed how
- * threads register), those checks are skipped with a note.
+ * late_ops; through the CALL_OPS literal it must find the literal cleared;
+ * through the common trampoline, the list without the ops: each a late
+ * entry (late_entries + 1). Never the freed ops. If the hook is not
+ * reached (the runtime changed how threads register), those checks are
+ * skipped with a note.
  *
- * Part 3 (only with ROUTES_REUSE=1, a note, not a check): a parked thread
- * whose stub is handed to another ops after every other stub of the region
- * was used, i.e. after ~4000 ops lifetimes.
+ * Part 3, stub reuse: a thread parked the same way in ops A's stub (for
+ * tr_late) while A leaves and its stub is handed to another ops B: ops
+ * come and go (each takes the next stub: fresh ones first, then the oldest
+ * retired) until B's site calls the parked stub. When the thread goes on,
+ * B must not be called for tr_late if B does not want it (a late entry),
+ * and must be if B wants tr_late (tr_late calls that stub as B's now). And
+ * when tr_late moved off A's stub to the list (B came to it too) while A
+ * stays, the parked thread reaches A once, as the stub's owner that still
+ * wants the site, not B.
+ *
+ * Part 4, a filter change in flight: this program also defines mprotect
+ * and parks the thread that runs dynftrace_set_filter(A, ...) in the
+ * engine's first mprotect of the page of a given site or literal, i.e.
+ * after the new filter (without tr_late / co_late) was published and
+ * before that site or literal changes. A call of the function meanwhile,
+ * through A's stub or A's CALL_OPS literal, must not reach A (a late
+ * entry). Skipped if the engine writes through /proc/self/mem.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,6 +54,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "common.h"
@@ -52,6 +69,7 @@ struct priv {
 };
 
 static unsigned long poisoned_seen, cb_total;
+static double now(void);
 
 static void cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o,
 	       struct dynftrace_regs *r)
@@ -118,7 +136,7 @@ static void ops_free(struct dynftrace_ops *ops)
 }
 
 struct round_stats {
-	int errors, with_calls, rounds;
+	int errors, with_calls, rounds, timeouts;
 	unsigned long calls;
 };
 
@@ -142,9 +160,15 @@ static void hammer_rounds(unsigned mask, int rounds, struct round_stats *rs)
 		struct priv *p = ops->private;
 		if (dynftrace_register_ops(ops))
 			rs->errors++;
-		for (int spin = 0; spin < 100 && !__atomic_load_n(&p->calls, __ATOMIC_RELAXED);
-		     spin++)
+		/* Until a worker reached it: the workers may not have run for a
+		 * while on a loaded machine. Generous, so only a route that never
+		 * calls the ops fails; once one round timed out, the others do
+		 * not wait long. */
+		double t0 = now();
+		while (!__atomic_load_n(&p->calls, __ATOMIC_RELAXED) &&
+		       now() - t0 < (rs->timeouts ? 0.001 : 10))
 			sched_yield();
+		rs->timeouts += !__atomic_load_n(&p->calls, __ATOMIC_RELAXED);
 		if (dynftrace_unregister_ops(ops))
 			rs->errors++;
 		unsigned long n = __atomic_load_n(&p->calls, __ATOMIC_RELAXED);
@@ -331,64 +355,235 @@ static long late_entry(int fn, unsigned mask, int want, int *skipped, unsigned l
 
 /* ---- part 3: a parked thread whose stub changes hands -------------------- */
 
-static unsigned long reuse_other_calls;
-static void reuse_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o,
-		     struct dynftrace_regs *r)
+/* Callbacks by ops and function, for parts 3 and 4. */
+static unsigned long tagged[2][NFUNC];
+static void tag_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o,
+		   struct dynftrace_regs *r)
 {
-	(void)ip, (void)pip, (void)o, (void)r;
-	__atomic_fetch_add(&reuse_other_calls, 1, __ATOMIC_RELAXED);
+	(void)pip, (void)r;
+	for (int i = 0; i < NFUNC; i++) {
+		unsigned long f = (unsigned long)rt_fn[i];
+		if (ip == f || ip == f + 4)
+			__atomic_fetch_add(&tagged[(long)o->private][i], 1, __ATOMIC_RELAXED);
+	}
 }
 
-static void stub_reuse_note(void)
+static unsigned long tag_count(int o, int fn)
 {
-	struct dynftrace_stats st;
+	return __atomic_load_n(&tagged[o][fn], __ATOMIC_RELAXED);
+}
+
+/* An ops counting into tagged[IDX], on GLOB; freed poisoned. */
+static struct dynftrace_ops *tag_ops_new(long idx, const char *glob)
+{
+	struct dynftrace_ops *ops = calloc(1, sizeof(*ops));
+	if (!ops)
+		abort();
+	ops->func = tag_cb;
+	ops->private = (void *)idx;
+	if (dynftrace_set_filter(ops, glob, 1))
+		ops->flags = 1; /* marks the failure; cleared before register */
+	return ops;
+}
+
+static void tag_ops_free(struct dynftrace_ops *ops)
+{
+	dynftrace_free_filter(ops);
+	memset(ops, POISON, sizeof(*ops));
+	free(ops);
+}
+
+/* Park a new thread in tr_late's trampoline; 0 when parked. */
+static int park_in(int fn, pthread_t *th)
+{
 	__atomic_store_n(&parked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&release_parked, 0, __ATOMIC_RELAXED);
-	struct dynftrace_ops *ops = ops_new("tr_late");
-	dynftrace_set_routes(DYNFTRACE_ROUTE_TRAMP);
-	dynftrace_register_ops(ops);
-	pthread_t th;
-	pthread_create(&th, NULL, parked_thread, (void *)(long)11);
+	pthread_create(th, NULL, parked_thread, (void *)(long)fn);
 	if (wait_flag(&parked, 10)) {
-		pthread_join(th, NULL);
-		diag("stub reuse: hook not reached");
-		return;
+		pthread_join(*th, NULL);
+		return -1;
 	}
-	unsigned long parked_stub, t = 0;
-	route_of(11, &parked_stub);
-	dynftrace_unregister_ops(ops);
-	ops_free(ops);
-	/* Each ops lifetime takes the next stub: fresh ones first, then the
-	 * oldest retired. Go round the region until the parked thread's stub
-	 * is handed out again, and keep it. */
-	struct dynftrace_ops reuse = {.func = reuse_cb};
-	dynftrace_set_filter(&reuse, "tr_f0", 1);
-	int i;
-	for (i = 1; i <= 8192; i++) {
-		dynftrace_register_ops(&reuse);
-		route_of(6, &t);
-		if (t == parked_stub)
-			break;
-		dynftrace_unregister_ops(&reuse);
+	return 0;
+}
+
+static void unpark(pthread_t th)
+{
+	__atomic_store_n(&release_parked, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+}
+
+enum { REUSE_UNWANTED, REUSE_WANTED, MOVED_TO_LIST };
+
+/*
+ * One part-3 case; returns 1 when right, 0 when wrong (diagnosed), -1 when
+ * the thread could not be parked.
+ */
+static int stub_case(int kind)
+{
+	static const char *const what[] = {
+		"stub reused by an ops that does not want the parked thread's site",
+		"stub reused by an ops that wants the parked thread's site",
+		"site moved off the stub to the list while the stub's ops stays",
+	};
+	const int fn = 11; /* tr_late */
+	struct dynftrace_stats st;
+	struct dynftrace_ops *a = tag_ops_new(0, "tr_late");
+	struct dynftrace_ops b = {.func = tag_cb, .private = (void *)1L};
+	memset(tagged, 0, sizeof(tagged));
+	if (a->flags || dynftrace_set_routes(DYNFTRACE_ROUTE_TRAMP) || dynftrace_register_ops(a) ||
+	    dynftrace_set_filter(&b, kind == REUSE_UNWANTED ? "tr_f0" : "tr_late", 1)) {
+		diag("%s: cannot set up", what[kind]);
+		return 0;
 	}
-	if (t != parked_stub) {
-		diag("stub reuse: the parked thread's stub never came back");
-		__atomic_store_n(&release_parked, 1, __ATOMIC_RELEASE);
-		pthread_join(th, NULL);
-		dynftrace_free_filter(&reuse);
-		return;
+	unsigned long stub = 0, t = 0;
+	if (route_of(fn, &stub) != ST_TRAMP) {
+		diag("%s: tr_late is not on a private trampoline", what[kind]);
+		return 0;
+	}
+	pthread_t th;
+	if (park_in(fn, &th)) {
+		dynftrace_unregister_ops(a);
+		tag_ops_free(a);
+		dynftrace_free_filter(&b);
+		return -1;
+	}
+	int cycles = 0;
+	if (kind == MOVED_TO_LIST) {
+		if (dynftrace_register_ops(&b) || route_of(fn, &t) != ST_LIST) {
+			diag("%s: tr_late did not go to the list", what[kind]);
+			unpark(th);
+			return 0;
+		}
+	} else {
+		dynftrace_unregister_ops(a);
+		tag_ops_free(a); /* poisoned and freed while the thread is parked */
+		a = NULL;
+		/* Go round the pool until B's site gets the parked stub. */
+		int bfn = kind == REUSE_UNWANTED ? 6 : fn;
+		for (cycles = 1; cycles <= 8192; cycles++) {
+			if (dynftrace_register_ops(&b))
+				break;
+			route_of(bfn, &t);
+			if (t == stub)
+				break;
+			dynftrace_unregister_ops(&b);
+		}
+		if (t != stub) {
+			diag("%s: the parked thread's stub never came back", what[kind]);
+			unpark(th);
+			dynftrace_free_filter(&b);
+			return 0;
+		}
 	}
 	dynftrace_get_stats(&st);
 	unsigned long late0 = st.late_entries;
-	__atomic_store_n(&release_parked, 1, __ATOMIC_RELEASE);
+	unpark(th);
+	dynftrace_get_stats(&st);
+	unsigned long late = st.late_entries - late0, na = tag_count(0, fn), nb = tag_count(1, fn);
+	/* want: A's calls, B's calls, late entries for tr_late */
+	static const unsigned long want[3][3] = {{0, 0, 1}, {0, 1, 0}, {1, 0, 0}};
+	int good = na == want[kind][0] && nb == want[kind][1] && late == want[kind][2] &&
+		   !parked_result;
+	diag("%s%s: %d ops lifetimes; tr_late reached A %lu, B %lu times; %lu late entries "
+	     "(want %lu %lu %lu)",
+	     good ? "" : "WRONG: ", what[kind], cycles, na, nb, late, want[kind][0],
+	     want[kind][1], want[kind][2]);
+	dynftrace_unregister_ops(&b);
+	dynftrace_free_filter(&b);
+	if (a) {
+		dynftrace_unregister_ops(a);
+		tag_ops_free(a);
+	}
+	return good;
+}
+
+/* ---- part 4: a filter change in flight -------------------------------------- */
+
+static int (*real_mprotect)(void *, size_t, int);
+static unsigned long mp_park_addr; /* park in an mprotect covering this */
+static int mp_parked, mp_release;
+
+/* The runtime's mprotect binds here (this program exports it). */
+NO_TSAN int mprotect(void *addr, size_t len, int prot)
+{
+	unsigned long a = __atomic_load_n(&mp_park_addr, __ATOMIC_ACQUIRE);
+	if (a && (prot & PROT_WRITE) && (prot & PROT_EXEC) && a >= (unsigned long)addr &&
+	    a < (unsigned long)addr + len) {
+		__atomic_store_n(&mp_park_addr, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&mp_parked, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&mp_release, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+	if (!real_mprotect)
+		real_mprotect = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "mprotect");
+	return real_mprotect(addr, len, prot);
+}
+
+struct refilter_arg {
+	struct dynftrace_ops *ops;
+	const char *glob;
+	int err;
+};
+
+static void *refilter_thread(void *arg)
+{
+	struct refilter_arg *r = arg;
+	r->err = dynftrace_set_filter(r->ops, r->glob, 1);
+	return NULL;
+}
+
+/* 1 right, 0 wrong, -1 not reached (no mprotect: /proc/self/mem). */
+static int filter_window(int fn, unsigned mask, const char *newglob)
+{
+	struct dynftrace_stats st;
+	struct dynftrace_ops a = {.func = tag_cb, .private = (void *)0L};
+	memset(tagged, 0, sizeof(tagged));
+	if (dynftrace_set_filter(&a, rt_name[fn], 1) || dynftrace_set_routes(mask) ||
+	    dynftrace_register_ops(&a)) {
+		diag("%s: cannot set up", rt_name[fn]);
+		return 0;
+	}
+	unsigned long (*volatile f)(unsigned long) = rt_fn[fn];
+	f(1); /* reaches A: the route works */
+	unsigned long before = tag_count(0, fn);
+	struct site_q q = {.name = rt_name[fn]};
+	dynftrace_for_each_site_info(site_q_cb, &q);
+	/* the literal (before the function, endbr64 or not) or the site */
+	unsigned long lit = RT_IS_CO(fn) ? (unsigned long)rt_fn[fn] - 8 : q.s.ip;
+	__atomic_store_n(&mp_parked, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mp_release, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mp_park_addr, lit, __ATOMIC_RELEASE);
+	struct refilter_arg r = {.ops = &a, .glob = newglob};
+	pthread_t th;
+	/* The writer holds the runtime's mutex while parked, so the stats
+	 * (which take it) are read before and after; nothing else calls FN. */
+	dynftrace_get_stats(&st);
+	unsigned long late0 = st.late_entries, n = 0;
+	int res = -1, good_val = 0;
+	pthread_create(&th, NULL, refilter_thread, &r);
+	if (wait_flag(&mp_parked, 10)) {
+		__atomic_store_n(&mp_park_addr, 0, __ATOMIC_RELEASE);
+	} else {
+		good_val = f(5) == routes_expect(RT_FN_KIND(fn), 5);
+		n = tag_count(0, fn) - before;
+		res = 0;
+	}
+	__atomic_store_n(&mp_release, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	dynftrace_get_stats(&st);
-	diag("stub reuse: after %d ops lifetimes, the parked thread's tr_late call reached "
-	     "%s (%lu callbacks of an ops that selects only tr_f0, %lu late entries)",
-	     i, reuse_other_calls ? "ANOTHER ops" : "late_ops", reuse_other_calls,
-	     st.late_entries - late0);
-	dynftrace_unregister_ops(&reuse);
-	dynftrace_free_filter(&reuse);
+	if (res == 0) {
+		unsigned long late = st.late_entries - late0;
+		res = good_val && n == 0 && late == 1;
+		diag("%s%s mid filter change: A called %lu times, %lu late entries (want 0, 1)",
+		     res ? "" : "WRONG: ", rt_name[fn], n, late);
+	}
+	if (r.err) {
+		diag("%s: set_filter failed: %d", rt_name[fn], r.err);
+		res = 0;
+	}
+	dynftrace_unregister_ops(&a);
+	dynftrace_free_filter(&a);
+	return res;
 }
 
 int main(void)
@@ -399,7 +594,7 @@ int main(void)
 	static const char *const mname[3] = {"tramp", "call_ops", "tramp+call_ops"};
 	struct dynftrace_stats st;
 
-	tap_plan(11);
+	tap_plan(17);
 	real_setspecific =
 		(int (*)(pthread_key_t, const void *))dlsym(RTLD_NEXT, "pthread_setspecific");
 
@@ -441,9 +636,9 @@ int main(void)
 		const char *what;
 	} le[] = {
 		{10, DYNFTRACE_ROUTE_TRAMP, ST_TRAMP, 1, "a private trampoline: lands in late_ops"},
-		{5, DYNFTRACE_ROUTE_CALL_OPS, ST_CALLOPS, 0,
+		{5, DYNFTRACE_ROUTE_CALL_OPS, ST_CALLOPS, 1,
 		 "the CALL_OPS literal: finds it cleared"},
-		{11, DYNFTRACE_ROUTE_CALL_OPS, ST_OPS, 0,
+		{11, DYNFTRACE_ROUTE_CALL_OPS, ST_OPS, 1,
 		 "the common trampoline: the list without the ops"},
 	};
 	for (size_t k = 0; k < sizeof(le) / sizeof(le[0]); k++) {
@@ -462,8 +657,38 @@ int main(void)
 	dynftrace_get_stats(&st);
 	ok(!st.killed && st.syncs == 3 * st.batches, "not killed, 3 syncs per batch (%lu, %lu)",
 	   st.syncs, st.batches);
-	if (getenv("ROUTES_REUSE"))
-		stub_reuse_note();
+
+	/* part 3 */
+	static const char *const sname[3] = {"reused by an ops that does not want the site",
+					      "reused by an ops that wants the site",
+					      "site moved to the list, the stub's ops stays"};
+	for (int k = REUSE_UNWANTED; k <= MOVED_TO_LIST; k++) {
+		int r = stub_case(k);
+		if (r < 0)
+			skip("stub reuse: cannot park a thread before the read side");
+		else
+			ok(r == 1, "parked in a stub %s: reaches just the ops wanting the site",
+			   sname[k]);
+	}
+	/* part 4 */
+	static const struct {
+		int fn;
+		unsigned mask;
+		const char *glob, *what;
+	} fw[] = {
+		{11, DYNFTRACE_ROUTE_TRAMP, "tr_f0", "a private trampoline"},
+		{5, DYNFTRACE_ROUTE_CALL_OPS, "co_f0", "a CALL_OPS literal"},
+	};
+	for (int k = 0; k < 2; k++) {
+		int r = filter_window(fw[k].fn, fw[k].mask, fw[k].glob);
+		if (r < 0)
+			skip("filter change: the engine wrote without mprotect; cannot park it");
+		else
+			ok(r == 1, "through %s during a filter change that drops the site: no "
+				   "callback, a late entry", fw[k].what);
+	}
+	dynftrace_get_stats(&st);
+	ok(!st.killed, "not killed%s%s", st.killed ? ": " : "", st.killed ? st.kill_reason : "");
 	dynftrace_set_routes(DYNFTRACE_ROUTE_TRAMP | DYNFTRACE_ROUTE_CALL_OPS);
 	return tap_done();
 }

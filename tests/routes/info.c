@@ -7,8 +7,10 @@
  * Ops A selects *_f0, B *_f1, C *_f[12] (funcs.c: co_* have a CALL_OPS
  * literal, tr_* not). With A, B, C registered, for each of the four route
  * masks, every site must report:
- *   - route: nop, list (f1: two ops), ops or tramp (one ops, no literal or
- *     CALL_OPS off), call_ops (co_* with CALL_OPS on, one ops or several);
+ *   - route: nop, list (f1: two ops; or one ops off the per-ops routes:
+ *     the list function runs, several ops being registered), tramp (one
+ *     ops, no literal or CALL_OPS off), call_ops (co_* with CALL_OPS on,
+ *     one ops or several); "ops" only once A alone is left;
  *   - refcount, enabled, and the owning ops when there is one;
  *   - literal: the 8 bytes before the function (co_* only), holding the
  *     owner (CALL_OPS route, one ops), the list ops (any other wanted

@@ -9,7 +9,9 @@
  *   - register or unregister one of the ops A, B, C;
  *   - give one of them another filter from a pool of overlapping globs;
  *   - dynftrace_set_routes() with one of the four masks.
- * A fourth ops, K, selects co_keep and tr_keep and stays registered.
+ * A fourth ops, K, selects co_keep and tr_keep and stays registered. C has
+ * DYNFTRACE_OPS_FL_GPR_ONLY (its callback, load_gpr.c, is built with
+ * -mgeneral-regs-only): its per-ops route is the light body.
  *
  * After every step the sites are compared with a model (tests/routes/
  * common.h): route, reference count, owning ops, literal value, the code at
@@ -17,8 +19,9 @@
  * change is counted in a transition matrix; the run goes on until every
  * possible ordered pair of route classes {nop, list, tramp/ops, call_ops}
  * was seen on every site (or a step/time budget runs out). nop <-> list is
- * not possible in one step: one API call moves a site's reference count by
- * one, and list needs two.
+ * not required: with routes 0, or with other ops registered, one ops'
+ * site is on the list (it may go there in one step), but otherwise one API
+ * call moves a site's reference count by one, and list needs two.
  *
  * Every 8th step is a quiet window: the workers stop at a barrier, run
  * BURST calls of every function each, and stop again; the callback counts
@@ -38,7 +41,7 @@
 
 #include "common.h"
 
-enum { NWORK = 2, NOPS = 4, OPS_K = 3, BURST = 300 };
+enum { NWORK = 2, NOPS = 4, OPS_GPR = 2, OPS_K = 3, BURST = 300 };
 
 static struct dynftrace_ops ops[NOPS];
 static const char *const ops_name[NOPS] = {"A", "B", "C", "K"};
@@ -48,10 +51,13 @@ static const char *const pool[] = {
 };
 #define NPOOL ((int)(sizeof(pool) / sizeof(pool[0])))
 
-/* callback counts: [ops][function], plus callbacks at unknown addresses */
-static unsigned long counts[NOPS][NFUNC];
-static unsigned long unknown_ip;
-static unsigned long site_ip[NFUNC];
+/* callback counts: [ops][function], plus callbacks at unknown addresses;
+ * also written by load_gpr_cb (load_gpr.c) */
+unsigned long counts[NOPS][NFUNC];
+unsigned long unknown_ip;
+unsigned long site_ip[NFUNC];
+void load_gpr_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *op,
+		 struct dynftrace_regs *regs);
 
 static void cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *op,
 	       struct dynftrace_regs *regs)
@@ -156,7 +162,21 @@ static void check_model(int step)
 				     ref, (void *)s->ops, (void *)owner, s->lit_val);
 		}
 	}
-	/* Distinct routes never share a target; distinct ops never share a stub. */
+	/* Distinct routes never share a target; distinct ops never share a stub;
+	 * the GPR_ONLY ops' stub leads to another body than the others'. */
+	unsigned long body[2] = {0, 0};
+	for (int o = 0; o < NOPS; o++) {
+		const uint8_t *p = (const uint8_t *)tramp_of[o];
+		int32_t rel;
+		if (!p)
+			continue;
+		memcpy(&rel, p + 6, 4);
+		unsigned long b = p[0] == 0x68 && p[5] == 0xe9 ? tramp_of[o] + 10 + rel : 0;
+		int g = o == OPS_GPR;
+		if (!b || (body[g] && body[g] != b) || b == body[!g])
+			bad++;
+		body[g] = b;
+	}
 	for (int o = 0; o < NOPS; o++) {
 		if (tramp_of[o] && (tramp_of[o] == common || tramp_of[o] == callops))
 			bad++;
@@ -309,6 +329,11 @@ int main(void)
 	for (int o = 0; o < NOPS; o++) {
 		ops[o].func = cb;
 		ops[o].private = (void *)(long)o;
+		if (o == OPS_GPR) {
+			/* the light per-ops route, its callback -mgeneral-regs-only */
+			ops[o].func = load_gpr_cb;
+			ops[o].flags = DYNFTRACE_OPS_FL_GPR_ONLY;
+		}
 		glob_of[o] = o == OPS_K ? "*_keep" : pool[rand() % NPOOL];
 		if (dynftrace_set_filter(&ops[o], glob_of[o], 1))
 			api_err++;

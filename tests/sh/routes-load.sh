@@ -4,9 +4,10 @@
 #
 # tests/routes/load.c with tests/routes/funcs.c built twice: with the flags of
 # `dynftrace cflags --call-ops` (co_*, sites with a CALL_OPS literal) and with
-# the plain flags (tr_*). Worker threads call them while the main thread
-# registers, unregisters, refilters ops and cycles the route masks; see
-# load.c. Run for gcc, and for clang when it is installed (default
+# the plain flags (tr_*), and load_gpr.c (the callback of the GPR_ONLY ops:
+# -mgeneral-regs-only, no sanitizers). Worker threads call them while the
+# main thread registers, unregisters, refilters ops and cycles the route
+# masks; see load.c. Run for gcc, and for clang when it is installed (default
 # configuration only). Env: TOP B CC SAN; ROUTES_SEED, ROUTES_SECONDS.
 . "$(dirname "$0")/../gen/common.sh"
 R=$TOP/tests/routes
@@ -20,7 +21,9 @@ build() {
 	local cc=$1 out=$2
 	$cc $CFLAGS_T $SANFLAGS $CALLOPS -DPFX=co_ -c "$R/funcs.c" -o "$T/co.o" &&
 		$cc $CFLAGS_T $SANFLAGS $TRACE_FLAGS -DPFX=tr_ -c "$R/funcs.c" -o "$T/tr.o" &&
-		CC=$cc cc_prog "$out" "$R/load.c" "$T/co.o" "$T/tr.o"
+		$cc $CFLAGS_T -mgeneral-regs-only -fno-sanitize=all -c "$R/load_gpr.c" \
+			-o "$T/lg.o" &&
+		CC=$cc cc_prog "$out" "$R/load.c" "$T/co.o" "$T/tr.o" "$T/lg.o"
 }
 
 # run NAME CMD...: one TAP line for a TAP-speaking program, its diag kept

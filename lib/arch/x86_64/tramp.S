@@ -149,6 +149,99 @@ dft_ops_tmpl_end:
 	.size	dft_ops_tmpl, dft_ops_tmpl_end - dft_ops_tmpl
 
 /*
+ * The light per-ops body (DYNFTRACE_OPS_FL_GPR_ONLY). Stubs of the light
+ * range jump here instead of to dft_ops_tmpl: the ops' callback, and all it
+ * calls, touch no vector or x87 register, and so does the C entry
+ * (dft_stub_light_entry, built for general registers only, calling nothing
+ * but the callback). So only the general registers that may carry
+ * arguments are saved; xmm0-7 stay live in their registers through the
+ * whole call, and the xmm part of the regs structure is not filled. When
+ * the entry returns non-zero (the thread is not registered yet, a
+ * recursion, a late entry: anything but the common case, and before any
+ * side effect), the registers are put back and the copy jumps to the
+ * region's full body (dft_ops_tmpl) with the stack exactly as the stub left
+ * it, which does all of that with every register saved. Besides ip,
+ * parent, regs and IDX, the entry gets the region's stub table and first
+ * stub from the copy's slots (no lookup).
+ * Stack on entry: 0 = IDX, 8 = site + 5, 16 = parent.
+ */
+	.globl	dft_ops_light_tmpl
+	.hidden	dft_ops_light_tmpl
+	.globl	dft_ops_light_tmpl_end
+	.hidden	dft_ops_light_tmpl_end
+	.globl	dft_ops_light_tmpl_slot
+	.hidden	dft_ops_light_tmpl_slot
+	.globl	dft_ops_light_tmpl_full
+	.hidden	dft_ops_light_tmpl_full
+	.globl	dft_ops_light_tmpl_table
+	.hidden	dft_ops_light_tmpl_table
+	.globl	dft_ops_light_tmpl_stub0
+	.hidden	dft_ops_light_tmpl_stub0
+	.type	dft_ops_light_tmpl, @function
+	.p2align 4
+dft_ops_light_tmpl:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	pushq	%rbp
+	.cfi_def_cfa_offset 24
+	.cfi_offset %rbp, -24
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$TRAMP_FRAME+8, %rsp	/* as dft_ops_tmpl: a whole dynftrace_regs */
+	movq	%rdi, REGS_RDI(%rsp)
+	movq	%rsi, REGS_RSI(%rsp)
+	movq	%rdx, REGS_RDX(%rsp)
+	movq	%rcx, REGS_RCX(%rsp)
+	movq	%r8, REGS_R8(%rsp)
+	movq	%r9, REGS_R9(%rsp)
+	movq	%rax, REGS_RAX(%rsp)
+	movq	%r10, REGS_R10(%rsp)
+	movq	%r11, REGS_R11(%rsp)
+	movq	0(%rbp), %rax
+	movq	%rax, REGS_RBP(%rsp)
+	leaq	24(%rbp), %rax
+	movq	%rax, REGS_SP(%rsp)
+	movq	16(%rbp), %rdi
+	subq	$5, %rdi
+	movq	%rdi, REGS_IP(%rsp)
+	movq	24(%rbp), %rsi
+	movq	%rsp, %rdx
+	movq	8(%rbp), %rcx		/* IDX */
+	movq	dft_ops_light_tmpl_table(%rip), %r8
+	movq	dft_ops_light_tmpl_stub0(%rip), %r9
+	call	*dft_ops_light_tmpl_slot(%rip)
+	testq	%rax, %rax		/* the flags survive the moves below */
+	movq	REGS_RDI(%rsp), %rdi
+	movq	REGS_RSI(%rsp), %rsi
+	movq	REGS_RDX(%rsp), %rdx
+	movq	REGS_RCX(%rsp), %rcx
+	movq	REGS_R8(%rsp), %r8
+	movq	REGS_R9(%rsp), %r9
+	movq	REGS_RAX(%rsp), %rax
+	movq	REGS_R10(%rsp), %r10
+	movq	REGS_R11(%rsp), %r11
+	leave
+	.cfi_def_cfa %rsp, 16
+	jnz	1f
+	leaq	8(%rsp), %rsp		/* drop IDX, flags untouched */
+	.cfi_def_cfa_offset 8
+	ret
+1:	.cfi_def_cfa_offset 16
+	jmp	*dft_ops_light_tmpl_full(%rip)	/* IDX still pushed */
+	.cfi_endproc
+	.p2align 3
+dft_ops_light_tmpl_slot:
+	.quad	0
+dft_ops_light_tmpl_full:
+	.quad	0
+dft_ops_light_tmpl_table:
+	.quad	0
+dft_ops_light_tmpl_stub0:
+	.quad	0
+dft_ops_light_tmpl_end:
+	.size	dft_ops_light_tmpl, dft_ops_light_tmpl_end - dft_ops_light_tmpl
+
+/*
  * The function-graph shortcut (seed 004). A site whose only ops is the
  * graph tracer calls a copy of this directly: no stub, no list, no ops
  * call, and only the general registers that may carry arguments are saved,

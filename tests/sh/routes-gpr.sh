@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# description: DYNFTRACE_OPS_FL_GPR_ONLY: a general-registers-only callback on the light per-ops route leaves float/double/varargs results untouched
+# config: asan tsan
+#
+# tests/routes/gpr.c with tests/routes/gpr_funcs.c (traced, the
+# configuration's sanitizers) and tests/routes/gpr_cb.c, the callback, built
+# as the flag's contract says: -mgeneral-regs-only, no sanitizers (and the
+# site flags: it calls a traced function). For gcc, and clang when installed
+# (default configuration only). Then the runtime's side of the contract: the
+# light route's C entry (and dynftrace_regs_arg) use no vector or x87
+# register and call nothing but the callback. Env: TOP B CC SAN.
+. "$(dirname "$0")/../gen/common.sh"
+R=$TOP/tests/routes
+
+# build OUT CC: the gpr program with compiler CC
+build() {
+	local out=$1 cc=$2
+	$cc $CFLAGS_T $SANFLAGS $TRACE_FLAGS -c "$R/gpr_funcs.c" -o "$T/gf.o" &&
+		$cc $CFLAGS_T -mgeneral-regs-only -fno-sanitize=all $TRACE_FLAGS \
+			-c "$R/gpr_cb.c" -o "$T/gc.o" &&
+		CC=$cc cc_prog "$out" "$R/gpr.c" "$T/gf.o" "$T/gc.o"
+}
+
+# run NAME CMD...: one TAP line for a TAP-speaking program
+run() {
+	local name=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	local rc=$? p f
+	p=$(grep -c '^ok ' "$T/out")
+	f=$(grep -c '^not ok ' "$T/out")
+	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
+		ok "$name ($p checks)"
+	else
+		notok "$name: status $rc, $f of $((p + f)) checks failed"
+		grep -Ev '^ok ' "$T/out" | head -30 | sed -e 's/^/# /'
+		head -30 "$T/err" | sed -e 's/^/# /'
+	fi
+}
+
+compilers=$CC
+if [ -z "$SAN" ] && command -v clang >/dev/null && [ "$CC" != clang ]; then
+	compilers="$compilers clang"
+fi
+for cc in $compilers; do
+	if ! build "$T/gpr-$cc" "$cc" 2>"$T/build.log"; then
+		notok "build the gpr program with $cc"
+		diag_file "$T/build.log"
+		continue
+	fi
+	run "$cc: GPR_ONLY ops with a -mgeneral-regs-only callback" "$T/gpr-$cc"
+done
+
+# The runtime's functions a GPR_ONLY callback path runs.
+if command -v objdump >/dev/null; then
+	for fn in dft_stub_light_entry dynftrace_regs_arg; do
+		objdump -d --no-show-raw-insn "$B/libdynftrace.so" |
+			awk -v f="<$fn>:" '$2 == f { on = 1; next } on && /^$/ { exit } on' >"$T/fn"
+		n=$(wc -l <"$T/fn")
+		vec=$(grep -cE '%[xyz]mm|%st|%mm[0-7]|%k[0-7]' "$T/fn")
+		calls=$(grep -E '\bcall' "$T/fn" | grep -cvE 'call +\*\(%r[a-z0-9]+\)$')
+		ncall=$(grep -cE '\bcall' "$T/fn")
+		if [ "$n" -gt 0 ] && [ "$vec" -eq 0 ] && [ "$calls" -eq 0 ]; then
+			ok "$fn: $n instructions, no vector/x87 register, $ncall indirect call(s) only"
+		else
+			notok "$fn: $n instructions, $vec touching vector/x87 registers, $calls direct calls"
+			grep -E '%[xyz]mm|%st|%mm[0-7]|%k[0-7]|call' "$T/fn" | head | sed -e 's/^/# /'
+		fi
+	done
+else
+	skip "objdump not installed: the runtime's light entry not inspected"
+fi
+tap_end
