@@ -17,10 +17,12 @@
 #include "internal.h"
 #include "patch.h"
 #include "ctl.h"
+#include "trace.h"
 
 void rcu_atfork_prepare(void) HIDDEN;
 void rcu_atfork_parent(void) HIDDEN;
 void patch_atfork_child(void) HIDDEN;
+void dft_fatal_install(void) HIDDEN; /* interpose.c */
 
 /* fork: no batch may be half done, and no registry change in flight, when
  * the address space is copied. */
@@ -65,6 +67,8 @@ static void dft_init(void)
 	if (err)
 		dft_log("finding sites failed: %s", strerror(-err));
 	trace_init();
+	if (trace_recording())
+		dft_fatal_install(); /* a fatal signal flushes the buffers first */
 	ctl_init(); /* live control (issue 6), when DYNFTRACE_CONTROL=1 */
 	init_running = 0;
 }

@@ -15,6 +15,12 @@
  * starts. The program's own SIGTRAP handler is kept aside and called for
  * every trap that is not ours; SIG_DFL and SIG_IGN behave as without us.
  *
+ * Fatal signals. While recording, a signal that kills the process would
+ * lose what the trace buffers hold: where the program's disposition of a
+ * fatal signal is SIG_DFL, ours flushes them, then the signal kills the
+ * process as it would have. The program's handlers always win, and
+ * sigaction tells the program what it set. See "fatal signals" below.
+ *
  * dlopen/dlclose. A loaded object's sites must become NOPs before another
  * thread can run its code (gcc's five 1-byte NOPs cannot be patched live),
  * and an unloaded object's sites must leave the tables. See sites.c.
@@ -37,6 +43,7 @@
 
 #include "internal.h"
 #include "patch.h"
+#include "ring.h"
 
 int patch_handle_trap(siginfo_t *si, void *uc) HIDDEN;
 
@@ -91,6 +98,7 @@ static void trap_entry(int sig, siginfo_t *si, void *uc)
 
 static void die_by_trap(void)
 {
+	ring_emergency_flush(SIGTRAP); /* recording: keep the trace */
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -269,10 +277,172 @@ PUBLIC int sigpending(sigset_t *set)
 	return r;
 }
 
+/* ---- fatal signals: flush the trace before dying ---------------------- */
+
+/*
+ * While recording (dft_fatal_install, from the constructor), the kernel's
+ * disposition of each signal below whose disposition is SIG_DFL is our
+ * handler, fatal_entry; what sigaction tells the program is what the
+ * program set (fatal_prog[sig]), never our handler. When the program
+ * installs a handler or SIG_IGN, that goes to the kernel as is: the
+ * program's handler runs, we do not chain or flush. When it sets SIG_DFL
+ * again, our handler goes back. The kernel's disposition is the truth: a
+ * handler there that is not ours (set by a raw syscall or libc-internal
+ * code, e.g. sigset()) is the program's and is reported as such.
+ *
+ * fatal_entry: ring_emergency_flush() (ring.c: async-signal-safe; exactly
+ * one thread flushes, a second dying thread waits for it), then SIG_DFL,
+ * the same siginfo queued again to this thread (rt_tgsigqueueinfo), and
+ * return. The signal is blocked in the handler, so the kernel delivers it
+ * on the way out, with SIG_DFL, from the interrupted context: the process
+ * dies of the same signal, with the same siginfo and the registers of
+ * the faulting instruction in its core, as without us. The handler blocks
+ * every signal but SIGTRAP and runs on the alternate stack if the thread
+ * has one.
+ *
+ * Differences that remain: a signal that the kernel forces (a fault while
+ * the thread blocks it, a stack overflow without an alternate stack)
+ * bypasses every handler, so nothing is flushed; a stopped process keeps
+ * a SIGTERM pending until SIGCONT instead of dying at once; handlers
+ * reset by SA_RESETHAND, or through sigset()/sysv_signal() (not wrapped),
+ * put SIG_DFL back without our handler.
+ *
+ * | field          | written by                                 | read by           |
+ * |----------------|--------------------------------------------|-------------------|
+ * | fatal_prog[]   | fatal_lock holder                          | fatal_lock holder |
+ * | fatal_act      | dft_fatal_install, before fatal_armed      | after fatal_armed |
+ * |                |                                            | (and fatal_lock)  |
+ * | fatal_armed    | dft_fatal_install (release, fatal_lock     | sigaction (acquire)|
+ * |                | held), once                                |                   |
+ * | fatal_lock_tid | lockers (CAS 0 -> tid; store 0)            | lockers           |
+ */
+static const int fatal_sigs[] = {
+	SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGABRT, SIGSYS,    SIGTERM, SIGINT,  SIGHUP,
+	SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ,
+};
+static struct sigaction fatal_prog[_NSIG];
+static struct sigaction fatal_act;
+static int fatal_armed;
+static pid_t fatal_lock_tid;
+
+static int fatal_sig(int sig)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++)
+		if (fatal_sigs[i] == sig)
+			return 1;
+	return 0;
+}
+
+/* sigaction is async-signal-safe: a handler of the thread holding the lock
+ * may call it, and goes on without the lock (returns 0) rather than wait
+ * for itself. */
+static int fatal_lock(void)
+{
+	pid_t me = (pid_t)syscall(SYS_gettid), z = 0;
+	if (__atomic_load_n(&fatal_lock_tid, __ATOMIC_RELAXED) == me)
+		return 0;
+	while (!__atomic_compare_exchange_n(&fatal_lock_tid, &z, me, 0, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		z = 0;
+		sched_yield();
+	}
+	return 1;
+}
+
+static void fatal_unlock(int locked)
+{
+	if (locked)
+		__atomic_store_n(&fatal_lock_tid, 0, __ATOMIC_RELEASE);
+}
+
+static void fatal_entry(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	int saved = errno;
+	ring_emergency_flush(sig);
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	real_sigaction(sig, &dfl, NULL);
+	siginfo_t info = *si;
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &info) != 0)
+		syscall(SYS_tgkill, pid, tid, sig);
+	errno = saved;
+}
+
+static int fatal_is_ours(const struct sigaction *a)
+{
+	return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == fatal_entry;
+}
+
+/* Recording starts: our handler wherever the disposition is SIG_DFL (not
+ * where the program, or its parent through exec, set SIG_IGN or a handler). */
+void dft_fatal_install(void)
+{
+	memset(&fatal_act, 0, sizeof(fatal_act));
+	fatal_act.sa_sigaction = fatal_entry;
+	fatal_act.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigfillset(&fatal_act.sa_mask);
+	sigdelset(&fatal_act.sa_mask, SIGTRAP); /* a blocked trap would kill */
+	int locked = fatal_lock();
+	/* From now on sigaction waits for the lock: nobody sees a half state. */
+	__atomic_store_n(&fatal_armed, 1, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++) {
+		int sig = fatal_sigs[i];
+		struct sigaction cur;
+		if (real_sigaction(sig, NULL, &cur) != 0 || cur.sa_handler != SIG_DFL)
+			continue;
+		fatal_prog[sig] = cur;
+		if (real_sigaction(sig, &fatal_act, NULL) != 0)
+			dft_debug("cannot catch signal %d: %s", sig, strerror(errno));
+	}
+	fatal_unlock(locked);
+}
+
+/* sigaction for a fatal signal once armed (see above). */
+static int fatal_sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	int locked = fatal_lock();
+	struct sigaction cur, old;
+	int r = real_sigaction(sig, NULL, &cur);
+	if (r != 0)
+		goto out;
+	int ours = fatal_is_ours(&cur);
+	old = ours ? fatal_prog[sig] : cur;
+	if (!ours && mask_had_trap[sig])
+		sigaddset(&old.sa_mask, SIGTRAP);
+	if (act && act->sa_handler == SIG_DFL) {
+		/* The program reads back what the kernel would have told it
+		 * (flags libc adds included): set its SIG_DFL, then ours in its
+		 * place, keeping what the first call left. */
+		struct sigaction kview;
+		r = real_sigaction(sig, act, NULL);
+		if (r == 0)
+			r = real_sigaction(sig, &fatal_act, &kview);
+		if (r == 0)
+			fatal_prog[sig] = kview;
+	} else if (act) {
+		struct sigaction copy = *act;
+		int had = sigismember(&copy.sa_mask, SIGTRAP) == 1;
+		sigdelset(&copy.sa_mask, SIGTRAP);
+		r = real_sigaction(sig, &copy, NULL);
+		if (r == 0)
+			mask_had_trap[sig] = (unsigned char)had;
+	}
+	if (r == 0 && oact)
+		*oact = old;
+out:
+	fatal_unlock(locked);
+	return r;
+}
+
 PUBLIC int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 {
 	if (sig < 1 || sig >= _NSIG)
 		return real_sigaction(sig, act, oact);
+	if (fatal_sig(sig) && __atomic_load_n(&fatal_armed, __ATOMIC_ACQUIRE))
+		return fatal_sigaction(sig, act, oact);
 	if (sig == SIGTRAP && __atomic_load_n(&trap_installed, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&trap_lock);
 		int cur = prog_trap_cur;

@@ -104,6 +104,23 @@ uint64_t ring_now(void) HIDDEN;
  * consumer. Safe to call twice. */
 void ring_thread_exit(void) HIDDEN;
 
+/*
+ * The calling thread dies of fatal signal SIG (interpose.c's handler, which
+ * then re-raises it). Async-signal-safe. Stops every writer, takes the
+ * stream files over from the consumer (waiting, 5 s at most, for it to
+ * finish the buffer it is writing), writes every buffer up to its last
+ * event that is whole and committed (a thread caught inside an event,
+ * this one included, loses that event), appends the "lost:" lines and
+ * "signal: IMG TID SIG" to the info file (docs/FORMAT.md). Recording is
+ * over for the process afterwards. Returns 0; -ENODATA: not recording;
+ * -ESRCH: a vfork child (the buffers are its parent's); -EALREADY: another
+ * thread flushed (this call returns when it has finished, 10 s at most);
+ * -ETIMEDOUT / -EDEADLK: the consumer did not hand over (timeout, or it is
+ * this very thread, interrupted in ring_shutdown): nothing written, every
+ * buffered event reported lost.
+ */
+int ring_emergency_flush(int sig) HIDDEN;
+
 /* fork: in the child, forget the parent's buffers (they are the parent's
  * to write) and restart the consumer lazily on the child's first event. */
 void ring_atfork_child(void) HIDDEN;

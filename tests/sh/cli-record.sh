@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # description: record/live end to end: environment, info file, exit status, signals, tracers, losses, disk full
-# config:
+# config: asan
 #
 #  - record passes its options to the runtime through the environment
 #    (checked with a script that prints it) and writes the info header;
@@ -11,14 +11,331 @@
 #    recordings read back by replay/report; a tiny buffer reports its losses
 #    exactly (events in the streams + lost = events the program made); a file
 #    size limit (disk full) keeps what was written readable and reports the
-#    loss. The runtime parts SKIP while the runtime does not record.
+#    loss. The runtime parts SKIP while the runtime does not record;
+#  - fatal signals (also in the asan configuration, which runs only these):
+#    a program killed by SIGSEGV, abort(), SIGTERM from outside still leaves
+#    its trace and dies of that signal (same status, same core dump); its own
+#    SIGSEGV handler runs and sigaction shows what it set; an inherited
+#    SIG_IGN stays; with several threads, the workers' events are all in the
+#    streams or counted lost (quiet), or all but one in flight each (while
+#    they trace).
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 DFT=$B/dynftrace
 cd "$T" || exit 1
 
-if [ -n "$SAN" ]; then
-	skip "end-to-end recording runs in the default configuration only"
+# ---- fatal signals -------------------------------------------------------
+# A program killed by a signal still leaves its trace (the runtime flushes
+# its buffers from a handler of its own, only where the disposition is
+# SIG_DFL), and still dies of that signal. Run by the default and the asan
+# configurations (under ASan, SIGSEGV belongs to ASan: those parts skip).
+cat >fatal.c <<'EOF'
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+volatile int sink;
+volatile int *volatile nowhere;
+static int nready, keep_tracing;
+static long calls;
+__attribute__((noinline)) void leaf(void) { sink++; }
+__attribute__((noinline)) void f(void) { leaf(); sink++; }
+__attribute__((noinline)) void g(void) { f(); sink++; }
+__attribute__((noinline)) void crash(const char *how)
+{
+	if (!strcmp(how, "abort"))
+		abort();
+	*nowhere = 1;
+}
+static void handler(int sig)
+{
+	static const char m[] = "handler called\n";
+	if (write(2, m, sizeof(m) - 1) < 0)
+		sink++;
+	signal(sig, SIG_DFL);
+	raise(sig); /* blocked here: delivered when the handler returns */
+}
+static void handler_exit(int sig)
+{
+	static const char m[] = "handler called\n";
+	if (write(2, m, sizeof(m) - 1) < 0)
+		sink += sig;
+	_exit(7);
+}
+/* What sigaction tells the program. */
+static void disp(int sig)
+{
+	struct sigaction a;
+	sigaction(sig, NULL, &a);
+	printf("%s flags %#x mask %d%d\n",
+	       a.sa_handler == SIG_DFL ? "SIG_DFL" : a.sa_handler == SIG_IGN ? "SIG_IGN" :
+	       a.sa_handler == handler || a.sa_handler == handler_exit ? "handler" : "other",
+	       (unsigned)a.sa_flags, sigismember(&a.sa_mask, sig), sigismember(&a.sa_mask, SIGUSR2));
+}
+static void *worker(void *arg)
+{
+	for (long i = 0; i < calls; i++)
+		g();
+	__atomic_fetch_add(&nready, 1, __ATOMIC_SEQ_CST);
+	for (long i = 0; keep_tracing && i < calls; i++)
+		g(); /* while main crashes, or not: at most CALLS more */
+	for (;;)
+		pause();
+	return arg;
+}
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "segv";
+	g();
+	f();
+	if (!strcmp(mode, "segv") || !strcmp(mode, "abort"))
+		crash(mode);
+	if (!strcmp(mode, "term")) {
+		printf("%d\n", (int)getpid());
+		fflush(stdout);
+		for (long i = 0; i < 200000; i++)
+			g();
+		for (;;)
+			pause();
+	}
+	if (!strncmp(mode, "handler", 7)) {
+		void (*h)(int) = mode[7] ? handler_exit : handler;
+		struct sigaction a;
+		memset(&a, 0, sizeof(a));
+		sigemptyset(&a.sa_mask);
+		sigaddset(&a.sa_mask, SIGUSR2);
+		disp(SIGSEGV);
+		signal(SIGSEGV, h);
+		disp(SIGSEGV);
+		a.sa_handler = SIG_DFL;
+		sigaction(SIGSEGV, &a, NULL);
+		disp(SIGSEGV);
+		signal(SIGSEGV, h);
+		fflush(stdout);
+		crash("segv");
+	}
+	if (!strcmp(mode, "ign")) {
+		disp(SIGHUP);
+		raise(SIGHUP);
+		printf("alive\n");
+		return 0;
+	}
+	/* threads N CALLS run|quiet segv|abort */
+	int n = atoi(argv[2]);
+	calls = atol(argv[3]);
+	keep_tracing = !strcmp(argv[4], "run");
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		pthread_create(&t, NULL, worker, NULL);
+	}
+	while (__atomic_load_n(&nready, __ATOMIC_SEQ_CST) < n)
+		sched_yield();
+	crash(argv[5]);
+	return 0;
+}
+EOF
+cat >waitst.c <<'EOF'
+/* waitst PROG ARGS: how PROG ended, as its parent sees it */
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	int st;
+	pid_t p = fork();
+	if (p == 0) {
+		execvp(argv[1], argv + 1);
+		_exit(127);
+	}
+	if (argc < 2 || waitpid(p, &st, 0) != p)
+		return 1;
+	if (WIFSIGNALED(st))
+		printf("killed by signal %d%s\n", WTERMSIG(st), WCOREDUMP(st) ? ", core dumped" : "");
+	else
+		printf("exit status %d\n", WEXITSTATUS(st));
+	return 0;
+}
+EOF
+
+# info_num DIR FIELD: a number of `dynftrace info` ("events" or "lost")
+info_num() {
+	"$DFT" info -d "$1" 2>/dev/null | awk -v k="$2" '
+		k == "events" && /^# events / { gsub(",", "", $4); print $4 }
+		k == "lost" && /^# lost events/ { gsub(",", "", $5); print $5 }'
+}
+
+# fatal_case NAME SIG CMD...: record CMD into f/; status 128+SIG, the runtime's
+# "signal:" line and record's "exit: ... signal SIG" line, a readable trace.
+fatal_case() {
+	local name=$1 sig=$2 rc
+	shift 2
+	"$DFT" record $HIDE -d f "$@" >out 2>err
+	rc=$?
+	if [ $rc -eq $((128 + sig)) ] && grep -Eq "^exit: [0-9]+ signal $sig\$" f/info &&
+		grep -Eq "^signal: [0-9]+ [0-9]+ $sig\$" f/info &&
+		"$DFT" replay -d f --no-time >replay.txt 2>replay.err; then
+		sed -E 's/^\[ *[0-9]+\]/[TID]/' replay.txt >trace.txt
+		return 0
+	fi
+	notok "$name: record status $rc (want $((128 + sig))), or no trace"
+	diag_file err 5
+	diag_file f/info 20
+	diag_file replay.err 5
+	return 1
+}
+
+fatal_signal_tests() {
+	local flags="-O1 -g $TRACE_FLAGS $SANFLAGS"
+	if ! $CC $flags fatal.c -o fatal -lpthread 2>build.log || ! $CC -O1 waitst.c -o waitst 2>>build.log; then
+		notok "build the fatal-signal programs"
+		diag_file build.log
+		return
+	fi
+	ulimit -S -c 0
+
+	if [ "$SAN" = asan ]; then
+		skip "SIGSEGV: ASan's own handler reports it (the program's handler wins)"
+	elif fatal_case "SIGSEGV" 11 ./fatal segv; then
+		cat >want <<'EOF'
+#     TID  FUNCTION
+[TID] | main() {
+[TID] |   g() {
+[TID] |     f() {
+[TID] |       leaf();
+[TID] |     } /* f */
+[TID] |   } /* g */
+[TID] |   f() {
+[TID] |     leaf();
+[TID] |   } /* f */
+[TID] |   crash(); (unfinished)
+[TID] | } /* main */ (unfinished)
+EOF
+		diff -u want trace.txt >diff.txt
+		check $? "SIGSEGV: status 139, 'signal 11', replay shows every call up to the fault"
+		[ -s diff.txt ] && diag_file diff.txt
+	fi
+
+	if fatal_case "abort()" 6 ./fatal abort; then
+		grep -q '^\[TID\] |   crash(); (unfinished)$' trace.txt &&
+			grep -q '^\[TID\] |     leaf();$' trace.txt && [ "$(info_num f lost)" = 0 ]
+		check $? "abort(): status 134, 'signal 6', the calls before it, nothing lost"
+		[ $? -ne 0 ] && diag_file trace.txt
+	fi
+
+	# SIGTERM from outside, while main traces g() 200,000 times (an event
+	# may be in flight: it is lost and counted) or after: the pid comes
+	# through a fifo when main starts, no sleep.
+	rm -f fifo
+	mkfifo fifo
+	"$DFT" record $HIDE -d f ./fatal term >fifo 2>err &
+	local rpid=$! pid=
+	read -r pid <fifo
+	[ -n "$pid" ] && kill -TERM "$pid"
+	wait $rpid
+	local rc=$?
+	if [ -n "$pid" ] && [ $rc -eq 143 ] && grep -Eq '^exit: [0-9]+ signal 15$' f/info &&
+		grep -q "^signal: $pid $pid 15\$" f/info && "$DFT" replay -d f --no-time >replay.txt 2>replay.err &&
+		grep -q '^\[ *[0-9]*\] |   g() {$' replay.txt; then
+		ok "SIGTERM from outside: status 143, 'signal 15', the trace up to it ($(info_num f events) events, $(info_num f lost) lost)"
+	else
+		notok "SIGTERM from outside: pid '$pid', record status $rc"
+		diag_file err 5
+		diag_file f/info 20
+		diag_file replay.err 5
+	fi
+
+	if [ "$SAN" = asan ]; then
+		skip "own SIGSEGV handler: ASan's handler comes first"
+	else
+		# The program's own handler runs; sigaction says what the program set
+		# (the same lines as without the runtime); when the handler puts
+		# SIG_DFL back and raises, the buffers are flushed then.
+		(./fatal handler >want 2>/dev/null) 2>/dev/null # the shell's "Segmentation fault"
+		if fatal_case "own SIGSEGV handler" 11 ./fatal handler; then
+			diff -u want out >diff.txt && grep -q '^handler called$' err &&
+				grep -q '^\[TID\] |   crash() {$' trace.txt &&
+				grep -q '^\[TID\] |     handler();$' trace.txt
+			check $? "own SIGSEGV handler: called, sigaction shows the program's settings, trace flushed after it"
+			diag_file diff.txt
+		fi
+		./fatal handler-exit >want 2>/dev/null
+		"$DFT" record -d f ./fatal handler-exit >out 2>err
+		rc=$?
+		diff -u want out >diff.txt && [ $rc -eq 7 ] && grep -q '^handler called$' err &&
+			grep -Eq '^exit: [0-9]+ status 7$' f/info && ! grep -q '^signal:' f/info
+		check $? "own SIGSEGV handler that exits: it runs, the runtime does nothing (status 7)"
+		diag_file diff.txt
+	fi
+
+	# SIG_IGN inherited through exec stays ignored.
+	(trap '' HUP && "$DFT" record -d f ./fatal ign >out 2>err)
+	rc=$?
+	[ $rc -eq 0 ] && grep -q '^SIG_IGN ' out && grep -q '^alive$' out && ! grep -q '^signal:' f/info
+	check $? "an inherited SIG_IGN stays: the program survives its raise(SIGHUP)"
+
+	# Several threads; main crashes. quiet: the workers made N x K calls and
+	# stopped, so every event is in the streams or counted lost, exactly,
+	# even with a tiny buffer. run: they trace meanwhile; nobody waits for
+	# them, a worker caught inside an event loses that one (<= 1 each), and
+	# its calls before the crash are all there.
+	local how=segv s=11 n=3 k=20000
+	[ "$SAN" = asan ] && how=abort s=6
+	local want=$((12 + n * (1 + 6 * k))) b ev lost
+	for b in "" "-b 8"; do
+		fatal_case "$n threads, $how, quiet ${b:+($b)}" $s $b ./fatal threads $n $k quiet $how || continue
+		ev=$(info_num f events)
+		lost=$(info_num f lost)
+		[ "$(grep -c '^\[TID\] | worker() {$' trace.txt)" -eq $n ] && [ -n "$ev" ] &&
+			[ $((ev + lost)) -eq $want ] && { [ -n "$b" ] || [ "$lost" -eq 0 ]; }
+		check $? "$n threads, main killed by $how, workers quiet${b:+, $b}: $ev events + $lost lost = $want made"
+	done
+	for i in 1 2 3; do
+		fatal_case "$n threads, $how, running (run $i)" $s ./fatal threads $n $k run $how || continue
+		lost=$(info_num f lost)
+		"$DFT" info -d f 2>/dev/null | awk -v n=$n -v k=$k '
+			/^# +[0-9]+ +[0-9]+ / { gsub(",", ""); if ($5 >= 3 * k + 1) w++ }
+			END { exit !(w == n) }'
+		local full=$?
+		[ "$(grep -c '^\[TID\] | worker() {$' trace.txt)" -eq $n ] && [ $full -eq 0 ] &&
+			[ -n "$lost" ] && [ "$lost" -le $n ]
+		check $? "$n threads tracing while main dies of $how (run $i): readable, all their calls before it, $lost lost (<= $n)"
+		[ $? -ne 0 ] && "$DFT" info -d f 2>&1 | sed -n '/PID/,$p' | diag_file /dev/stdin
+	done
+
+	# Death as without the runtime: same signal, same core dump (when cores
+	# go to a file in the current directory). Default configuration (ASan
+	# disables cores).
+	local pat
+	pat=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
+	if [ -z "$SAN" ] && [ -n "$pat" ] && [ "${pat#|}" = "$pat" ] && [ "${pat#*/}" = "$pat" ] &&
+		(ulimit -c unlimited) 2>/dev/null; then
+		mkdir -p c1 c2
+		local a c
+		a=$(cd c1 && ulimit -c unlimited && ../waitst ../fatal segv 2>/dev/null)
+		c=$(cd c2 && ulimit -c unlimited && mkdir s && printf 'version: 1\n' >s/info &&
+			../waitst env DYNFTRACE_RECORD="$T/c2/s" LD_PRELOAD="$B/libdynftrace.so" \
+				../fatal segv 2>/dev/null)
+		[ "$a" = "$c" ] && [ -n "$(ls c2/s/ctf/stream-* 2>/dev/null)" ]
+		check $? "death by SIGSEGV as without the runtime: '$c' (without: '$a')"
+		rm -rf c1 c2
+	else
+		skip "core dumps: not written to a file here"
+	fi
+}
+
+HIDE=
+if [ "$SAN" = asan ]; then
+	# The program is instrumented too (the preloaded runtime needs the ASan
+	# runtime), as in golden.sh; its ASan constructors are hidden.
+	export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
+	HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
+	fatal_signal_tests
+	tap_end
+	exit $?
+elif [ -n "$SAN" ]; then
+	skip "end-to-end recording runs in the default and asan configurations only"
 	exit 0
 fi
 
@@ -166,13 +483,11 @@ check $? "record -t 1ms: only the calls of 1 ms or more"
 rc=$?
 check $([ $rc -eq 134 ] && grep -Eq '^exit: [0-9]+ signal 6$' g/info && echo 0 || echo 1) \
 	"record: a program killed by SIGABRT: status 134, 'signal 6' in info"
-if ! ls g/ctf/stream-* >/dev/null 2>&1; then
-	skip "the runtime does not flush its buffers when the program dies of a signal"
-else
-	"$DFT" replay -d g --no-time | sed -E 's/^\[ *[0-9]+\]/[TID]/' >out
-	grep -q '^\[TID\] | } /\* main \*/ (unfinished)$' out
-	check $? "record: the trace of a program killed by SIGABRT is closed and marked"
-fi
+"$DFT" replay -d g --no-time | sed -E 's/^\[ *[0-9]+\]/[TID]/' >out
+grep -q '^\[TID\] |   f() {$' out && grep -q '^\[TID\] | } /\* main \*/ (unfinished)$' out
+check $? "record: the trace of a program killed by SIGABRT is flushed, closed and marked"
+
+fatal_signal_tests
 
 mkdir tmp
 TMPDIR=$T/tmp "$DFT" live ./prog >out 2>err
