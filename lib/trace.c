@@ -401,6 +401,15 @@ static void unhook_all(struct fg_thread *g)
 	}
 }
 
+void trace_fatal_unhook(void)
+{
+	struct fg_thread *g = fg_self;
+	if (g) {
+		dft_self.recursion++; /* for good: the thread is dying */
+		unhook_all(g);
+	}
+}
+
 typedef int (*unwind_raise_fn)(void *);
 
 PUBLIC int _Unwind_RaiseException(void *exc)
