@@ -162,6 +162,13 @@ static int d_other(struct tr_walk *w, const struct tr_event *ev)
 		json_str(d->out, ev->text);
 		fputc('}', d->out);
 		break;
+	case TR_TRACEPOINT:
+		tr_tracepoint_format(w->st, ev, buf, sizeof(buf));
+		ev_head(d, "i", w->st, ev->ts);
+		fputs(",\"s\":\"t\",\"name\":", d->out);
+		json_str(d->out, buf);
+		fputc('}', d->out);
+		break;
 	}
 	return 0;
 }

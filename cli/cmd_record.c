@@ -13,6 +13,8 @@
  *   DYNFTRACE_FILTER, DYNFTRACE_NOTRACE   comma-separated globs
  *   DYNFTRACE_DEPTH, DYNFTRACE_TIME_FILTER (ns), DYNFTRACE_BUFFER_KB,
  *   DYNFTRACE_OVERWRITE=1, DYNFTRACE_DISABLED=1
+ *   DYNFTRACE_EVENTS      comma-separated tracepoint globs (-e; kept from
+ *                         record's own environment when -e is not given)
  *
  * Children inherit the environment: one session covers the process tree.
  * record waits for the program, appends its exit status to the info file
@@ -63,6 +65,9 @@ static const char record_usage[] =
     "                          function_graph also what they call (repeatable;\n"
     "                          \"a,b\" is two patterns).\n"
     "  -N, --notrace GLOB      do not trace matching functions.\n"
+    "  -e, --event GLOB        record the tracepoints whose names match, with\n"
+    "                          their fields (repeatable; \"a,b\" is two\n"
+    "                          patterns; default: none, or DYNFTRACE_EVENTS).\n"
     "  -D, --depth N           trace N levels of calls.\n"
     "  -t, --time-filter DUR   keep only calls that last DUR or more (ns, us,\n"
     "                          ms, s: 10us).\n"
@@ -103,7 +108,7 @@ static const char live_usage[] =
 struct rec_opts {
 	const char *dir;
 	const char *tracer;
-	struct cli_globs filter, notrace;
+	struct cli_globs filter, notrace, events;
 	uint64_t depth, time_ns, buffer_kb;
 	int overwrite, disabled, force;
 	/* live */
@@ -115,6 +120,7 @@ static void rec_free(struct rec_opts *o)
 {
 	cli_glob_free(&o->filter);
 	cli_glob_free(&o->notrace);
+	cli_glob_free(&o->events);
 }
 
 /* Returns 0, 1 (help printed) or 2 (usage error printed). */
@@ -160,6 +166,13 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 			if (cli_glob_add(a[1] == 'F' || !strncmp(a, "--f", 3) ? &o->filter
 									      : &o->notrace,
 					 v)) {
+				cli_err("out of memory");
+				return 2;
+			}
+		} else if ((r = cli_opt(argc, argv, &i, "-e", "--event", &v))) {
+			if (r < 0)
+				return 2;
+			if (cli_glob_add(&o->events, v)) {
 				cli_err("out of memory");
 				return 2;
 			}
@@ -513,6 +526,11 @@ static int child_env(const struct rec_opts *o, const char *lib, const char *absd
 		r |= set_env("DYNFTRACE_OVERWRITE", "1");
 	if (o->disabled)
 		r |= set_env("DYNFTRACE_DISABLED", "1");
+	if (o->events.n) {
+		char *events = cli_glob_join(&o->events);
+		r |= events ? set_env("DYNFTRACE_EVENTS", "%s", events) : -1;
+		free(events);
+	}
 	if (!getenv("DYNFTRACE_CONTROL")) /* live control (issue 6); =0 turns it off */
 		r |= set_env("DYNFTRACE_CONTROL", "1");
 	free(filter);

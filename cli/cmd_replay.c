@@ -197,6 +197,7 @@ static int other_shows(struct replay *r, struct tr_walk *w, const struct tr_even
 	case TR_DISCARDED:
 		return ev->arg != 0; /* losses always show */
 	case TR_MARKER:
+	case TR_TRACEPOINT:
 		return 1;
 	default:
 		return 0;
@@ -326,6 +327,17 @@ static int p2_other(struct tr_walk *w, const struct tr_event *ev)
 			prefix(r, rs, NULL);
 			fprintf(r->out, "... lost %s events\n",
 				cli_thousands(ev->arg, num, sizeof(num)));
+		}
+		break;
+	case TR_TRACEPOINT:
+		tr_tracepoint_format(rs->st, ev, name, sizeof(name));
+		if (r->flat) {
+			if (!r->o->no_time)
+				fprintf(r->out, "%15s ", "");
+			fprintf(r->out, "[%6d] /* tp: %s */\n", (int)rs->st->tid, name);
+		} else {
+			prefix(r, rs, NULL);
+			fprintf(r->out, "/* tp: %s */\n", name);
 		}
 		break;
 	case TR_MARKER:

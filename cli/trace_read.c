@@ -892,6 +892,8 @@ void tr_close(struct tr_session *s)
 			}
 		}
 		free(p->maps);
+		free(p->tp_text);
+		free(p->tp_lines);
 		for (size_t j = 0; j < p->nsites; j++)
 			free(p->sites[j].dname);
 		free(p->sites);
@@ -1249,6 +1251,16 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 		ev->arg = le32(p);
 		at += 4;
 		break;
+	case TR_TRACEPOINT:
+		if (need(st, off, at, 4))
+			return -1;
+		ev->func = le16(p);
+		ev->arg = le16(p + 2);
+		if (need(st, off, at + 4, ev->arg))
+			return -1;
+		ev->text = (const char *)p + 4;
+		at += 4 + ev->arg;
+		break;
 	case TR_MARKER: {
 		const uint8_t *nul = memchr(p, 0, (size_t)(st->pkt_content - at));
 
@@ -1583,4 +1595,125 @@ int tr_walk_feed(struct tr_walk *w, const struct tr_event *ev)
 	}
 	w->last_ts = ev->ts;
 	return ret;
+}
+
+/* ---- tracepoint events -------------------------------------------------- */
+
+/* Read DIR/tracepoints-KEY.txt into P (once; a missing file leaves none). */
+static void tp_load(struct tr_session *s, struct tr_proc *p)
+{
+	char *path = NULL, *line, *save;
+	FILE *f;
+	size_t cap = 0, len = 0;
+
+	p->tp_loaded = 1;
+	if (asprintf(&path, "%s/tracepoints-%s.txt", s->dir, p->key) < 0)
+		return;
+	f = fopen(path, "re");
+	free(path);
+	if (!f)
+		return;
+	if (getdelim(&p->tp_text, &cap, 0, f) < 0) {
+		fclose(f);
+		return;
+	}
+	fclose(f);
+	for (line = strtok_r(p->tp_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *end;
+		unsigned long idx = strtoul(line, &end, 10);
+
+		if (end == line || *end != ' ' || idx > 65535)
+			continue;
+		if (idx >= len) {
+			size_t n = idx + 1;
+			char **v = realloc(p->tp_lines, n * sizeof(*v));
+
+			if (!v)
+				return;
+			memset(v + len, 0, (n - len) * sizeof(*v));
+			p->tp_lines = v;
+			len = n;
+		}
+		p->tp_lines[idx] = end + 1;
+	}
+	p->ntp = len;
+}
+
+void tr_tracepoint_format(struct tr_stream *st, const struct tr_event *ev, char *buf, size_t size)
+{
+	struct tr_proc *p = st->proc;
+	const uint8_t *d = (const uint8_t *)ev->text;
+	size_t at = 0, n = (size_t)ev->arg, pos = 0;
+	const char *desc, *c;
+	int first = 1, bad = 0;
+
+#define OUT(...)                                                                                   \
+	do {                                                                                       \
+		if (at < size)                                                                     \
+			at += (size_t)snprintf(buf + at, size - at, __VA_ARGS__);                  \
+	} while (0)
+	if (!p->tp_loaded)
+		tp_load(st->sess, p);
+	desc = ev->func < p->ntp ? p->tp_lines[ev->func] : NULL;
+	if (!desc) {
+		snprintf(buf, size, "#%u(%zu bytes)", (unsigned)ev->func, n);
+		return;
+	}
+	c = strchr(desc, ' ');
+	OUT("%.*s(", (int)(c ? (size_t)(c - desc) : strlen(desc)), desc);
+	while (c && *c == ' ' && !bad) {
+		char kind = c[1], name[128];
+		unsigned fsize = 0;
+		int used = 0;
+
+		if (sscanf(c + 1, "%c:%u:%127[^ ]%n", &kind, &fsize, name, &used) != 3) {
+			bad = 1;
+			break;
+		}
+		c += 1 + used;
+		OUT("%s%s=", first ? "" : ", ", name);
+		first = 0;
+		if (kind == 's') {
+			const uint8_t *z = memchr(d + pos, 0, n - pos);
+			char txt[512];
+
+			if (!z) {
+				bad = 1;
+				break;
+			}
+			if (z - (d + pos) == 1 && d[pos] == 0xff) {
+				OUT("(null)");
+			} else {
+				tr_printable((const char *)d + pos, txt, sizeof(txt));
+				OUT("\"%s\"", txt);
+			}
+			pos = (size_t)(z - d) + 1;
+		} else {
+			uint64_t v = 0;
+
+			if (fsize == 0 || fsize > 8 || n - pos < fsize) {
+				bad = 1;
+				break;
+			}
+			for (unsigned i = 0; i < fsize; i++)
+				v |= (uint64_t)d[pos + i] << (8 * i);
+			pos += fsize;
+			if (kind == 'p') {
+				OUT("0x%" PRIx64, v);
+			} else if (kind == 'i') {
+				int64_t sv = fsize < 8 && (v >> (8 * fsize - 1)) & 1
+						 ? (int64_t)(v | ~(uint64_t)0 << (8 * fsize))
+						 : (int64_t)v;
+				OUT("%" PRId64, sv);
+			} else {
+				OUT("%" PRIu64, v);
+			}
+		}
+	}
+	if (!bad && pos != n)
+		bad = 1;
+	OUT(")%s", bad ? " <damaged>" : "");
+#undef OUT
+	if (at >= size && size)
+		buf[size - 1] = 0;
 }

@@ -40,6 +40,7 @@ enum tr_type {
 	TR_LOST = 4,
 	TR_MARKER = 5,
 	TR_EXIT_DEPTH = 8,
+	TR_TRACEPOINT = 9,  /* func: tracepoint index; arg: payload length; text: payload */
 	TR_DISCARDED = 100, /* a packet's events_discarded grew by arg */
 	TR_END = 101,	    /* the stream ends (cleanly or at damage); ts = last time */
 };
@@ -50,7 +51,8 @@ struct tr_event {
 	uint64_t ts;	  /* CLOCK_MONOTONIC ns (CALL: the end of the call) */
 	uint64_t arg;	  /* FUNCTION: parent ip; CALL: duration ns;
 			     LOST, DISCARDED: count; EXIT_DEPTH: frames */
-	const char *text; /* MARKER: NUL-terminated, inside the mapping */
+	const char *text; /* MARKER: NUL-terminated, inside the mapping;
+			     TRACEPOINT: the arg payload bytes (FORMAT.md) */
 	uint64_t off;	  /* byte offset of the event in its file */
 };
 
@@ -86,6 +88,11 @@ struct tr_proc {
 	size_t nmaps;
 	char *text; /* backing storage of names and paths */
 	char *maps_text;
+	/* tracepoints-KEY.txt, read on first use by tr_tracepoint_format() */
+	int tp_loaded;
+	char *tp_text;
+	char **tp_lines; /* by index: "NAME K:S:F ..." inside tp_text, or NULL */
+	size_t ntp;
 };
 
 struct tr_stream {
@@ -167,6 +174,13 @@ struct tr_session {
  */
 int tr_open(struct tr_session *s, const char *dir);
 void tr_close(struct tr_session *s);
+
+/* The text of a TRACEPOINT event of ST: "NAME(field=value, ...)", decoded
+ * with DIR/tracepoints-KEY.txt (docs/FORMAT.md): integers in decimal,
+ * pointers as 0x..., strings quoted with control characters shown as '?'.
+ * Without a description: "#INDEX(N bytes)"; a payload that does not match
+ * its description ends with " <damaged>". Always fills BUF. */
+void tr_tracepoint_format(struct tr_stream *st, const struct tr_event *ev, char *buf, size_t size);
 
 /* Restart ST from its first packet (counts reset). */
 void tr_stream_rewind(struct tr_stream *st);

@@ -774,6 +774,26 @@ static int rd_per_thread(const struct ctl_file *f, const char *arg, struct sbuf 
 	return 0;
 }
 
+/* ---- tracepoints: available_events, events/ (issue 5, lib/ctl_events.c) -- */
+static int rd_avail_events(const struct ctl_file *f, const char *arg, struct sbuf *out,
+			   char *why, size_t whylen)
+{
+	return ctl_events_available(out, why, whylen);
+}
+
+static int rd_events(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+		     size_t whylen)
+{
+	return ctl_events_read(arg, out, why, whylen);
+}
+
+static int wr_events(const struct ctl_file *f, const char *arg, char *val, size_t len,
+		     int append, char *why, size_t whylen)
+{
+	return ctl_events_write(arg, trim(val, &len), why, whylen);
+}
+/* ---- end of the tracepoint files ------------------------------------------ */
+
 static const struct ctl_file files[] = {
 	{"available_tracers", rd_available_tracers, NULL, 0, 0},
 	{"current_tracer", rd_current_tracer, wr_current_tracer, 0, 0},
@@ -793,6 +813,8 @@ static const struct ctl_file files[] = {
 	{"trace_stat", rd_trace_stat_dir, NULL, F_DIR, 0},
 	{"trace_stat", rd_trace_stat, NULL, F_PREFIX, 0},
 	{"per_thread", rd_per_thread, NULL, F_DIR | F_PREFIX, 0},
+	{"available_events", rd_avail_events, NULL, 0, 0},	 /* issue 5: ctl_events.c */
+	{"events", rd_events, wr_events, F_DIR | F_PREFIX, 0}, /* issue 5: ctl_events.c */
 };
 
 /* Find FILE; *ARG gets what follows "NAME/" for F_PREFIX entries. */
@@ -1158,7 +1180,26 @@ static int client_input(struct client *c)
 
 /* Poll events of client C. POLLHUP (the peer closed) comes anyway; a
  * half-closed peer (shutdown(SHUT_WR) after its request) still gets its
- * response, so POLLRDHUP is not asked for. */
+ * response, so POLLRDHUP is not asked for.
+ *
+ * No wakeup can be lost: poll() is level-triggered, these events are
+ * computed again from the state before every poll() (the listening socket
+ * always asks for POLLIN), and each state with work left asks for the event
+ * that lets it go on: C_LINE and C_BODY for input (bytes already read stay
+ * in c->line or c->body; what was only peeked stays in the socket and keeps
+ * POLLIN up), C_OUT for room to write (an answer not all sent: the socket
+ * is full, and the client's reads make room; or `trace` has more to
+ * generate: POLLOUT is then up at once), C_STREAM for room or the timer.
+ *
+ * So this thread sleeps in poll() while a client waits for an answer only
+ * when that client does not read, or has not sent its request. The next
+ * request is taken once the previous answer has left (bounded memory): a
+ * client that sends a batch larger than the socket buffers before reading
+ * anything deadlocks itself (docs/CONTROL.md, "Protocol"; tests/ctl/peer.c
+ * once did so; tests/ctl/pipeline.tc drives a connection into the
+ * full-socket state and out of it). The soak test's stall with this thread
+ * idle was of the second kind: the test's shell, which was to start the
+ * client, waited for the disk (tests/sh/soak.sh). */
 static short client_events(const struct client *c, int *stream_wait)
 {
 	short ev = 0;

@@ -32,6 +32,13 @@ void sb_put(struct sbuf *b, const void *p, size_t n) HIDDEN;
 void sb_printf(struct sbuf *b, const char *fmt, ...) HIDDEN __attribute__((format(printf, 2, 3)));
 void sb_free(struct sbuf *b) HIDDEN;
 
+/* ---- ctl_events.c: available_events, events/ (control thread) ---------- */
+/* ARG is what follows "events/" ("" for the directory). 0 or -errno with
+ * one sentence in WHY. */
+int ctl_events_available(struct sbuf *out, char *why, size_t whylen) HIDDEN;
+int ctl_events_read(const char *arg, struct sbuf *out, char *why, size_t whylen) HIDDEN;
+int ctl_events_write(const char *arg, const char *val, char *why, size_t whylen) HIDDEN;
+
 /* ---- ctl_live.c: writer side ------------------------------------------- */
 /*
  * Called from tracer callbacks (any traced thread, also from signal handlers
@@ -53,6 +60,12 @@ int live_call(uint32_t id, uint32_t depth, uint64_t ts, uint64_t dur) HIDDEN;
 int live_function(uint32_t id, uintptr_t parent_ip, uint64_t ts) HIDDEN;
 /* A trace_marker line (at most LIVE_MARKER_MAX bytes are kept). */
 int live_marker(const char *text, size_t len, uint64_t ts) HIDDEN;
+/* A tracepoint hit (tp_record.c): NAME with its fields, DATA/LEN encoded
+ * as the session's `tracepoint` event (docs/FORMAT.md), shown as the marker
+ * "tp: NAME(field=value, ...)". Async-signal-safe. */
+struct dynftrace_tp_field;
+int live_tracepoint(const char *name, const struct dynftrace_tp_field *f, unsigned nf,
+		    const uint8_t *data, size_t len, uint64_t ts) HIDDEN;
 #define LIVE_MARKER_MAX 1024
 
 /* The calling thread exits: its buffer gets no more records. */

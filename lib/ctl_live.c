@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include <dynftrace/tracepoint.h>
 #include "patch.h"
 #include "sites.h"
 
@@ -286,6 +287,91 @@ int live_marker(const char *text, size_t len, uint64_t ts)
 	barrier();
 	b->nest--;
 	return 1;
+}
+
+/* ---- tracepoints (issue 5): formatted without stdio (signal handlers) ---- */
+
+struct tpfmt {
+	char *p;
+	size_t n, cap;
+};
+
+static void tf_put(struct tpfmt *b, const char *s, size_t n)
+{
+	while (n-- && b->n < b->cap)
+		b->p[b->n++] = *s++;
+}
+
+static void tf_str(struct tpfmt *b, const char *s)
+{
+	tf_put(b, s, strlen(s));
+}
+
+static void tf_num(struct tpfmt *b, uint64_t v, unsigned base, int neg)
+{
+	char t[24];
+	size_t i = sizeof(t);
+	do {
+		t[--i] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	if (base == 16) {
+		t[--i] = 'x';
+		t[--i] = '0';
+	}
+	if (neg)
+		t[--i] = '-';
+	tf_put(b, t + i, sizeof(t) - i);
+}
+
+int live_tracepoint(const char *name, const struct dynftrace_tp_field *f, unsigned nf,
+		    const uint8_t *data, size_t len, uint64_t ts)
+{
+	char text[LIVE_MARKER_MAX];
+	struct tpfmt b = {text, 0, sizeof(text)};
+	size_t at = 0;
+	tf_str(&b, "tp: ");
+	tf_str(&b, name);
+	tf_put(&b, "(", 1);
+	for (unsigned i = 0; i < nf; i++) {
+		if (i)
+			tf_put(&b, ", ", 2);
+		tf_str(&b, f[i].name);
+		tf_put(&b, "=", 1);
+		if (f[i].kind == DYNFTRACE_FIELD_STRING) {
+			const uint8_t *z = at < len ? memchr(data + at, 0, len - at) : NULL;
+			if (!z)
+				break;
+			if (z - (data + at) == 1 && data[at] == 0xff) {
+				tf_str(&b, "(null)");
+			} else {
+				tf_put(&b, "\"", 1);
+				for (const uint8_t *c = data + at; c < z; c++)
+					tf_put(&b, *c < 32 || *c == 127 ? "?" : (const char *)c, 1);
+				tf_put(&b, "\"", 1);
+			}
+			at = (size_t)(z - data) + 1;
+			continue;
+		}
+		if (f[i].size > 8 || len - at < f[i].size)
+			break;
+		uint64_t v = 0;
+		for (unsigned k = 0; k < f[i].size; k++)
+			v |= (uint64_t)data[at + k] << (8 * k);
+		at += f[i].size;
+		if (f[i].kind == DYNFTRACE_FIELD_POINTER) {
+			tf_num(&b, v, 16, 0);
+		} else if (f[i].is_signed && f[i].size &&
+			   (v >> (8 * f[i].size - 1)) & 1) { /* negative */
+			if (f[i].size < 8)
+				v |= ~(uint64_t)0 << (8 * f[i].size);
+			tf_num(&b, -v, 10, 1);
+		} else {
+			tf_num(&b, v, 10, 0);
+		}
+	}
+	tf_put(&b, ")", 1);
+	return live_marker(text, b.n, ts);
 }
 
 void live_thread_exit(void)

@@ -394,6 +394,7 @@ static const char metadata_fmt[] =
     "/* CTF 1.8 */\n"
     "\n"
     "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+    "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
     "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
     "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
     "\n"
@@ -477,7 +478,9 @@ static const char metadata_fmt[] =
     "event {\n\tname = \"marker\";\n\tid = 5;\n\tstream_id = 0;\n"
     "\tfields := struct { string { encoding = UTF8; } text; };\n};\n\n"
     "event {\n\tname = \"exit_depth\";\n\tid = 8;\n\tstream_id = 0;\n"
-    "\tfields := struct { uint32_t depth; };\n};\n";
+    "\tfields := struct { uint32_t depth; };\n};\n\n"
+    "event {\n\tname = \"tracepoint\";\n\tid = 9;\n\tstream_id = 0;\n"
+    "\tfields := struct { uint16_t tp; uint16_t len; uint8_t data[len]; };\n};\n";
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -1811,6 +1814,14 @@ static bool emerg_prefix_ok(const uint8_t *page, uint32_t end, uint64_t events)
 		case RING_EV_CALL:
 			pl = 12;
 			break;
+		case RING_EV_TRACEPOINT: {
+			uint16_t len;
+			if (end - p - hdr < 4)
+				return false;
+			memcpy(&len, page + p + hdr + 2, 2);
+			pl = 4u + len;
+			break;
+		}
 		case RING_EV_MARKER: {
 			const uint8_t *s = page + p + hdr, *z = memchr(s, 0, end - p - hdr);
 			if (!z)

@@ -43,6 +43,7 @@ enum {
 	RING_EV_LOST = 4,
 	RING_EV_MARKER = 5,
 	RING_EV_EXIT_DEPTH = 8,
+	RING_EV_TRACEPOINT = 9, /* uint16 tp; uint16 len; uint8 data[len] (tp_record.c) */
 };
 
 /* Defaults (a 0 in struct ring_config): 64 pages of 64 KiB, i.e. 4 MiB per

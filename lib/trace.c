@@ -52,6 +52,7 @@
 #include "ctl.h"
 #include "trace.h"
 #include "trace_int.h"
+#include "tp_record.h"
 
 extern const char dft_return_tramp[] HIDDEN;
 
@@ -801,6 +802,7 @@ HIDDEN void trace_atfork_child(void)
 		patch_lock();
 		write_sites(NULL);
 		patch_unlock();
+		tp_record_atfork_child(); /* tp_record.c */
 	}
 }
 
@@ -909,6 +911,7 @@ HIDDEN void trace_init(void)
 	if (lists[TL_GRAPH_FUNCTION].n)
 		build_roots();
 	patch_unlock();
+	tp_record_init(); /* -e GLOB: tracepoints (tp_record.c) */
 
 	if (trace_cfg.kind == TR_NONE)
 		return;

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "jump_internal.h"
+#include "tp_record.h"
 #include <dynftrace/tracepoint.h>
 
 struct tptable {
@@ -111,7 +112,10 @@ dynftrace_tracepoint_table_register(struct dynftrace_tracepoint *const *start,
 	} else {
 		err = -ENOMEM;
 	}
+	int added = !err && t->refs == 1;
 	pthread_mutex_unlock(&tptab_lock);
+	if (added) /* dynftrace record -e GLOB (tp_record.c) */
+		tp_record_table_added(start, stop);
 	return err;
 }
 

@@ -303,7 +303,8 @@ void dynftrace_tracepoint_table_unregister(struct dynftrace_tracepoint *const *s
 		DFT_CAT(DFT_CNT_A fields, _END)                                                    \
 	};                                                                                         \
 	/* Called by the runtime under its tracepoint lock. */                                     \
-	static const struct dynftrace_tp_field *__tp_fields_##name(unsigned int *dft_n)            \
+	DYNFTRACE_NOTRACE static const struct dynftrace_tp_field *__tp_fields_##name(              \
+	    unsigned int *dft_n)                                                                   \
 	{                                                                                          \
 		typedef struct __tp_rec_##name dft_rec_t;                                          \
 		static struct dynftrace_tp_field dft_f[sizeof(struct __tp_cnt_##name)];            \

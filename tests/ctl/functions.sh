@@ -33,9 +33,13 @@ exit_unsupported() { echo "UNSUPPORTED: $*" >&2; exit $EXIT_UNSUPPORTED; }
 ctlp() { "$DFT" ctl "$@"; }
 ctl() { "$DFT" ctl "$TPID" "$@"; }
 
+# The output goes through a pipe, not a file rewritten at every call: on a
+# disk file system, opening a file with O_TRUNC waits until the disk has
+# written back the pages it drops (70 s once, on a machine with heavy I/O).
 must() {
-	"$@" >"$W/must.out" 2>&1 || { cat "$W/must.out" >&2; fail "command failed: $*"; }
-	cat "$W/must.out"
+	local out
+	out=$("$@" 2>&1) || { printf '%s\n' "$out" >&2; fail "command failed: $*"; }
+	if [ -n "$out" ]; then printf '%s\n' "$out"; fi
 }
 
 # wait_until CMD...: poll (not a delay for synchronisation: the condition

@@ -13,6 +13,8 @@
  *   dlclose       stop calling it, unload it: "closed"
  *   exec          exec this program again (same pid): "ready PID" again
  *   closefds      close every descriptor above 2, as daemons do: "closed fds"
+ *   tp N          hit the tracepoint ctl_tp N times (n = 0..N-1, s = "live",
+ *                 p = 0x10): "tp N"
  *   exit          exit() normally (end of input too)
  * Start-up prints "ready PID". Options: -t N worker threads (default 2).
  *
@@ -27,6 +29,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dynftrace/tracepoint.h>
+
+DYNFTRACE_TRACEPOINT_EVENT(ctl_tp, TP_PROTO(int n, const char *s, void *p), TP_ARGS(n, s, p),
+			   TP_FIELDS(tp_field(int, n) tp_field_string(s) tp_field_ptr(void *, p)))
 
 #define NOINLINE __attribute__((noinline))
 #define LEAF(x) ((unsigned long)(x) * 2654435761ul)
@@ -150,6 +157,11 @@ int main(int argc, char **argv)
 			for (int fd = 3; fd < 65536; fd++)
 				close(fd);
 			printf("closed fds\n");
+		} else if (!strncmp(line, "tp ", 3)) {
+			int n = atoi(line + 3);
+			for (int i = 0; i < n; i++)
+				trace_ctl_tp(i, "live", (void *)0x10);
+			printf("tp %d\n", n);
 		} else if (!strcmp(line, "exit")) {
 			break;
 		} else {

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tp_record.h - tracepoint payloads in recorded sessions (lib/tp_record.c,
+ * docs/FORMAT.md "tracepoint").
+ */
+#ifndef DYNFTRACE_TP_RECORD_H
+#define DYNFTRACE_TP_RECORD_H
+
+#include "internal.h"
+
+struct dynftrace_tracepoint;
+
+/* trace_init, once recording has started (trace_rec_on): reads
+ * DYNFTRACE_EVENTS (comma-separated globs) and enables the matching
+ * tracepoints of every object loaded so far. */
+void tp_record_init(void) HIDDEN;
+/* tracepoint.c, after an object's table was registered (constructor of a
+ * program, library or dlopen'd object): enables its matching tracepoints.
+ * Takes tp_record's lock, then tp_lock (never called holding either). */
+void tp_record_table_added(struct dynftrace_tracepoint *const *start,
+			   struct dynftrace_tracepoint *const *stop) HIDDEN;
+/* The fork child has claimed its image name: describe the recorded
+ * tracepoints again in its tracepoints-IMG.txt. */
+void tp_record_atfork_child(void) HIDDEN;
+
+/* Live control (ctl_events.c; control thread): attach (ON = 1) or detach
+ * the recorder of TP, which writes the session when recording and the
+ * in-memory buffers when the endpoint runs. 0, -EINVAL (untyped), -ENOSPC,
+ * -ENOMEM, or the tracepoint API's errors. */
+int tp_record_set(struct dynftrace_tracepoint *tp, int on) HIDDEN;
+/* Is the recorder attached to TP? */
+int tp_record_enabled(struct dynftrace_tracepoint *tp) HIDDEN;
+
+#endif
