@@ -3,22 +3,22 @@
  * graph_fast.c - the function-graph shortcut's C entry and exit (seed 004:
  * "when the graph tracer is the only user of a site, call it directly").
  *
- * Reached from the region's graph trampoline (dft_graph_tmpl) and from
+ * Reached from a site's graph thunk through the region's entry and exit
+ * code (tramp.S: dft_gentry_tmpl, dft_gexit_tmpl), and from
  * dft_return_tramp, which save only the general registers that may hold
  * arguments or return values. So this file is built with
  * -mgeneral-regs-only and without sanitizers, and it calls nothing: every
- * helper it uses is inline (ring_fast.h, sites.h, internal.h), and the
- * Makefile checks that the object has no undefined symbol but the data it
- * reads. Anything but the common case returns "slow" BEFORE any side
- * effect, and the trampoline then takes the generic path (all registers
- * saved, trace.c's graph_entry / dft_graph_return), so both paths stay
- * exactly equivalent:
+ * helper it uses is inline (ring_fast.h, internal.h), and the Makefile
+ * checks that the object has no undefined symbol but the data it reads.
+ * Anything but the common case answers "slow" BEFORE any side effect, and
+ * the generic path runs instead (all registers saved, trace.c's
+ * trace_graph_enter / dft_graph_return), so both paths stay equivalent:
  *
  *   entry, fast when: the thread is registered and not inside a callback;
  *     the shortcut's ops is registered; the tracer is function_graph,
  *     recording, with no time filter, no graph lists, no in-memory copy;
- *     the site is known; no frame to close (longjmp) and no graph_notrace
- *     frame open; the ring's fast reserve succeeds.
+ *     no frame to close (longjmp) and no graph_notrace frame open; the
+ *     ring's fast reserve succeeds.
  *   exit, fast when: the top shadow entry is this return's and a plain
  *     recorded function_graph frame, and the ring's fast reserve succeeds.
  *
@@ -35,7 +35,6 @@
 #include "sites.h"
 #include "trace_int.h"
 
-extern const char dft_return_tramp[] HIDDEN;
 
 /* Reserve a ring event with the trampoline's TSC; NULL: nothing changed. */
 static inline __attribute__((always_inline)) uint8_t *fast_reserve(struct ring_buf *b, unsigned id, uint32_t payload,
@@ -61,37 +60,40 @@ static inline __attribute__((always_inline)) uint8_t *fast_reserve(struct ring_b
 	return p;
 }
 
-static inline __attribute__((always_inline)) unsigned long entry_body(unsigned long ip, uintptr_t *slot, uint64_t tsc)
+enum { FAST_TRACED = 0, FAST_UNTRACED = 1, FAST_SLOW = 2 };
+
+static inline __attribute__((always_inline)) unsigned long entry_body(uint32_t id, uintptr_t *slot,
+									uint64_t tsc, uintptr_t hook)
 {
 	if (unlikely(!__atomic_load_n(&graph_route_ops, __ATOMIC_ACQUIRE)) ||
 	    unlikely(READ_ONCE(trace_cfg.kind) != TR_GRAPH) || unlikely(!trace_rec_on) ||
 	    unlikely(READ_ONCE(trace_cfg.time_filter) != 0) ||
 	    unlikely(__atomic_load_n(&trace_roots, __ATOMIC_RELAXED) != NULL) ||
 	    unlikely(READ_ONCE(live_enabled)))
-		return 1;
-	uint32_t id = site_id_lookup_inline(ip);
+		return FAST_SLOW;
 	struct fg_thread *g = fg_self;
-	if (unlikely(id == UINT32_MAX) || unlikely(!g) || unlikely(g->notrace_depth))
-		return 1;
+	if (unlikely(!g) || unlikely(g->notrace_depth))
+		return FAST_SLOW;
 	uint32_t d = g->depth;
 	/* A frame at or below ours was left by longjmp: the slow path closes it. */
 	if (d && unlikely((uintptr_t)g->ent[d - 1].slot <= (uintptr_t)slot))
-		return 1;
+		return FAST_SLOW;
 	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
 	if (max_depth && d >= max_depth)
-		return 0; /* not traced, as graph_entry decides */
+		return FAST_UNTRACED; /* as trace_graph_enter decides */
 	struct ring_buf *b = ring_tls;
 	if (unlikely(d == SHADOW_MAX) || unlikely(!b))
-		return 1;
+		return FAST_SLOW;
 	uint64_t ts;
 	uint8_t *p = fast_reserve(b, RING_EV_ENTRY, 4, tsc, &ts);
 	if (unlikely(!p))
-		return 1;
+		return FAST_SLOW;
 	memcpy(p, &id, 4);
 	ring_commit(b, p);
 	struct shadow_ent *e = &g->ent[d];
 	e->slot = slot;
 	e->orig = *slot;
+	e->hook = hook;
 	e->ts = ts;
 	e->child_ns = 0;
 	e->id = id;
@@ -99,25 +101,28 @@ static inline __attribute__((always_inline)) unsigned long entry_body(unsigned l
 	e->kind = TR_GRAPH;
 	e->fl = SE_RING;
 	e->epoch = (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED);
-	*slot = (uintptr_t)dft_return_tramp;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* a nested handler sees the push */
 	g->depth = d + 1;
-	return 0;
+	return FAST_TRACED;
 }
 
-/* 0: traced (or deliberately not, as graph_entry would); else take the
- * slow path, nothing was done. */
-HIDDEN unsigned long dft_graph_fast_entry(unsigned long ip, uintptr_t *slot, uint64_t tsc)
+/* The entry of site ID's function, whose return address is at SLOT, from
+ * the thunk whose call to the entry returns to THUNK_RET. FAST_TRACED: the
+ * thunk calls the function (which returns through the thunk's hook);
+ * FAST_UNTRACED: it jumps to it; FAST_SLOW: the generic entry decides,
+ * nothing was done. */
+HIDDEN unsigned long dft_graph_fast_entry(uint32_t id, uintptr_t *slot, uint64_t tsc,
+					  uintptr_t thunk_ret)
 {
 	struct dft_thread *t = &dft_self;
 	if (unlikely(t->recursion | t->api_depth) || unlikely(t->state != THREAD_REGISTERED))
-		return 1; /* the slow path counts it, or registers the thread */
+		return FAST_SLOW; /* the slow path counts it, or registers the thread */
 	t->recursion = 1;
 	rcu_read_lock();
-	unsigned long slow = entry_body(ip, slot, tsc);
+	unsigned long r = entry_body(id, slot, tsc, thunk_ret + THUNK_HOOK);
 	rcu_read_unlock();
 	t->recursion = 0;
-	return slow;
+	return r;
 }
 
 /* The original return address, or 0 for the slow path (nothing done). */

@@ -114,6 +114,9 @@ void trace_init(void) HIDDEN;
 void trace_thread_exit(void) HIDDEN;
 void trace_atfork_child(void) HIDDEN;
 void trace_before_exec(void) HIDDEN; /* flush: the image is about to go */
+/* The thread dies of a signal: put its real return addresses back, so that
+ * the core's backtrace shows them. Async-signal-safe. */
+void trace_fatal_unhook(void) HIDDEN;
 void trace_exec_failed(void) HIDDEN; /* ... but it stays */
 
 /* sites.c */

@@ -360,6 +360,7 @@ static void fatal_entry(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	int saved = errno;
 	ring_emergency_flush(sig);
+	trace_fatal_unhook();
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;

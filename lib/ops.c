@@ -40,6 +40,7 @@
 #include "sites.h"
 #include "regs.h"
 #include "insn.h"
+#include "trace_int.h"
 
 #define OPS_ST_REGISTERED 0x1UL
 #define OPS_ST_DIRECT 0x2UL /* reserved[0] holds the direct target */
@@ -490,6 +491,13 @@ static struct dynftrace_ops *owner_of(struct site *s)
 
 enum site_action { ACT_IGNORE, ACT_MAKE_CALL, ACT_MAKE_NOP, ACT_MODIFY_CALL };
 
+/* A site calls its target, but jumps to its graph thunk (which calls the
+ * function itself: see tramp.S). */
+static inline uint8_t site_op(uint8_t route)
+{
+	return route == ROUTE_GRAPH ? INSN_JMP : INSN_CALL;
+}
+
 /*
  * ftrace_check_record: what must happen to S. TARGET, ROUTE and LIT (the
  * literal value wanted, CALL_OPS sites only) describe the wanted state.
@@ -520,14 +528,16 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 		}
 	} else if (want && ref == 1) {
 		struct dynftrace_ops *o = owner_of(s);
+		uintptr_t thunk;
 		int k;
 		*route = ROUTE_SINGLE;
 		if (!o) {
 			/* counted but nobody wants it: an inconsistency */
 			*route = ROUTE_LIST;
-		} else if ((o->state & OPS_ST_GRAPH) && (route_mask & DYNFTRACE_ROUTE_TRAMP)) {
-			*target = r->base + REGION_GRAPH;
-			*route = ROUTE_GRAPH;
+		} else if ((o->state & OPS_ST_GRAPH) && (route_mask & DYNFTRACE_ROUTE_TRAMP) &&
+			   (thunk = site_thunk(s)) != 0) {
+			*target = thunk;
+			*route = ROUTE_GRAPH; /* a jmp to the site's thunk */
 		} else if ((route_mask & DYNFTRACE_ROUTE_CALL_OPS) && s->lit) {
 			*target = r->base + REGION_CALLOPS;
 			*route = ROUTE_CALLOPS;
@@ -566,7 +576,7 @@ static void disable_all(void)
 		struct patch_entry *e = &v[n];
 		e->addr = s->addr;
 		e->len = INSN_SIZE;
-		insn_make_rel32(INSN_CALL, s->addr, s->target, e->old);
+		insn_make_rel32(site_op(s->route), s->addr, s->target, e->old);
 		if (memcmp((const void *)s->addr, e->old, INSN_SIZE))
 			continue; /* not what we wrote: leave it alone */
 		memcpy(e->new, insn_nop5, INSN_SIZE);
@@ -633,13 +643,13 @@ static int update_sites(void)
 		e->addr = s->addr;
 		e->len = INSN_SIZE;
 		if (s->flags & SITE_FL_ENABLED)
-			insn_make_rel32(INSN_CALL, s->addr, s->target, e->old);
+			insn_make_rel32(site_op(s->route), s->addr, s->target, e->old);
 		else
 			memcpy(e->old, insn_nop5, INSN_SIZE);
 		if (a == ACT_MAKE_NOP)
 			memcpy(e->new, insn_nop5, INSN_SIZE);
 		else
-			insn_make_rel32(INSN_CALL, s->addr, target, e->new);
+			insn_make_rel32(site_op(route), s->addr, target, e->new);
 		act[n++] = (uint32_t)i;
 	}
 	err = patch_write_data(lv, nl);
@@ -653,7 +663,7 @@ static int update_sites(void)
 	if (err == 0) {
 		for (size_t k = 0; k < n; k++) {
 			struct site *s = &site_tab[act[k]];
-			if (v[k].new[0] == INSN_CALL) {
+			if (v[k].new[0] == INSN_CALL || v[k].new[0] == INSN_JMP) {
 				s->flags |= SITE_FL_ENABLED;
 				s->target = insn_rel32_target(s->addr, v[k].new);
 				s->route = routes[act[k]];
@@ -1220,20 +1230,24 @@ HIDDEN LIGHT_FN unsigned long dft_stub_light_entry(unsigned long ip, unsigned lo
 #endif
 }
 
-/* The graph shortcut's slow path: what graph_fast.c does not handle (the
- * trampoline jumped here through a generic trampoline copy, all argument
- * registers saved). A late entry (the ops left) is counted. */
-HIDDEN void dft_graph_slow(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
+/* The graph shortcut's generic entry (tramp.S: dft_gentry_tmpl), for what
+ * graph_fast.c does not handle; all argument registers saved. 0: traced
+ * (the thunk calls the function, which returns through it), 1: not. A late
+ * entry (the ops left) is counted. */
+HIDDEN unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot,
+					  struct dynftrace_regs *regs, uintptr_t thunk_ret)
 {
 	struct dft_thread *t = &dft_self;
+	(void)regs;
 	if (cb_enter(t))
-		return;
-	struct dynftrace_ops *op = __atomic_load_n(&graph_route_ops, __ATOMIC_ACQUIRE);
-	if (op)
-		op->func(ip, parent, op, regs);
+		return 1;
+	unsigned long r = 1;
+	if (__atomic_load_n(&graph_route_ops, __ATOMIC_ACQUIRE))
+		r = trace_graph_enter(id, slot, thunk_ret + THUNK_HOOK) ? 0 : 1;
 	else
-		late_func(ip, parent, NULL, regs);
+		late_func(0, 0, NULL, regs);
 	cb_leave(t);
+	return r;
 }
 
 /* CALL_OPS (seed 002): the ops is the literal before the function. The

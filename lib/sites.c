@@ -113,18 +113,35 @@ static int reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
 }
 
 void dft_callops_entry(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
-void dft_graph_slow(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
-unsigned long dft_graph_fast_entry(unsigned long ip, uintptr_t *slot, uint64_t tsc) HIDDEN;
+unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot, void *regs,
+				   uintptr_t thunk_ret) HIDDEN;
+unsigned long dft_graph_fast_entry(uint32_t id, uintptr_t *slot, uint64_t tsc,
+				   uintptr_t thunk_ret) HIDDEN;
+uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
+uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval) HIDDEN;
 void dft_stub_entry(unsigned long ip, unsigned long parent, void *regs, unsigned long idx) HIDDEN;
 unsigned long dft_stub_light_entry(unsigned long ip, unsigned long parent, void *regs,
 				   unsigned long idx, struct dynftrace_ops *const *table,
 				   uintptr_t stub0) HIDDEN;
 
+static void put_slot(char *base, size_t off, const char *tmpl, const char *slot, void *fn)
+{
+	memcpy(base + off + (slot - tmpl), &fn, sizeof(fn));
+}
+
 static void put_copy(char *base, size_t off, const char *tmpl, const char *end,
 		     const char *slot, void *fn)
 {
+	_Static_assert(REGION_CALLOPS - REGION_CALLER == REGION_COPY_MAX &&
+			       REGION_GRAPH - REGION_OPS == REGION_COPY_MAX &&
+			       REGION_GEXIT - REGION_GRAPH == REGION_COPY_MAX &&
+			       REGION_OPS_LIGHT - REGION_GEXIT == REGION_COPY_MAX &&
+			       REGION_STUB0 - REGION_OPS_LIGHT >= REGION_COPY_MAX,
+		       "region layout");
+	if (end - tmpl > REGION_COPY_MAX) /* a template grew: never overlap */
+		abort();
 	memcpy(base + off, tmpl, (size_t)(end - tmpl));
-	memcpy(base + off + (slot - tmpl), &fn, sizeof(fn));
+	put_slot(base, off, tmpl, slot, fn);
 }
 
 static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
@@ -154,13 +171,14 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			 dft_caller_tmpl_slot, (void *)dft_callops_entry);
 		put_copy(b, REGION_OPS, dft_ops_tmpl, dft_ops_tmpl_end, dft_ops_tmpl_slot,
 			 (void *)dft_stub_entry);
-		put_copy(b, REGION_GRAPH, dft_graph_tmpl, dft_graph_tmpl_end, dft_graph_tmpl_slot,
-			 (void *)dft_graph_fast_entry);
-		void *slow = b + REGION_GRAPH_SLOW;
-		memcpy(b + REGION_GRAPH + (dft_graph_tmpl_slow - dft_graph_tmpl), &slow,
-		       sizeof(slow));
-		put_copy(b, REGION_GRAPH_SLOW, dft_caller_tmpl, dft_caller_tmpl_end,
-			 dft_caller_tmpl_slot, (void *)dft_graph_slow);
+		put_copy(b, REGION_GRAPH, dft_gentry_tmpl, dft_gentry_tmpl_end,
+			 dft_gentry_tmpl_fast, (void *)dft_graph_fast_entry);
+		put_slot(b, REGION_GRAPH, dft_gentry_tmpl, dft_gentry_tmpl_slow,
+			 (void *)dft_graph_thunk_slow);
+		put_copy(b, REGION_GEXIT, dft_gexit_tmpl, dft_gexit_tmpl_end, dft_gexit_tmpl_fast,
+			 (void *)dft_graph_fast_return);
+		put_slot(b, REGION_GEXIT, dft_gexit_tmpl, dft_gexit_tmpl_slow,
+			 (void *)dft_graph_return);
 		put_copy(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_end,
 			 dft_ops_light_tmpl_slot, (void *)dft_stub_light_entry);
 		void *lslot[3] = {b + REGION_OPS, regions[rno].stub_ops, b + REGION_STUB0};
@@ -223,6 +241,90 @@ uintptr_t region_far_jump(struct region *r, uintptr_t addr)
 	memcpy((void *)(page + 16 * r->direct_used), j, 16);
 	mprotect((void *)page, (size_t)pg, PROT_READ | PROT_EXEC);
 	return page + 16 * r->direct_used++;
+}
+
+/*
+ * Graph shortcut thunks (tramp.S shows one): THUNK_SIZE bytes per site of
+ * O, made all at once the first time one of its sites takes the shortcut,
+ * next to its region (so that both the region's common code and the
+ * object's code are within rel32 reach), and never rewritten: a traced
+ * call returns through its thunk however long it runs. Unmapped with the
+ * object.
+ */
+static void thunk_write(uint8_t *t, uint32_t id, uintptr_t site, const struct region *r)
+{
+	uintptr_t a = (uintptr_t)t;
+	t[0] = 0x41; /* mov $id, %r11d */
+	t[1] = 0xbb;
+	memcpy(t + 2, &id, 4);
+	insn_make_rel32(INSN_CALL, a + 6, r->base + REGION_GRAPH, t + 6);
+	t[11] = 0x75; /* jnz 26 */
+	t[12] = 26 - 13;
+	insn_make_rel32(INSN_CALL, a + 13, site + INSN_SIZE, t + 13);
+	insn_make_rel32(INSN_CALL, a + 18, r->base + REGION_GEXIT, t + 18);
+	t[23] = 0x41; /* push %r11 */
+	t[24] = 0x53;
+	t[25] = 0xc3; /* ret */
+	insn_make_rel32(INSN_JMP, a + 26, site + INSN_SIZE, t + 26);
+	t[31] = 0xcc;
+	_Static_assert(THUNK_SIZE == 32 && THUNK_HOOK == 18 - 11, "thunk layout");
+}
+
+static int thunk_reaches(uintptr_t p, size_t len, const struct dft_object *o)
+{
+	return reaches(p, o->lo, o->hi) && reaches(p + len, o->lo, o->hi) &&
+	       reaches(p, o->region->base, o->region->base + REGION_SIZE) &&
+	       reaches(p + len, o->region->base, o->region->base + REGION_SIZE);
+}
+
+static int thunks_make(struct dft_object *o)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = (o->nsites * THUNK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
+	uintptr_t base = o->region->base;
+	for (int i = 0; i < 4096; i++) {
+		uintptr_t step = (uintptr_t)(i / 2) * (uintptr_t)pg * 16;
+		uintptr_t hint = (i & 1) ? base - len - step : base + REGION_SIZE + step;
+		if ((i & 1) && base < len + step + (uintptr_t)pg)
+			continue;
+		void *p = mmap((void *)hint, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		if (p != (void *)hint || !thunk_reaches(hint, len, o)) {
+			munmap(p, len);
+			continue;
+		}
+		memset(p, 0xcc, len);
+		for (size_t k = 0; k < site_count; k++) {
+			const struct site *s = &site_tab[k];
+			if (s->obj == o)
+				thunk_write((uint8_t *)p + (size_t)(s->id - o->id0) * THUNK_SIZE, s->id,
+					    s->addr, o->region);
+		}
+		if (mprotect(p, len, PROT_READ | PROT_EXEC) != 0) {
+			munmap(p, len);
+			return -errno;
+		}
+		__builtin___clear_cache((char *)p, (char *)p + len);
+		o->thunks = hint;
+		o->thunks_len = len;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+uintptr_t site_thunk(struct site *s)
+{
+	struct dft_object *o = s->obj;
+	if (!o->region || o->thunks_len == SIZE_MAX)
+		return 0;
+	if (!o->thunks && thunks_make(o)) {
+		dft_log("%s: no memory for graph thunks within reach: the per-ops route", o->path);
+		o->thunks_len = SIZE_MAX; /* tried */
+		return 0;
+	}
+	return o->thunks + (uintptr_t)(s->id - o->id0) * THUNK_SIZE;
 }
 
 static struct region *region_for(uintptr_t lo, uintptr_t hi)
@@ -333,6 +435,10 @@ static int classify(const struct dft_object *o, const struct elf_site *es, uintp
 
 static void object_free(struct dft_object *o)
 {
+	/* Its thunks: only a thread running the object's own code (gone
+	 * now) could still be in one. */
+	if (o->thunks)
+		munmap((void *)o->thunks, o->thunks_len);
 	elf_free(&o->img);
 	free(o->path);
 	free(o);
@@ -462,6 +568,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, in
 	free(lits);
 	free(addrs);
 	o->nsites = nadd;
+	o->id0 = site_next_id;
 	sites_converted += nconv;
 	sites_refused += nref;
 	site_count += nadd;

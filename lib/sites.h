@@ -32,9 +32,15 @@ struct dynftrace_ops;
 #define REGION_CALLER 0
 #define REGION_CALLOPS 512
 #define REGION_OPS 1024
-#define REGION_GRAPH 1536      /* graph shortcut (dft_graph_tmpl) */
-#define REGION_GRAPH_SLOW 2048 /* its slow path: caller copy, dft_graph_slow */
+#define REGION_GRAPH 1536 /* graph shortcut: thunks' entry (dft_gentry_tmpl) */
+#define REGION_GEXIT 2048 /* ... and exit (dft_gexit_tmpl) */
 #define REGION_OPS_LIGHT 2560  /* per-ops body saving general registers only */
+#define REGION_COPY_MAX 512 /* room for each template copy */
+/* Graph shortcut thunks (tramp.S): THUNK_SIZE bytes per site; the hook
+ * (the return address the traced function sees) is THUNK_HOOK bytes past
+ * the return address of the thunk's call to the entry. */
+#define THUNK_SIZE 32
+#define THUNK_HOOK 7
 #define REGION_STUB0 3072
 #define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16) /* 3904; idx holds 12 bits */
 /* Stubs [0, REGION_STUBS_FULL) jump to REGION_OPS, the rest to
@@ -101,6 +107,9 @@ struct dft_object {
 	struct region *region;
 	int seen;           /* marks objects still loaded during a rescan */
 	size_t nsites;
+	uint32_t id0;       /* its sites' ids are id0 .. id0 + nsites - 1 */
+	uintptr_t thunks;   /* graph shortcut thunks, by id - id0 (patch_lock); 0: none yet */
+	size_t thunks_len;
 };
 
 extern struct site *site_tab HIDDEN; /* sorted by addr */
@@ -157,6 +166,9 @@ uint32_t site_id_lookup(uintptr_t ip) HIDDEN;
  * (REGION_GRAPH). Call while OPS is not registered. */
 struct dynftrace_ops;
 void ops_set_graph(struct dynftrace_ops *ops) HIDDEN;
+/* sites.c: the graph shortcut thunk of S (made with its object's first), 0
+ * when there is no memory within reach. patch_lock held. */
+uintptr_t site_thunk(struct site *s) HIDDEN;
 extern struct dynftrace_ops *graph_route_ops HIDDEN;
 extern uint32_t site_next_id HIDDEN; /* ids below it have been handed out */
 extern unsigned long sites_gen HIDDEN; /* bumped when objects come or go */

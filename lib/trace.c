@@ -187,7 +187,7 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 	uint64_t dur = now > e->ts ? now - e->ts : 0;
 	if (e->fl & SE_ROOT)
 		g->filter_depth--;
-	if (!returned && e->hooked && *e->slot == (uintptr_t)dft_return_tramp)
+	if (!returned && e->hooked && *e->slot == e->hook)
 		*e->slot = e->orig; /* still live somewhere? leave it returning right */
 	if (e->fl & SE_NOTRACE) {
 		g->notrace_depth--;
@@ -238,26 +238,27 @@ static void close_dead(struct fg_thread *g, uintptr_t limit)
 		frame_close(g, now, 0);
 }
 
-static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,
-			struct dynftrace_regs *regs)
+/*
+ * The entry of function ID whose return address is at SLOT: 1 when a shadow
+ * entry was pushed, and the function must return through HOOK:
+ * dft_return_tramp, written into SLOT here, or a graph thunk's hook (the
+ * thunk's own call puts it there, see tramp.S). 0: not traced.
+ */
+HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 {
-	(void)parent_ip;
-	(void)ops;
-	uint32_t id = site_id_lookup(ip);
 	if (unlikely(id == UINT32_MAX))
-		return;
+		return 0;
 	struct fg_thread *g = fg_get();
 	if (unlikely(!g)) {
 		ring_count_lost(2);
-		return;
+		return 0;
 	}
-	uintptr_t *slot = (uintptr_t *)regs->sp;
 	close_dead(g, (uintptr_t)slot + 1); /* a live caller's slot is above ours */
 	if (g->notrace_depth)
-		return; /* below a graph_notrace function */
+		return 0; /* below a graph_notrace function */
 	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
 	if (max_depth && g->depth >= max_depth)
-		return;
+		return 0;
 	uint8_t root = 0, fl = 0;
 	const struct root_map *r = __atomic_load_n(&trace_roots, __ATOMIC_ACQUIRE);
 	if (unlikely(r != NULL)) {
@@ -266,14 +267,14 @@ static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftr
 			fl = SE_NOTRACE;
 		else if (r->has_roots && g->filter_depth == 0) {
 			if (!(f & ROOT_FL_ROOT))
-				return;
+				return 0;
 			root = 1;
 		}
 	}
 	if (unlikely(g->depth == SHADOW_MAX)) {
 		g->overflow++;
 		ring_count_lost(2);
-		return;
+		return 0;
 	}
 	enum tracer_kind kind = READ_ONCE(trace_cfg.kind);
 	uint64_t ts = 0;
@@ -292,13 +293,14 @@ static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftr
 				fl |= SE_LIVE;
 		}
 		if (!fl)
-			return;
+			return 0;
 	} else {
 		ts = ring_now();
 	}
 	struct shadow_ent *e = &g->ent[g->depth];
 	e->slot = slot;
 	e->orig = *slot;
+	e->hook = hook;
 	e->ts = ts;
 	e->child_ns = 0;
 	e->id = id;
@@ -308,12 +310,23 @@ static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftr
 	e->epoch = (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED);
 	g->filter_depth += root;
 	g->notrace_depth += !!(fl & SE_NOTRACE);
-	*slot = (uintptr_t)dft_return_tramp;
+	if (hook == (uintptr_t)dft_return_tramp)
+		*slot = hook;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* a nested handler sees the push */
 	g->depth++;
+	return 1;
 }
 
-/* Called by dft_return_tramp; returns where the traced function returns. */
+static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,
+			struct dynftrace_regs *regs)
+{
+	(void)parent_ip;
+	(void)ops;
+	trace_graph_enter(site_id_lookup(ip), (uintptr_t *)regs->sp, (uintptr_t)dft_return_tramp);
+}
+
+/* Called by dft_return_tramp and the graph thunks' exit (the slow path);
+ * returns where the traced function returns. */
 HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 {
 	(void)retval;
@@ -382,10 +395,19 @@ static void unhook_all(struct fg_thread *g)
 {
 	for (uint32_t i = 0; i < g->depth; i++) {
 		struct shadow_ent *e = &g->ent[i];
-		if (e->hooked && *e->slot == (uintptr_t)dft_return_tramp) {
+		if (e->hooked && *e->slot == e->hook) {
 			*e->slot = e->orig;
 			e->hooked = 0;
 		}
+	}
+}
+
+void trace_fatal_unhook(void)
+{
+	struct fg_thread *g = fg_self;
+	if (g) {
+		dft_self.recursion++; /* for good: the thread is dying */
+		unhook_all(g);
 	}
 }
 
@@ -433,7 +455,7 @@ PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
 		for (uint32_t i = 0; i < g->depth; i++) {
 			struct shadow_ent *e = &g->ent[i];
 			if (!e->hooked && *e->slot == e->orig) {
-				*e->slot = (uintptr_t)dft_return_tramp;
+				*e->slot = e->hook;
 				e->hooked = 1;
 			}
 		}

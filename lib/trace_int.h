@@ -49,10 +49,11 @@ extern struct root_map *trace_roots HIDDEN;
 struct shadow_ent {
 	uintptr_t *slot; /* where the return address lives */
 	uintptr_t orig;  /* the real return address */
+	uintptr_t hook;  /* what *slot holds while hooked: dft_return_tramp or a thunk's */
 	uint64_t ts;     /* entry time */
 	uint64_t child_ns; /* time spent in traced callees (profile) */
 	uint32_t id;
-	uint8_t hooked;  /* *slot holds dft_return_tramp */
+	uint8_t hooked;  /* *slot holds hook (or will: a thunk's call writes it) */
 	uint8_t kind;    /* enum tracer_kind at entry */
 	uint8_t fl;      /* SE_* */
 	uint8_t epoch;   /* live_epoch at entry (low bits) */
@@ -80,7 +81,11 @@ struct fg_thread {
 extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initial-exec")));
 
 /* graph_fast.c: the fast entry and exit of function_graph (see there). */
-unsigned long dft_graph_fast_entry(unsigned long ip, uintptr_t *slot, uint64_t tsc) HIDDEN;
+unsigned long dft_graph_fast_entry(uint32_t id, uintptr_t *slot, uint64_t tsc,
+				   uintptr_t thunk_ret) HIDDEN;
 uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
+/* trace.c: the entry of function ID whose return address is at SLOT (see
+ * there); 1: traced, it returns through HOOK. */
+int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook) HIDDEN;
 
 #endif

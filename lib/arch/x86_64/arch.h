@@ -23,8 +23,12 @@ extern const char dft_ops_light_tmpl_slot[] HIDDEN;
 extern const char dft_ops_light_tmpl_full[] HIDDEN;
 extern const char dft_ops_light_tmpl_table[] HIDDEN;
 extern const char dft_ops_light_tmpl_stub0[] HIDDEN;
-extern const char dft_graph_tmpl[] HIDDEN;
-extern const char dft_graph_tmpl_end[] HIDDEN;
-extern const char dft_graph_tmpl_slot[] HIDDEN;
-extern const char dft_graph_tmpl_slow[] HIDDEN;
+extern const char dft_gentry_tmpl[] HIDDEN;
+extern const char dft_gentry_tmpl_end[] HIDDEN;
+extern const char dft_gentry_tmpl_fast[] HIDDEN;
+extern const char dft_gentry_tmpl_slow[] HIDDEN;
+extern const char dft_gexit_tmpl[] HIDDEN;
+extern const char dft_gexit_tmpl_end[] HIDDEN;
+extern const char dft_gexit_tmpl_fast[] HIDDEN;
+extern const char dft_gexit_tmpl_slow[] HIDDEN;
 #endif

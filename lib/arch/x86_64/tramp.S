@@ -242,73 +242,170 @@ dft_ops_light_tmpl_end:
 	.size	dft_ops_light_tmpl, dft_ops_light_tmpl_end - dft_ops_light_tmpl
 
 /*
- * The function-graph shortcut (seed 004). A site whose only ops is the
- * graph tracer calls a copy of this directly: no stub, no list, no ops
- * call, and only the general registers that may carry arguments are saved,
- * because the C entry (graph_fast.c) is built with -mgeneral-regs-only and
- * calls nothing. rdtsc goes first so that its latency overlaps the entry's
- * other work. When the entry returns non-zero (anything but the common
- * case), the registers are put back and the copy jumps to the region's
- * generic trampoline copy for dft_graph_slow, the stack exactly as the site
- * left it. Stack on entry: 0 = site + 5, 8 = the traced function's return.
+ * The function-graph shortcut (seed 004): a site whose only ops is the
+ * graph tracer JUMPS to its own thunk (sites.c, thunk_write), 32 bytes
+ * next to its region:
+ *
+ *	 0  mov  $ID, %r11d
+ *	 6  call gentry           region + REGION_GRAPH (this file)
+ *	11  jnz  26               not traced
+ *	13  call SITE + 5         the function runs; 0(%rsp) = 18 (the hook)
+ *	18  call gexit            region + REGION_GEXIT: r11 = real return
+ *	23  push %r11
+ *	25  ret
+ *	26  jmp  SITE + 5
+ *
+ * Every call has its return, so the return stack buffer predicts every
+ * return (a return-address hook mispredicts one per call), the site id
+ * comes with the jump (no ip hash lookup), and there is no indirect
+ * branch. gentry ends with `ret $8` when it traced the call: the real
+ * return address (already on the shadow stack) leaves the stack, and the
+ * thunk's `call SITE + 5` puts the hook in its place, so the function
+ * sees its arguments where its caller put them.
+ *
+ * Only the general registers are saved on the fast paths: the C entries
+ * (graph_fast.c) are built with -mgeneral-regs-only and call nothing.
+ * rdtsc goes first so that its latency overlaps the entry's other work.
+ * When a fast entry answers 2 (anything but the common case), the vector
+ * registers are saved too and the generic C entry runs.
  */
-	.globl	dft_graph_tmpl
-	.hidden	dft_graph_tmpl
-	.globl	dft_graph_tmpl_end
-	.hidden	dft_graph_tmpl_end
-	.globl	dft_graph_tmpl_slot
-	.hidden	dft_graph_tmpl_slot
-	.globl	dft_graph_tmpl_slow
-	.hidden	dft_graph_tmpl_slow
-	.type	dft_graph_tmpl, @function
+	.globl	dft_gentry_tmpl
+	.hidden	dft_gentry_tmpl
+	.globl	dft_gentry_tmpl_end
+	.hidden	dft_gentry_tmpl_end
+	.globl	dft_gentry_tmpl_fast
+	.hidden	dft_gentry_tmpl_fast
+	.globl	dft_gentry_tmpl_slow
+	.hidden	dft_gentry_tmpl_slow
+	.type	dft_gentry_tmpl, @function
 	.p2align 4
-dft_graph_tmpl:
+dft_gentry_tmpl:
+	/* 0 = thunk + 11, 8 = the traced function's return, r11d = site id */
 	.cfi_startproc
 	pushq	%rbp
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbp, -16
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
-	subq	$80, %rsp
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movq	%r11, 64(%rsp)
+	subq	$TRAMP_FRAME, %rsp
+	movq	%rdi, REGS_RDI(%rsp)
+	movq	%rsi, REGS_RSI(%rsp)
+	movq	%rdx, REGS_RDX(%rsp)
+	movq	%rcx, REGS_RCX(%rsp)
+	movq	%r8, REGS_R8(%rsp)
+	movq	%r9, REGS_R9(%rsp)
+	movq	%rax, REGS_RAX(%rsp)
+	movq	%r10, REGS_R10(%rsp)
+	movq	%r11, REGS_R11(%rsp)	/* the site id */
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* tsc */
-	movq	8(%rbp), %rdi
-	subq	$5, %rdi		/* ip: the site */
+	movl	%r11d, %edi		/* id */
 	leaq	16(%rbp), %rsi		/* slot of the traced function's return */
-	call	*dft_graph_tmpl_slot(%rip)
-	testq	%rax, %rax
-	movq	0(%rsp), %rdi
-	movq	8(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %r8
-	movq	40(%rsp), %r9
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %r10
-	movq	64(%rsp), %r11
+	movq	8(%rbp), %rcx		/* thunk + 11 */
+	call	*dft_gentry_tmpl_fast(%rip)
+	cmpq	$2, %rax
+	jne	1f
+	/* The generic entry: every argument register saved. */
+	movdqu	%xmm0, REGS_XMM+0*16(%rsp)
+	movdqu	%xmm1, REGS_XMM+1*16(%rsp)
+	movdqu	%xmm2, REGS_XMM+2*16(%rsp)
+	movdqu	%xmm3, REGS_XMM+3*16(%rsp)
+	movdqu	%xmm4, REGS_XMM+4*16(%rsp)
+	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
+	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
+	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
+	movq	0(%rbp), %rax
+	movq	%rax, REGS_RBP(%rsp)
+	leaq	16(%rbp), %rsi
+	movq	%rsi, REGS_SP(%rsp)
+	movq	REGS_R11(%rsp), %rdi	/* id */
+	movq	%rsp, %rdx		/* regs */
+	movq	8(%rbp), %rcx		/* thunk + 11 */
+	call	*dft_gentry_tmpl_slow(%rip)
+	movdqu	REGS_XMM+0*16(%rsp), %xmm0
+	movdqu	REGS_XMM+1*16(%rsp), %xmm1
+	movdqu	REGS_XMM+2*16(%rsp), %xmm2
+	movdqu	REGS_XMM+3*16(%rsp), %xmm3
+	movdqu	REGS_XMM+4*16(%rsp), %xmm4
+	movdqu	REGS_XMM+5*16(%rsp), %xmm5
+	movdqu	REGS_XMM+6*16(%rsp), %xmm6
+	movdqu	REGS_XMM+7*16(%rsp), %xmm7
+1:	testq	%rax, %rax		/* ZF: traced (the thunk's jnz) */
+	movq	REGS_RDI(%rsp), %rdi
+	movq	REGS_RSI(%rsp), %rsi
+	movq	REGS_RDX(%rsp), %rdx
+	movq	REGS_RCX(%rsp), %rcx
+	movq	REGS_R8(%rsp), %r8
+	movq	REGS_R9(%rsp), %r9
+	movq	REGS_RAX(%rsp), %rax
+	movq	REGS_R10(%rsp), %r10
 	leave
 	.cfi_def_cfa %rsp, 8
-	jnz	1f
-	ret
-1:	jmp	*dft_graph_tmpl_slow(%rip)
+	jnz	2f
+	ret	$8			/* traced: the real return leaves */
+2:	ret
 	.cfi_endproc
 	.p2align 3
-dft_graph_tmpl_slot:
+dft_gentry_tmpl_fast:
 	.quad	0
-dft_graph_tmpl_slow:
+dft_gentry_tmpl_slow:
 	.quad	0
-dft_graph_tmpl_end:
-	.size	dft_graph_tmpl, dft_graph_tmpl_end - dft_graph_tmpl
+dft_gentry_tmpl_end:
+	.size	dft_gentry_tmpl, dft_gentry_tmpl_end - dft_gentry_tmpl
+
+	.globl	dft_gexit_tmpl
+	.hidden	dft_gexit_tmpl
+	.globl	dft_gexit_tmpl_end
+	.hidden	dft_gexit_tmpl_end
+	.globl	dft_gexit_tmpl_fast
+	.hidden	dft_gexit_tmpl_fast
+	.globl	dft_gexit_tmpl_slow
+	.hidden	dft_gexit_tmpl_slow
+	.type	dft_gexit_tmpl, @function
+	.p2align 4
+dft_gexit_tmpl:
+	/* 0 = thunk + 23, 8(%rsp) = where the traced function returned from
+	 * (slot + 8, 16-byte aligned); its results in rax:rdx, xmm0:xmm1.
+	 * Returns the real return address in r11. */
+	.cfi_startproc
+	pushq	%rax
+	pushq	%rdx
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 24
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx
+	movq	%rdx, %rsi		/* tsc */
+	leaq	32(%rsp), %rdi		/* the traced function's %rsp after ret */
+	call	*dft_gexit_tmpl_fast(%rip)
+	testq	%rax, %rax
+	jnz	1f
+	subq	$32, %rsp
+	.cfi_adjust_cfa_offset 32
+	movdqu	%xmm0, 0(%rsp)
+	movdqu	%xmm1, 16(%rsp)
+	leaq	64(%rsp), %rdi
+	leaq	40(%rsp), %rsi		/* rdx, rax */
+	call	*dft_gexit_tmpl_slow(%rip)
+	movdqu	0(%rsp), %xmm0
+	movdqu	16(%rsp), %xmm1
+	addq	$32, %rsp
+	.cfi_adjust_cfa_offset -32
+1:	movq	%rax, %r11
+	addq	$8, %rsp
+	popq	%rdx
+	popq	%rax
+	.cfi_adjust_cfa_offset -24
+	ret
+	.cfi_endproc
+	.p2align 3
+dft_gexit_tmpl_fast:
+	.quad	0
+dft_gexit_tmpl_slow:
+	.quad	0
+dft_gexit_tmpl_end:
+	.size	dft_gexit_tmpl, dft_gexit_tmpl_end - dft_gexit_tmpl
 
 /*
  * dft_return_tramp - where a function hooked by the graph tracer returns.

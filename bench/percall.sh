@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# percall.sh - the cost of one traced call (function_graph: entry + exit,
+# recorded), measured inside the process (bench/percall.c: the fastest of
+# many short windows, so a busy machine does not blur it), for dynftrace's
+# routes and for uftrace on the same binary. Prints a markdown table.
+# Usage: bench/percall.sh [WINDOWS [CALLS_PER_WINDOW [RUNS]]]
+set -u
+cd "$(dirname "$0")/.."
+W=${1:-300}
+K=${2:-20000}
+RUNS=${3:-3}
+B=${B:-build}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+gcc -O2 -fpatchable-function-entry=5 bench/percall.c -o "$T/pc" || exit 1
+# best NAME CMD...: the lowest "percall" of RUNS runs
+best() {
+	local b="" v
+	for _ in $(seq "$RUNS"); do
+		rm -rf "$T/d"
+		v=$("$@" 2>/dev/null | sed -n 's/^percall //p')
+		[ -n "$v" ] || continue
+		if [ -z "$b" ] || awk -v a="$v" -v b="$b" 'BEGIN { exit !(a < b) }'; then b=$v; fi
+	done
+	echo "${b:-nan}"
+}
+base=$(best "$T/pc" "$W" "$K")
+echo "## Cost per traced call ($(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg))"
+echo
+echo "bench/percall.c: leaf() called in $W windows of $K calls; the fastest window, best of $RUNS runs; gcc -O2 -fpatchable-function-entry=5. function_graph records entry and exit of every call."
+echo
+echo "| how | ns per call | overhead ns |"
+echo "|---|---|---|"
+row() {
+	local name=$1 v
+	shift
+	v=$(best "$@")
+	awk -v n="$name" -v v="$v" -v b="$base" 'BEGIN { if (v == "nan") printf "| %s | - | - |\n", n; else printf "| %s | %.2f | %.2f |\n", n, v, v - b }'
+}
+echo "| untraced | $base | - |"
+row "dynftrace record (graph shortcut: thunk)" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
+row "dynftrace record, control socket on" "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
+row "dynftrace record, per-ops route (DYNFTRACE_GRAPH_SHORTCUT=0)" env DYNFTRACE_CONTROL=0 DYNFTRACE_GRAPH_SHORTCUT=0 "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
+row "dynftrace record, list function (DYNFTRACE_ROUTES=list)" env DYNFTRACE_CONTROL=0 DYNFTRACE_ROUTES=list "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
+if command -v uftrace >/dev/null; then
+	row "uftrace record -P ." uftrace record -P . -d "$T/d" "$T/pc" "$W" "$K"
+else
+	echo "| uftrace record -P . | (not installed) | - |"
+fi
