@@ -61,7 +61,17 @@ static int tp_all(struct tp_vec *c)
 	return err;
 }
 
+static int events_available(struct sbuf *out, char *why, size_t whylen);
+
 HIDDEN int ctl_events_available(struct sbuf *out, char *why, size_t whylen)
+{
+	pthread_rwlock_rdlock(&dft_unload_lock); /* see ctl_events_read() */
+	int err = events_available(out, why, whylen);
+	pthread_rwlock_unlock(&dft_unload_lock);
+	return err;
+}
+
+static int events_available(struct sbuf *out, char *why, size_t whylen)
 {
 	struct tp_vec c;
 	if (tp_all(&c)) {
@@ -101,7 +111,28 @@ static int parse(const char *arg, struct dynftrace_tracepoint **tp, int *all, in
 	return 0;
 }
 
+static int events_read(const char *arg, struct sbuf *out, char *why, size_t whylen);
+static int events_write(const char *arg, const char *val, char *why, size_t whylen);
+
+/* Tracepoints live in their objects: hold the unload barrier (interpose.c)
+ * from the lookup to the last use, so a dlclose cannot unmap one meanwhile. */
 HIDDEN int ctl_events_read(const char *arg, struct sbuf *out, char *why, size_t whylen)
+{
+	pthread_rwlock_rdlock(&dft_unload_lock);
+	int err = events_read(arg, out, why, whylen);
+	pthread_rwlock_unlock(&dft_unload_lock);
+	return err;
+}
+
+HIDDEN int ctl_events_write(const char *arg, const char *val, char *why, size_t whylen)
+{
+	pthread_rwlock_rdlock(&dft_unload_lock);
+	int err = events_write(arg, val, why, whylen);
+	pthread_rwlock_unlock(&dft_unload_lock);
+	return err;
+}
+
+static int events_read(const char *arg, struct sbuf *out, char *why, size_t whylen)
 {
 	struct dynftrace_tracepoint *tp;
 	int all, dir;
@@ -141,7 +172,7 @@ HIDDEN int ctl_events_read(const char *arg, struct sbuf *out, char *why, size_t 
 	return 0;
 }
 
-HIDDEN int ctl_events_write(const char *arg, const char *val, char *why, size_t whylen)
+static int events_write(const char *arg, const char *val, char *why, size_t whylen)
 {
 	struct dynftrace_tracepoint *tp;
 	int all, dir;

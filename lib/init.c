@@ -26,8 +26,11 @@ void dft_fatal_install(void) HIDDEN; /* interpose.c */
 
 /* fork: no batch may be half done, and no registry change in flight, when
  * the address space is copied. */
+static __thread int fork_unload_held __attribute__((tls_model("initial-exec")));
+
 static void atfork_prepare(void)
 {
+	fork_unload_held = dft_unload_fork_prepare();
 	patch_lock();
 	rcu_atfork_prepare();
 }
@@ -36,6 +39,7 @@ static void atfork_parent(void)
 {
 	rcu_atfork_parent();
 	patch_unlock();
+	dft_unload_fork_done(fork_unload_held);
 }
 
 static void atfork_child(void)
@@ -43,6 +47,7 @@ static void atfork_child(void)
 	rcu_atfork_child();
 	patch_atfork_child();
 	trace_atfork_child();
+	dft_unload_fork_done(fork_unload_held);
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

@@ -3,6 +3,7 @@
 #ifndef DYNFTRACE_INTERNAL_H
 #define DYNFTRACE_INTERNAL_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,11 @@ int dft_trap_handler_install(void) HIDDEN;
 /* Forward a SIGTRAP that is not ours to what the program set up. */
 void dft_trap_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
 void dft_signals_init(void) HIDDEN;
+
+/* interpose.c: the unload barrier (see there). Readers: pthread_rwlock_rdlock. */
+extern pthread_rwlock_t dft_unload_lock HIDDEN;
+int dft_unload_fork_prepare(void) HIDDEN;
+void dft_unload_fork_done(int held) HIDDEN;
 
 /* init.c: idempotent; every entry point that may run before the
  * constructor (API calls from other constructors, dlopen) calls it. */

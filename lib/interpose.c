@@ -646,17 +646,49 @@ PUBLIC void *dlopen(const char *file, int mode)
 	return h;
 }
 
+/*
+ * The unload barrier: code that uses memory of a loaded object from outside
+ * it (the control thread's events/ files use tracepoints, which live in
+ * their objects) holds dft_unload_lock for reading; dlclose holds it for
+ * writing across the unload, so an object cannot go away meanwhile. A
+ * destructor's own dlclose (nested) does not take it again. Lock order:
+ * dft_unload_lock -> tp_lock -> patch_lock.
+ */
+HIDDEN pthread_rwlock_t dft_unload_lock = PTHREAD_RWLOCK_INITIALIZER;
+static __thread int unload_depth __attribute__((tls_model("initial-exec")));
+
+/* fork (init.c): no unload in flight while the address space is copied. */
+HIDDEN int dft_unload_fork_prepare(void)
+{
+	if (unload_depth) /* fork from a destructor: we hold it already */
+		return 0;
+	pthread_rwlock_rdlock(&dft_unload_lock);
+	return 1;
+}
+
+HIDDEN void dft_unload_fork_done(int held)
+{
+	if (held)
+		pthread_rwlock_unlock(&dft_unload_lock);
+}
+
 PUBLIC int dlclose(void *handle)
 {
 	static int (*real)(void *);
 	if (!real)
 		real = (int (*)(void *))dft_real("dlclose");
+	int outer = unload_depth++ == 0;
+	if (outer)
+		pthread_rwlock_wrlock(&dft_unload_lock);
 	/* Held across the unload so no batch writes into pages being unmapped;
 	 * recursive, so destructors may still call the API. */
 	patch_lock();
 	int r = real(handle);
 	sites_rescan();
 	patch_unlock();
+	if (outer)
+		pthread_rwlock_unlock(&dft_unload_lock);
+	unload_depth--;
 	return r;
 }
 

