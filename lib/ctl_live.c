@@ -768,13 +768,17 @@ static int cursor_fill(struct live_cursor *c)
 	uint64_t gen = __atomic_load_n(&live_gen, __ATOMIC_RELAXED);
 	size_t n = 0;
 	struct live_buf *b;
-	for (b = __atomic_load_n(&live_head, __ATOMIC_ACQUIRE); b; b = b->next)
+	/* One snapshot of the head for both passes: writers push new buffers
+	 * in front of it meanwhile (only this thread unlinks), so the list
+	 * from it on does not change; a second load could see more. */
+	struct live_buf *head = __atomic_load_n(&live_head, __ATOMIC_ACQUIRE);
+	for (b = head; b; b = b->next)
 		n++;
 	struct live_buf **v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	n = 0;
-	for (b = __atomic_load_n(&live_head, __ATOMIC_ACQUIRE); b; b = b->next)
+	for (b = head; b; b = b->next)
 		if (b->gen == gen)
 			v[n++] = b;
 	int err = 0;
