@@ -33,11 +33,14 @@
  * | trap_*         | owner (its signal wrappers and handler) | owner          |
  */
 struct dft_thread {
+	/* Owner thread only (rcu_ctr also read by rcu_synchronize). The
+	 * light per-ops body (tramp.S) tests the first four as two
+	 * quadwords: keep them in this order. */
 	unsigned int recursion;
-	unsigned int api_depth; /* patch_lock nesting: no callbacks meanwhile */
 	unsigned int rcu_nest;
-	unsigned long rcu_ctr; /* 0: outside read side; else gp counter at entry */
+	unsigned int api_depth; /* patch_lock nesting: no callbacks meanwhile */
 	int state;             /* THREAD_NEW, THREAD_REGISTERED, THREAD_EXITING */
+	unsigned long rcu_ctr; /* 0: outside read side; else gp counter at entry */
 	pid_t tid;
 	struct dft_thread *next, *prev;
 	/* SIGTRAP virtualisation, see interpose.c */

@@ -73,9 +73,9 @@ static struct dynftrace_ops list_ops = {.func = list_func};
 static struct dynftrace_ops *dispatch_ops = &list_ops;
 static unsigned long recursion_miss;
 
-/* The light route needs dft_stub_light_entry built for general registers
- * only and free of sanitizer calls; clang's TSan instruments atomics
- * despite no_sanitize("thread"), so clang needs
+/* What a GPR_ONLY callback may call (late_func, dynftrace_regs_arg) is
+ * built for general registers only and free of sanitizer calls; clang's
+ * TSan instruments atomics despite no_sanitize("thread"), so clang needs
  * disable_sanitizer_instrumentation (clang 14). Where that cannot be had,
  * GPR_ONLY ops take the full body, which is always right. */
 #if defined(__clang__) && defined(__has_attribute)
@@ -1181,53 +1181,30 @@ HIDDEN void dft_stub_entry(unsigned long ip, unsigned long parent, struct dynftr
 	cb_leave(t);
 }
 
-/*
- * The light per-ops body's C entry (DYNFTRACE_OPS_FL_GPR_ONLY): only the
- * general registers were saved, so this is built for general registers
- * only, without sanitizer instrumentation, and calls nothing but the
- * callback (which promised the same) or late_func (built the same way):
- * no helper, inline or not, because gcc would not inline one built for
- * every register and would call it. So cb_enter()/rcu_read_lock() are
- * spelled out here; keep them in step with internal.h. Anything but the
- * common case (thread not registered yet, a recursion, a failed fast
- * check) returns 1 before any side effect, and the body then runs the full
- * one (dft_stub_entry, every register saved), which handles it. 0: done.
- * TABLE and STUB0 are the region's stub_ops[] and first stub (the body's
- * slots).
- */
-HIDDEN LIGHT_FN unsigned long dft_stub_light_entry(unsigned long ip, unsigned long parent,
-						   struct dynftrace_regs *regs, unsigned long idx,
-						   struct dynftrace_ops *const *table,
-						   uintptr_t stub0)
+/* The light per-ops body (tramp.S) reads these fields of dft_self. */
+_Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION &&
+		       __builtin_offsetof(struct dft_thread, rcu_nest) == THR_RECURSION + 4 &&
+		       __builtin_offsetof(struct dft_thread, api_depth) == THR_API_DEPTH &&
+		       __builtin_offsetof(struct dft_thread, state) == THR_API_DEPTH + 4 &&
+		       sizeof(dft_self.recursion) == 4 && sizeof(dft_self.rcu_nest) == 4 &&
+		       sizeof(dft_self.api_depth) == 4 && sizeof(dft_self.state) == 4 &&
+		       __builtin_offsetof(struct dft_thread, rcu_ctr) == THR_RCU_CTR &&
+		       sizeof(dft_self.rcu_ctr) == 8 && THR_CALLBACK == (1ul << 32 | 1) &&
+		       THR_IDLE == (unsigned long)THREAD_REGISTERED << 32 &&
+		       THREAD_REGISTERED == THREAD_REGISTERED_ASM &&
+		       __builtin_offsetof(struct dynftrace_ops, func) == 0,
+       "light body offsets");
+
+/* What the light per-ops body's copies need (sites.c): dft_self's offset
+ * from the thread pointer (initial-exec TLS: the same in every thread),
+ * routes_seq and the RCU counter. */
+HIDDEN void ops_light_slots(intptr_t *tls, const void **seq, const void **gp)
 {
-#if LIGHT_ROUTE
-	struct dft_thread *t = &dft_self;
-	size_t k = idx & 0xfff;
-	if (unlikely(t->recursion | t->api_depth) || unlikely(t->state != THREAD_REGISTERED))
-		return 1;
-	unsigned long seq = __atomic_load_n(&routes_seq.v, __ATOMIC_ACQUIRE);
-	t->recursion = 1;
-	/* rcu_read_lock() */
-	unsigned nest = t->rcu_nest;
-	t->rcu_nest = nest + 1;
-	if (likely(!nest))
-		__atomic_store_n(&t->rcu_ctr, __atomic_load_n(&rcu_gp_ctr, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELEASE);
-	barrier();
-	struct dynftrace_ops *op = __atomic_load_n(&table[k], __ATOMIC_ACQUIRE);
-	int fast = SITE_CALLS(ip, stub0 + 16 * k) && ROUTES_STABLE(seq);
-	if (likely(fast))
-		op->func(ip, parent, op, regs); /* the owner, or late_ops (late_func) */
-	/* rcu_read_unlock() */
-	barrier();
-	if (likely(--t->rcu_nest == 0))
-		__atomic_store_n(&t->rcu_ctr, 0, __ATOMIC_RELEASE);
-	t->recursion = 0;
-	return !fast;
-#else
-	(void)ip, (void)parent, (void)regs, (void)idx, (void)table, (void)stub0;
-	return 1;
-#endif
+	uintptr_t tp;
+	__asm__("movq %%fs:0, %0" : "=r"(tp));
+	*tls = (intptr_t)((uintptr_t)&dft_self - tp);
+	*seq = &routes_seq.v;
+	*gp = &rcu_gp_ctr;
 }
 
 /* The graph shortcut's generic entry (tramp.S: dft_gentry_tmpl), for what

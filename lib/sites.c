@@ -94,7 +94,7 @@ void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
  *   +1024  per-ops body (dft_ops_tmpl) whose C entry is dft_stub_entry
  *   +1536  graph shortcut (dft_graph_tmpl), +2048 its slow path
  *   +2560  light per-ops body (dft_ops_light_tmpl): general registers only,
- *          C entry dft_stub_light_entry, else it jumps to the +1024 body
+ *          the common case in assembly, else it jumps to the +1024 body
  *   +3072  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`,
  *          body +1024 for the first REGION_STUBS_FULL, +2560 for the rest
  * Regions are never unmapped: a thread may be inside one at any time. Stubs
@@ -120,9 +120,7 @@ unsigned long dft_graph_fast_entry(uint32_t id, uintptr_t *slot, uint64_t tsc,
 uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
 uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval) HIDDEN;
 void dft_stub_entry(unsigned long ip, unsigned long parent, void *regs, unsigned long idx) HIDDEN;
-unsigned long dft_stub_light_entry(unsigned long ip, unsigned long parent, void *regs,
-				   unsigned long idx, struct dynftrace_ops *const *table,
-				   uintptr_t stub0) HIDDEN;
+void ops_light_slots(intptr_t *tls, const void **seq, const void **gp) HIDDEN;
 
 static void put_slot(char *base, size_t off, const char *tmpl, const char *slot, void *fn)
 {
@@ -180,14 +178,20 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 		put_slot(b, REGION_GEXIT, dft_gexit_tmpl, dft_gexit_tmpl_slow,
 			 (void *)dft_graph_return);
 		put_copy(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_end,
-			 dft_ops_light_tmpl_slot, (void *)dft_stub_light_entry);
-		void *lslot[3] = {b + REGION_OPS, regions[rno].stub_ops, b + REGION_STUB0};
-		memcpy(b + REGION_OPS_LIGHT + (dft_ops_light_tmpl_full - dft_ops_light_tmpl),
-		       &lslot[0], sizeof(lslot[0]));
-		memcpy(b + REGION_OPS_LIGHT + (dft_ops_light_tmpl_table - dft_ops_light_tmpl),
-		       &lslot[1], sizeof(lslot[1]));
-		memcpy(b + REGION_OPS_LIGHT + (dft_ops_light_tmpl_stub0 - dft_ops_light_tmpl),
-		       &lslot[2], sizeof(lslot[2]));
+			 dft_ops_light_tmpl_full, b + REGION_OPS);
+		intptr_t tls;
+		const void *seq, *gp;
+		ops_light_slots(&tls, &seq, &gp);
+		put_slot(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_table,
+			 regions[rno].stub_ops);
+		put_slot(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_stub0,
+			 b + REGION_STUB0);
+		put_slot(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_tls,
+			 (void *)tls);
+		put_slot(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_seq,
+			 (void *)seq);
+		put_slot(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_gp,
+			 (void *)gp);
 		for (uint32_t k = 0; k < REGION_STUBS; k++) {
 			uint8_t *st = (uint8_t *)b + REGION_STUB0 + 16 * k;
 			uint32_t idx = rno << 12 | k;

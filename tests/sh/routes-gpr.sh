@@ -7,7 +7,7 @@
 # as the flag's contract says: -mgeneral-regs-only, no sanitizers (and the
 # site flags: it calls a traced function). For gcc, and clang when installed
 # (default configuration only). Then the runtime's side of the contract: the
-# light route's C entry (and dynftrace_regs_arg) use no vector or x87
+# light route's body (and late_func, dynftrace_regs_arg) use no vector or x87
 # register and call nothing but the callback. Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 R=$TOP/tests/routes
@@ -53,7 +53,7 @@ done
 
 # The runtime's functions a GPR_ONLY callback path runs.
 if command -v objdump >/dev/null; then
-	for fn in dft_stub_light_entry dynftrace_regs_arg; do
+	for fn in dft_ops_light_tmpl late_func dynftrace_regs_arg; do
 		objdump -d --no-show-raw-insn "$B/libdynftrace.so" |
 			awk -v f="<$fn>:" '$2 == f { on = 1; next } on && /^$/ { exit } on' >"$T/fn"
 		n=$(wc -l <"$T/fn")

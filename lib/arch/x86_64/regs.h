@@ -23,6 +23,17 @@
  * %rsp 16-byte aligned at the C call. */
 #define TRAMP_FRAME 248
 
+/* struct dft_thread (internal.h) fields used by the light per-ops body
+ * (tramp.S), as offsets from dft_self; checked in ops.c. It reads and
+ * writes them as two quadwords (same-size stores forward to the loads of
+ * the next call): recursion and rcu_nest, then api_depth and state. */
+#define THR_RECURSION 0 /* rcu_nest at 4 */
+#define THR_API_DEPTH 8 /* state at 12 */
+#define THR_RCU_CTR 16
+#define THR_CALLBACK 0x100000001 /* recursion 1, rcu_nest 1 */
+#define THR_IDLE 0x100000000 /* api_depth 0, state THREAD_REGISTERED */
+#define THREAD_REGISTERED_ASM 1
+
 #ifndef __ASSEMBLER__
 struct dynftrace_regs {
 	unsigned long rdi, rsi, rdx, rcx, r8, r9;

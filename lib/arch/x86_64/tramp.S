@@ -149,45 +149,54 @@ dft_ops_tmpl_end:
 	.size	dft_ops_tmpl, dft_ops_tmpl_end - dft_ops_tmpl
 
 /*
- * The light per-ops body (DYNFTRACE_OPS_FL_GPR_ONLY). Stubs of the light
- * range jump here instead of to dft_ops_tmpl: the ops' callback, and all it
- * calls, touch no vector or x87 register, and so does the C entry
- * (dft_stub_light_entry, built for general registers only, calling nothing
- * but the callback). So only the general registers that may carry
- * arguments are saved; xmm0-7 stay live in their registers through the
- * whole call, and the xmm part of the regs structure is not filled. When
- * the entry returns non-zero (the thread is not registered yet, a
- * recursion, a late entry: anything but the common case, and before any
- * side effect), the registers are put back and the copy jumps to the
- * region's full body (dft_ops_tmpl) with the stack exactly as the stub left
- * it, which does all of that with every register saved. Besides ip,
- * parent, regs and IDX, the entry gets the region's stub table and first
- * stub from the copy's slots (no lookup).
+ * The light per-ops body (DYNFTRACE_OPS_FL_GPR_ONLY), all in assembly.
+ * Stubs of the light range jump here instead of to dft_ops_tmpl: the ops'
+ * callback, and all it calls, touch no vector or x87 register, so only the
+ * general registers that may carry arguments are saved (xmm0-7 stay live
+ * through the call; the xmm part of the regs structure is not filled), and
+ * what dft_stub_entry does in C is done inline, for the common case only:
+ *   - the thread is registered, outside any callback (recursion), the API
+ *     (api_depth) and any read side (rcu_nest): two quadwords of dft_self,
+ *     found as the thread pointer (%fs:0) plus the copy's offset
+ *     (initial-exec TLS: the same in every thread; addressing every field
+ *     through %fs with a base register measured 1.7 ns slower per call);
+ *   - routes_seq read, recursion and the RCU read side taken (rcu_ctr =
+ *     rcu_gp_ctr; ordered for the writer by membarrier, see rcu.c);
+ *   - the stub's ops read from the region's table, the site checked to call
+ *     this very stub, routes_seq even and unchanged (the late-entry check,
+ *     see ops.c);
+ *   - op->func(ip, parent, op, regs) called straight from here.
+ * Anything else leaves before any side effect, or after undoing the read
+ * side, with every register as the stub left it, and jumps to the region's
+ * full body (dft_ops_tmpl), which handles it (registration, recursion
+ * count, late entries) with every register saved. The fields' offsets are
+ * checked against struct dft_thread in ops.c. r11 is scratch at a
+ * function's entry (SysV); it is saved for regs but not put back.
  * Stack on entry: 0 = IDX, 8 = site + 5, 16 = parent.
  */
 	.globl	dft_ops_light_tmpl
 	.hidden	dft_ops_light_tmpl
 	.globl	dft_ops_light_tmpl_end
 	.hidden	dft_ops_light_tmpl_end
-	.globl	dft_ops_light_tmpl_slot
-	.hidden	dft_ops_light_tmpl_slot
 	.globl	dft_ops_light_tmpl_full
 	.hidden	dft_ops_light_tmpl_full
 	.globl	dft_ops_light_tmpl_table
 	.hidden	dft_ops_light_tmpl_table
 	.globl	dft_ops_light_tmpl_stub0
 	.hidden	dft_ops_light_tmpl_stub0
+	.globl	dft_ops_light_tmpl_tls
+	.hidden	dft_ops_light_tmpl_tls
+	.globl	dft_ops_light_tmpl_seq
+	.hidden	dft_ops_light_tmpl_seq
+	.globl	dft_ops_light_tmpl_gp
+	.hidden	dft_ops_light_tmpl_gp
 	.type	dft_ops_light_tmpl, @function
 	.p2align 4
 dft_ops_light_tmpl:
 	.cfi_startproc
 	.cfi_def_cfa_offset 16
-	pushq	%rbp
-	.cfi_def_cfa_offset 24
-	.cfi_offset %rbp, -24
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$TRAMP_FRAME+8, %rsp	/* as dft_ops_tmpl: a whole dynftrace_regs */
+	subq	$TRAMP_FRAME, %rsp	/* a whole dynftrace_regs; %rsp 16-aligned */
+	.cfi_def_cfa_offset 16+TRAMP_FRAME
 	movq	%rdi, REGS_RDI(%rsp)
 	movq	%rsi, REGS_RSI(%rsp)
 	movq	%rdx, REGS_RDX(%rsp)
@@ -197,20 +206,49 @@ dft_ops_light_tmpl:
 	movq	%rax, REGS_RAX(%rsp)
 	movq	%r10, REGS_R10(%rsp)
 	movq	%r11, REGS_R11(%rsp)
-	movq	0(%rbp), %rax
-	movq	%rax, REGS_RBP(%rsp)
-	leaq	24(%rbp), %rax
-	movq	%rax, REGS_SP(%rsp)
-	movq	16(%rbp), %rdi
-	subq	$5, %rdi
+	movq	%fs:0, %r11		/* the thread pointer */
+	addq	dft_ops_light_tmpl_tls(%rip), %r11	/* &dft_self */
+	cmpq	$0, THR_RECURSION(%r11)	/* no recursion, no read side */
+	jne	2f
+	movabsq	$THR_IDLE, %rax
+	cmpq	%rax, THR_API_DEPTH(%r11)	/* registered, not in the API */
+	jne	2f
+	movq	%r11, REGS_SIZE(%rsp)	/* for the way out: above the regs */
+	movq	dft_ops_light_tmpl_seq(%rip), %r10
+	movq	(%r10), %r9		/* routes_seq, before the route's state */
+	movabsq	$THR_CALLBACK, %rax
+	movq	%rax, THR_RECURSION(%r11)	/* recursion = rcu_nest = 1 */
+	movq	dft_ops_light_tmpl_gp(%rip), %rax
+	movq	(%rax), %rax
+	movq	%rax, THR_RCU_CTR(%r11)	/* rcu_read_lock() */
+	movl	TRAMP_FRAME(%rsp), %ecx	/* IDX */
+	andl	$0xfff, %ecx
+	movq	dft_ops_light_tmpl_table(%rip), %rdx
+	movq	(%rdx,%rcx,8), %rdx	/* op: the owner, or late_ops */
+	shlq	$4, %rcx
+	addq	dft_ops_light_tmpl_stub0(%rip), %rcx	/* this stub */
+	movq	TRAMP_FRAME+8(%rsp), %rdi	/* site + 5 */
+	cmpb	$0xe8, -5(%rdi)		/* the site still calls this stub */
+	jne	1f
+	movslq	-4(%rdi), %rax
+	addq	%rdi, %rax
+	cmpq	%rax, %rcx
+	jne	1f
+	testb	$1, %r9b		/* and no filter change overlapped */
+	jnz	1f
+	cmpq	(%r10), %r9
+	jne	1f
+	subq	$5, %rdi		/* ip */
 	movq	%rdi, REGS_IP(%rsp)
-	movq	24(%rbp), %rsi
-	movq	%rsp, %rdx
-	movq	8(%rbp), %rcx		/* IDX */
-	movq	dft_ops_light_tmpl_table(%rip), %r8
-	movq	dft_ops_light_tmpl_stub0(%rip), %r9
-	call	*dft_ops_light_tmpl_slot(%rip)
-	testq	%rax, %rax		/* the flags survive the moves below */
+	leaq	TRAMP_FRAME+16(%rsp), %rax
+	movq	%rax, REGS_SP(%rsp)
+	movq	%rbp, REGS_RBP(%rsp)
+	movq	TRAMP_FRAME+16(%rsp), %rsi	/* parent */
+	movq	%rsp, %rcx		/* regs */
+	call	*(%rdx)			/* op->func(ip, parent, op, regs) */
+	movq	REGS_SIZE(%rsp), %r11
+	movq	$0, THR_RCU_CTR(%r11)	/* rcu_read_unlock() */
+	movq	$0, THR_RECURSION(%r11)	/* recursion = rcu_nest = 0 */
 	movq	REGS_RDI(%rsp), %rdi
 	movq	REGS_RSI(%rsp), %rsi
 	movq	REGS_RDX(%rsp), %rdx
@@ -219,24 +257,39 @@ dft_ops_light_tmpl:
 	movq	REGS_R9(%rsp), %r9
 	movq	REGS_RAX(%rsp), %rax
 	movq	REGS_R10(%rsp), %r10
-	movq	REGS_R11(%rsp), %r11
-	leave
-	.cfi_def_cfa %rsp, 16
-	jnz	1f
-	leaq	8(%rsp), %rsp		/* drop IDX, flags untouched */
+	addq	$TRAMP_FRAME+8, %rsp	/* and IDX */
+	.cfi_remember_state
 	.cfi_def_cfa_offset 8
 	ret
-1:	.cfi_def_cfa_offset 16
+	.cfi_restore_state
+1:	/* inside the read side: leave it, the full body decides */
+	movq	$0, THR_RCU_CTR(%r11)
+	movq	$0, THR_RECURSION(%r11)
+2:	movq	REGS_RDI(%rsp), %rdi
+	movq	REGS_RSI(%rsp), %rsi
+	movq	REGS_RDX(%rsp), %rdx
+	movq	REGS_RCX(%rsp), %rcx
+	movq	REGS_R8(%rsp), %r8
+	movq	REGS_R9(%rsp), %r9
+	movq	REGS_RAX(%rsp), %rax
+	movq	REGS_R10(%rsp), %r10
+	movq	REGS_R11(%rsp), %r11
+	addq	$TRAMP_FRAME, %rsp
+	.cfi_def_cfa_offset 16
 	jmp	*dft_ops_light_tmpl_full(%rip)	/* IDX still pushed */
 	.cfi_endproc
 	.p2align 3
-dft_ops_light_tmpl_slot:
-	.quad	0
 dft_ops_light_tmpl_full:
 	.quad	0
 dft_ops_light_tmpl_table:
 	.quad	0
 dft_ops_light_tmpl_stub0:
+	.quad	0
+dft_ops_light_tmpl_tls:
+	.quad	0
+dft_ops_light_tmpl_seq:
+	.quad	0
+dft_ops_light_tmpl_gp:
 	.quad	0
 dft_ops_light_tmpl_end:
 	.size	dft_ops_light_tmpl, dft_ops_light_tmpl_end - dft_ops_light_tmpl
