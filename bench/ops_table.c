@@ -20,13 +20,15 @@
  *   trampgpr  DYNFTRACE_ROUTE_TRAMP, pl_target, every ops with
  *             DYNFTRACE_OPS_FL_GPR_ONLY and callbacks built for general
  *             registers only: the light per-ops body
+ *   callopsgpr  DYNFTRACE_ROUTE_CALL_OPS, co_target, the same ops: the
+ *             light CALL_OPS body
  *
  *   ops_table table REPS [CB]  for each of seed 002's rows (relevant /
  *       irrelevant), REPS rounds; in each round the row's ops are registered
  *       once and the first three modes are timed in turn, three times (order
  *       rotated per round), each 100,000 calls after a warm-up; then (or
  *       before, every other round) they are registered again with the
- *       GPR_ONLY flag and trampgpr is timed three times. Prints lines
+ *       GPR_ONLY flag and the two GPR modes are timed three times each. Prints lines
  *       "row MODE R I median_total_ns min max" over the 3 x REPS samples
  *       (CB: inc or empty).
  *   ops_table parts REPS  where one traced call's time goes (ns per call,
@@ -96,12 +98,25 @@ unsigned long co_loop(unsigned long n), pl_loop(unsigned long n);
 
 /* The first NPLAIN modes share one registration of a row; M_GPR needs the
  * ops registered with DYNFTRACE_OPS_FL_GPR_ONLY. */
-enum { M_LIST, M_TRAMP, M_CALLOPS, M_GPR, NMODES, NPLAIN = M_GPR, NCALLS = 100000, MAXOPS = 200 };
-static const char *const mode_name[NMODES] = {"list", "tramp", "callops", "trampgpr"};
+enum {
+	M_LIST,
+	M_TRAMP,
+	M_CALLOPS,
+	M_GPR,
+	M_COGPR,
+	NMODES,
+	NPLAIN = M_GPR,
+	NGPR = NMODES - M_GPR,
+	NCALLS = 100000,
+	MAXOPS = 200
+};
+static const char *const mode_name[NMODES] = {"list", "tramp", "callops", "trampgpr",
+					      "callopsgpr"};
 static const unsigned mode_mask[NMODES] = {DYNFTRACE_ROUTE_LIST, DYNFTRACE_ROUTE_TRAMP,
-					   DYNFTRACE_ROUTE_CALL_OPS, DYNFTRACE_ROUTE_TRAMP};
+					   DYNFTRACE_ROUTE_CALL_OPS, DYNFTRACE_ROUTE_TRAMP,
+					   DYNFTRACE_ROUTE_CALL_OPS};
 static unsigned long (*const mode_loop[NMODES])(unsigned long) = {pl_loop, pl_loop, co_loop,
-								   pl_loop};
+								   pl_loop, co_loop};
 
 static const struct {
 	int rel, irr;
@@ -235,8 +250,10 @@ static int table(int reps, dynftrace_func_t cb)
 				set_gpr(gpr);
 				row_register(r, 1);
 				if (gpr) {
-					for (int j = 0; j < INNER; j++)
-						v[r][M_GPR][k * INNER + j] = time_mode(M_GPR);
+					for (int j = 0; j < NGPR * INNER; j++) {
+						int m = M_GPR + (j + k) % NGPR;
+						v[r][m][k * INNER + j / NGPR] = time_mode(m);
+					}
 				} else {
 					for (int j = 0; j < NPLAIN * INNER; j++) {
 						int m = (j + k) % NPLAIN;
@@ -448,12 +465,12 @@ static int parts(int reps)
 		NPARTS = P_INC + NMODES
 	};
 	static double v[NPARTS][256];
-	static const char *const key[NPARTS] = {
-		"site_nop",	     "site_calls_ret", "save_restore_direct_cb",
-		"save_gpr_direct_cb", "empty_list",	"empty_tramp",
-		"empty_callops",     "empty_trampgpr", "inc_list",
-		"inc_tramp",	     "inc_callops",	"inc_trampgpr",
-	};
+	static char key[NPARTS][32] = {"site_nop", "site_calls_ret", "save_restore_direct_cb",
+				       "save_gpr_direct_cb"};
+	for (int m = 0; m < NMODES; m++) {
+		snprintf(key[P_EMPTY + m], sizeof(key[0]), "empty_%s", mode_name[m]);
+		snprintf(key[P_INC + m], sizeof(key[0]), "inc_%s", mode_name[m]);
+	}
 	if (reps > 256)
 		reps = 256;
 	mim_cb = (void *)empty_cb;
@@ -471,8 +488,8 @@ static int parts(int reps)
 			int e = dynftrace_register_ops(&rel_ops[0]);
 			if (e)
 				die("register", e);
-			for (int j = 0; j < (gpr ? 1 : NPLAIN); j++) {
-				int m = gpr ? M_GPR : (j + k) % NPLAIN;
+			for (int j = 0; j < (gpr ? NGPR : NPLAIN); j++) {
+				int m = gpr ? M_GPR + (j + k) % NGPR : (j + k) % NPLAIN;
 				v[(inc ? P_INC : P_EMPTY) + m][k] = time_mode(m);
 			}
 			e = dynftrace_unregister_ops(&rel_ops[0]);
@@ -515,7 +532,7 @@ static int cg(const char *mode, int rel, int irr, const char *cbname, unsigned l
 		return 2;
 	}
 	setup_ops(strcmp(cbname, "empty") ? inc_cb : empty_cb);
-	set_gpr(m == M_GPR);
+	set_gpr(m >= M_GPR);
 	row_register(r, 1);
 	int e = dynftrace_set_routes(mode_mask[m]);
 	if (e)

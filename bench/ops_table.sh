@@ -42,13 +42,14 @@ echo
 val() { awk -v m="$1" -v r="$2" -v i="$3" -v f="$4" '$1 == "row" && $2 == m && $3 == r && $4 == i { print $f }' "$W/table"; }
 per() { awk -v a="$1" 'BEGIN { printf "%.2f", a / 100000 }'; }
 
-MODES="list tramp callops trampgpr"
+MODES="list tramp callops trampgpr callopsgpr"
 for m in $MODES; do
 	case $m in
 	list) d="list function only (dynftrace_set_routes(0)), pl_target" ;;
 	tramp) d="per-ops trampolines (DYNFTRACE_ROUTE_TRAMP), pl_target" ;;
 	callops) d="CALL_OPS (DYNFTRACE_ROUTE_CALL_OPS), co_target built with --call-ops" ;;
 	trampgpr) d="per-ops trampolines of GPR_ONLY ops (DYNFTRACE_OPS_FL_GPR_ONLY: light body), pl_target" ;;
+	callopsgpr) d="CALL_OPS with GPR_ONLY ops (light CALL_OPS body), co_target built with --call-ops" ;;
 	esac
 	base=$(val $m 0 0 5)
 	echo "## Mode: $d"
@@ -85,13 +86,15 @@ echo
 echo "| path (empty callback unless said) | ns per call (min-max) | step | step ns |"
 echo "|---|---|---|---|"
 prev=
-for k in site_nop site_calls_ret save_restore_direct_cb save_gpr_direct_cb empty_callops empty_tramp empty_trampgpr empty_list inc_callops inc_tramp inc_trampgpr inc_list; do
+for k in site_nop site_calls_ret save_restore_direct_cb save_gpr_direct_cb empty_callops empty_tramp empty_trampgpr empty_callopsgpr empty_list inc_callops inc_tramp inc_trampgpr inc_callopsgpr inc_list; do
 	case $k in
 	site_nop) d="site is a NOP (0/0)" s="-" ;;
 	site_calls_ret) d="site calls a bare \`ret\` (hand-written)" s="call + ret" p=site_nop ;;
 	save_restore_direct_cb) d="site calls a copy of the trampoline's save/restore around a direct call of the callback (hand-written)" s="save/restore 9 GPRs + 8 XMM, frame, indirect call" p=site_calls_ret ;;
 	save_gpr_direct_cb) d="site calls a copy of the light body's save/restore around a direct call of the callback (hand-written)" s="vs the full save: no XMM" p=save_restore_direct_cb ;;
-	empty_trampgpr) d="per-ops trampoline, GPR_ONLY ops (light body), 1/0" s="vs per-ops trampoline: no XMM save, light C entry" p=empty_tramp ;;
+	empty_trampgpr) d="per-ops trampoline, GPR_ONLY ops (light body), 1/0" s="vs per-ops trampoline: no XMM save, the C entry's common case in assembly" p=empty_tramp ;;
+	empty_callopsgpr) d="CALL_OPS, GPR_ONLY ops (light CALL_OPS body), 1/0" s="vs light per-ops body: no stub, the literal instead of the site check" p=empty_trampgpr ;;
+	inc_callopsgpr) d="CALL_OPS, GPR_ONLY ops, 1/0, incrementing callback" s="vs empty callback" p=empty_callopsgpr ;;
 	inc_trampgpr) d="per-ops trampoline, GPR_ONLY ops, 1/0, incrementing callback" s="vs empty callback" p=empty_trampgpr ;;
 	empty_callops) d="CALL_OPS, 1/0" s="C entry: recursion guard, thread state, RCU read side, endbr test, literal load, ops->func" p=save_restore_direct_cb ;;
 	empty_tramp) d="per-ops trampoline, 1/0" s="vs CALL_OPS: stub push+jmp, stub index to ops" p=empty_callops ;;
@@ -110,7 +113,7 @@ echo "+1.87 ns), empty callback over the NOP site, 1/0:"
 echo
 echo "| route | ns per call | over the NOP | x arm64's +1.87 |"
 echo "|---|---|---|---|"
-for k in empty_callops empty_tramp empty_trampgpr empty_list; do
+for k in empty_callops empty_tramp empty_trampgpr empty_callopsgpr empty_list; do
 	awk -v k=$k -v a="$(pv $k)" -v b="$(pv site_nop)" 'BEGIN {
 		printf "| %s | %.2f | +%.2f | %.1f |\n", substr(k, 7), a, a - b, (a - b) / 1.87
 	}'
@@ -132,17 +135,17 @@ cgrun() {
 }
 echo "## Instructions per call (callgrind, $N calls; incrementing callback)"
 echo
-echo "| relevant/irrelevant | list | tramp | callops | trampgpr |"
-echo "|---|---|---|---|---|"
+echo "| relevant/irrelevant | list | tramp | callops | trampgpr | callopsgpr |"
+echo "|---|---|---|---|---|---|"
 for ri in "0 0" "1 0" "1 10" "1 200" "2 0" "10 0"; do
 	set -- $ri
-	echo "| $1/$2 | $(cgrun list $1 $2 inc) | $(cgrun tramp $1 $2 inc) | $(cgrun callops $1 $2 inc) | $(cgrun trampgpr $1 $2 inc) |"
+	echo "| $1/$2 | $(cgrun list $1 $2 inc) | $(cgrun tramp $1 $2 inc) | $(cgrun callops $1 $2 inc) | $(cgrun trampgpr $1 $2 inc) | $(cgrun callopsgpr $1 $2 inc) |"
 done
 echo
 # Breakdown of 1/0 with an empty callback, by function (self cost per call).
 echo "## Instructions per call by part, 1/0, empty callback (callgrind self cost)"
 echo
-for m in nop ret save savegpr list tramp callops trampgpr; do cgrun $m 1 0 empty >"$W/ir.$m"; done
+for m in nop ret save savegpr list tramp callops trampgpr callopsgpr; do cgrun $m 1 0 empty >"$W/ir.$m"; done
 # part FILE REGEX: self instructions per call of the functions matching REGEX
 part() {
 	awk -v n=$N -v re="$2" 'match($0, /^ *[0-9,]+ +\( *[0-9.]+%\) +/) {
@@ -150,21 +153,21 @@ part() {
 		if (f ~ re) s += c
 	} END { printf "%.1f", s / n }' "$1"
 }
-echo "| part | hand-written: ret | hand-written: save/restore | hand-written: GPR save/restore | list | tramp | callops | trampgpr |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| part | hand-written: ret | hand-written: save/restore | hand-written: GPR save/restore | list | tramp | callops | trampgpr | callopsgpr |"
+echo "|---|---|---|---|---|---|---|---|---|"
 row() {
 	local d=$1 re=$2 out="| $1 |"
-	for m in ret save savegpr list tramp callops trampgpr; do
+	for m in ret save savegpr list tramp callops trampgpr callopsgpr; do
 		out="$out $(part "$W/cg.$m.1.0.empty.ann" "$re") |"
 	done
 	echo "$out"
 }
 row "traced function + loop" "_loop |_target |loop_|mim_(nop|ret|save|savegpr) "
 row "trampoline and stub (generated code; hand-written copy)" "^[?][?][?]:0x[0-9a-f]+ [[][?][?][?][]]|mim_tramp|mim_bare_ret"
-row "C entry (dft_dispatch / dft_stub_entry / dft_callops_entry / dft_stub_light_entry)" "ops.c:dft_"
+row "C entry (dft_dispatch / dft_stub_entry / dft_callops_entry; the light bodies have none)" "ops.c:dft_"
 row "RCU read side (inlined from internal.h)" "internal.h:"
 row "list function + filter test" "list_func|filter_wants|set_has"
 row "callback" "empty_cb "
-echo "| total | $(cat "$W/ir.ret") | $(cat "$W/ir.save") | $(cat "$W/ir.savegpr") | $(cat "$W/ir.list") | $(cat "$W/ir.tramp") | $(cat "$W/ir.callops") | $(cat "$W/ir.trampgpr") |"
+echo "| total | $(cat "$W/ir.ret") | $(cat "$W/ir.save") | $(cat "$W/ir.savegpr") | $(cat "$W/ir.list") | $(cat "$W/ir.tramp") | $(cat "$W/ir.callops") | $(cat "$W/ir.trampgpr") | $(cat "$W/ir.callopsgpr") |"
 echo
 echo "(site as a NOP: $(cat "$W/ir.nop") instructions per call)"

@@ -418,10 +418,16 @@ struct ops_priv {
 	uint16_t stub[MAX_REGIONS];
 };
 
+/* Does OPS take the light bodies (general registers only)? */
+static unsigned ops_light(const struct dynftrace_ops *ops)
+{
+	return LIGHT_ROUTE && (ops->flags & DYNFTRACE_OPS_FL_GPR_ONLY);
+}
+
 /* The stub pool of OPS (0: full, 1: light), its first stub and size. */
 static unsigned stub_pool_of(const struct dynftrace_ops *ops, uint32_t *lo, uint32_t *n)
 {
-	unsigned light = LIGHT_ROUTE && (ops->flags & DYNFTRACE_OPS_FL_GPR_ONLY);
+	unsigned light = ops_light(ops);
 	*lo = light ? REGION_STUBS_FULL : 0;
 	*n = light ? REGION_STUBS_LIGHT : REGION_STUBS_FULL;
 	return light;
@@ -539,7 +545,7 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 			*target = thunk;
 			*route = ROUTE_GRAPH; /* a jmp to the site's thunk */
 		} else if ((route_mask & DYNFTRACE_ROUTE_CALL_OPS) && s->lit) {
-			*target = r->base + REGION_CALLOPS;
+			*target = r->base + (ops_light(o) ? REGION_CALLOPS_LIGHT : REGION_CALLOPS);
 			*route = ROUTE_CALLOPS;
 			*lit = (uintptr_t)o;
 		} else if ((route_mask & DYNFTRACE_ROUTE_TRAMP) && (k = stub_get(o, r)) >= 0) {
@@ -1192,7 +1198,9 @@ _Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION
 		       sizeof(dft_self.rcu_ctr) == 8 && THR_CALLBACK == (1ul << 32 | 1) &&
 		       THR_IDLE == (unsigned long)THREAD_REGISTERED << 32 &&
 		       THREAD_REGISTERED == THREAD_REGISTERED_ASM &&
-		       __builtin_offsetof(struct dynftrace_ops, func) == 0,
+		       __builtin_offsetof(struct dynftrace_ops, func) == 0 &&
+		       __builtin_offsetof(struct dynftrace_ops, flags) == 8 &&
+		       DYNFTRACE_OPS_FL_GPR_ONLY == DYNFTRACE_OPS_FL_GPR_ONLY_ASM,
        "light body offsets");
 
 /* What the light per-ops body's copies need (sites.c): dft_self's offset

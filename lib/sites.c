@@ -95,7 +95,9 @@ void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
  *   +1536  graph shortcut (dft_graph_tmpl), +2048 its slow path
  *   +2560  light per-ops body (dft_ops_light_tmpl): general registers only,
  *          the common case in assembly, else it jumps to the +1024 body
- *   +3072  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`,
+ *   +3072  light CALL_OPS body (dft_callops_light_tmpl): general registers
+ *          only, for a literal holding a GPR_ONLY ops, else the +512 copy
+ *   +3584  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`,
  *          body +1024 for the first REGION_STUBS_FULL, +2560 for the rest
  * Regions are never unmapped: a thread may be inside one at any time. Stubs
  * are handed to ops and taken back (ops.c), never rewritten.
@@ -134,7 +136,8 @@ static void put_copy(char *base, size_t off, const char *tmpl, const char *end,
 			       REGION_GRAPH - REGION_OPS == REGION_COPY_MAX &&
 			       REGION_GEXIT - REGION_GRAPH == REGION_COPY_MAX &&
 			       REGION_OPS_LIGHT - REGION_GEXIT == REGION_COPY_MAX &&
-			       REGION_STUB0 - REGION_OPS_LIGHT >= REGION_COPY_MAX,
+			       REGION_CALLOPS_LIGHT - REGION_OPS_LIGHT == REGION_COPY_MAX &&
+			       REGION_STUB0 - REGION_CALLOPS_LIGHT >= REGION_COPY_MAX,
 		       "region layout");
 	if (end - tmpl > REGION_COPY_MAX) /* a template grew: never overlap */
 		abort();
@@ -192,6 +195,15 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			 (void *)seq);
 		put_slot(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_gp,
 			 (void *)gp);
+		put_copy(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl,
+			 dft_callops_light_tmpl_end, dft_callops_light_tmpl_full,
+			 b + REGION_CALLOPS);
+		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl,
+			 dft_callops_light_tmpl_tls, (void *)tls);
+		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl,
+			 dft_callops_light_tmpl_seq, (void *)seq);
+		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl,
+			 dft_callops_light_tmpl_gp, (void *)gp);
 		for (uint32_t k = 0; k < REGION_STUBS; k++) {
 			uint8_t *st = (uint8_t *)b + REGION_STUB0 + 16 * k;
 			uint32_t idx = rno << 12 | k;

@@ -35,14 +35,15 @@ struct dynftrace_ops;
 #define REGION_GRAPH 1536 /* graph shortcut: thunks' entry (dft_gentry_tmpl) */
 #define REGION_GEXIT 2048 /* ... and exit (dft_gexit_tmpl) */
 #define REGION_OPS_LIGHT 2560  /* per-ops body saving general registers only */
+#define REGION_CALLOPS_LIGHT 3072 /* CALL_OPS body saving general registers only */
 #define REGION_COPY_MAX 512 /* room for each template copy */
 /* Graph shortcut thunks (tramp.S): THUNK_SIZE bytes per site; the hook
  * (the return address the traced function sees) is THUNK_HOOK bytes past
  * the return address of the thunk's call to the entry. */
 #define THUNK_SIZE 32
 #define THUNK_HOOK 7
-#define REGION_STUB0 3072
-#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16) /* 3904; idx holds 12 bits */
+#define REGION_STUB0 3584
+#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16) /* 3872; idx holds 12 bits */
 /* Stubs [0, REGION_STUBS_FULL) jump to REGION_OPS, the rest to
  * REGION_OPS_LIGHT (DYNFTRACE_OPS_FL_GPR_ONLY ops). */
 #define REGION_STUBS_LIGHT 1024

@@ -23,6 +23,9 @@
  *   - the route is really light: a callback that breaks the promise
  *     (clobbers xmm0-7) changes the results of G's functions when its ops
  *     has the flag, and not without it.
+ * Built with -DGPR_CALL_OPS (and gpr_funcs.c with `dynftrace cflags
+ * --call-ops`), the same on the CALL_OPS route: G's sites call the light
+ * CALL_OPS body, another target than a normal ops' sites.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -155,6 +158,18 @@ static void liar_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o
 			 ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7");
 }
 
+#ifdef GPR_CALL_OPS
+#define MAIN_ROUTES DYNFTRACE_ROUTE_CALL_OPS
+#define MAIN_NAME "call_ops"
+#define SHARED_NAME "call_ops" /* the list ops in the literal */
+#define BODY(target) (target)
+#else
+#define MAIN_ROUTES DYNFTRACE_ROUTE_TRAMP
+#define MAIN_NAME "tramp"
+#define SHARED_NAME "list"
+#define BODY(target) stub_body(target)
+#endif
+
 static const char *const funcs[] = {"g_dd", "g_ff", "g_mix", "g_va", "g_pt", "g_int"};
 #define NFUNCS ((int)(sizeof(funcs) / sizeof(funcs[0])))
 
@@ -179,17 +194,17 @@ int main(void)
 	dynftrace_free_filter(&d);
 
 	/* G on every g_* but g_other, N on g_other */
-	errors += dynftrace_set_routes(DYNFTRACE_ROUTE_TRAMP) != 0;
+	errors += dynftrace_set_routes(MAIN_ROUTES) != 0;
 	errors += dynftrace_set_filter(&g, "g_[dfmvpi][dfinat]*", 1) != 0;
 	errors += dynftrace_set_filter(&g, "gpr_nested", 0) != 0;
 	errors += dynftrace_set_filter(&n, "g_other", 1) != 0;
 	errors += dynftrace_register_ops(&g) != 0;
 	errors += dynftrace_register_ops(&n) != 0;
 	int routes_ok = 1;
-	unsigned long gbody = 0, nbody = stub_body(site("g_other").target);
+	unsigned long gbody = 0, nbody = BODY(site("g_other").target);
 	for (int i = 0; i < NFUNCS; i++) {
 		struct q q = site(funcs[i]);
-		unsigned long b = strcmp(q.route, "tramp") ? 0 : stub_body(q.target);
+		unsigned long b = strcmp(q.route, MAIN_NAME) ? 0 : BODY(q.target);
 		if (!b || (gbody && b != gbody)) {
 			routes_ok = 0;
 			diag("%s: route %s, stub body %#lx", funcs[i], q.route, b);
@@ -197,8 +212,8 @@ int main(void)
 		gbody = b;
 	}
 	ok(!errors && routes_ok && gbody && nbody && gbody != nbody,
-	   "GPR_ONLY ops on per-ops stubs whose body (%#lx) is not a normal ops' (%#lx)", gbody,
-	   nbody);
+	   "GPR_ONLY ops on route %s, whose body (%#lx) is not a normal ops' (%#lx)", MAIN_NAME,
+	   gbody, nbody);
 
 	/* results, main thread (registered already: the light path) */
 	gpr_expect_arg0_ip = site("g_int").ip;
@@ -246,7 +261,7 @@ int main(void)
 	errors += dynftrace_register_ops(&n) != 0;
 	struct q q = site("g_dd");
 	wrong = compare_all();
-	ok(!errors && !strcmp(q.route, "list") && wrong == 0,
+	ok(!errors && !strcmp(q.route, SHARED_NAME) && wrong == 0,
 	   "g_dd shared with a normal ops (route %s): results identical (%d differ)", q.route,
 	   wrong);
 	errors += dynftrace_unregister_ops(&n) != 0;
@@ -265,7 +280,7 @@ int main(void)
 
 	/* the control: a callback that breaks the promise */
 	struct dynftrace_ops liar = {.func = liar_cb, .flags = DYNFTRACE_OPS_FL_GPR_ONLY};
-	errors += dynftrace_set_routes(DYNFTRACE_ROUTE_TRAMP) != 0;
+	errors += dynftrace_set_routes(MAIN_ROUTES) != 0;
 	errors += dynftrace_set_filter(&liar, "g_dd", 1) != 0;
 	errors += dynftrace_register_ops(&liar) != 0;
 	int lwrong = compare_all();

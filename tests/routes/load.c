@@ -121,7 +121,7 @@ static int mismatches;
 static void check_model(int step)
 {
 	static struct dynftrace_ops *const opp[NOPS] = {&ops[0], &ops[1], &ops[2], &ops[3]};
-	unsigned long common = 0, callops = 0, tramp_of[NOPS] = {0};
+	unsigned long common = 0, callops[2] = {0, 0}, tramp_of[NOPS] = {0};
 	int bad = 0;
 	for (int i = 0; i < NFUNC; i++) {
 		const struct rt_site *s = &cur.s[i];
@@ -144,8 +144,8 @@ static void check_model(int step)
 			unsigned long *want_t = NULL;
 			if (s->st == ST_LIST || s->st == ST_OPS)
 				want_t = &common;
-			else if (s->st == ST_CALLOPS)
-				want_t = &callops;
+			else if (s->st == ST_CALLOPS) /* the GPR_ONLY ops alone: light body */
+				want_t = &callops[ref == 1 && owner == &ops[OPS_GPR]];
 			else if (s->st == ST_TRAMP)
 				want_t = &tramp_of[(long)owner->private];
 			if (want_t && !*want_t)
@@ -163,7 +163,8 @@ static void check_model(int step)
 		}
 	}
 	/* Distinct routes never share a target; distinct ops never share a stub;
-	 * the GPR_ONLY ops' stub leads to another body than the others'. */
+	 * the GPR_ONLY ops' stub leads to another body than the others', and
+	 * its CALL_OPS sites call another body than the others'. */
 	unsigned long body[2] = {0, 0};
 	for (int o = 0; o < NOPS; o++) {
 		const uint8_t *p = (const uint8_t *)tramp_of[o];
@@ -178,13 +179,16 @@ static void check_model(int step)
 		body[g] = b;
 	}
 	for (int o = 0; o < NOPS; o++) {
-		if (tramp_of[o] && (tramp_of[o] == common || tramp_of[o] == callops))
+		if (tramp_of[o] &&
+		    (tramp_of[o] == common || tramp_of[o] == callops[0] || tramp_of[o] == callops[1]))
 			bad++;
 		for (int p = o + 1; p < NOPS; p++)
 			if (tramp_of[o] && tramp_of[o] == tramp_of[p])
 				bad++;
 	}
-	if (common && common == callops)
+	if (common && (common == callops[0] || common == callops[1]))
+		bad++;
+	if (callops[0] && callops[0] == callops[1])
 		bad++;
 	mismatches += bad;
 }

@@ -12,13 +12,23 @@
 . "$(dirname "$0")/../gen/common.sh"
 R=$TOP/tests/routes
 
-# build OUT CC: the gpr program with compiler CC
+CALLOPS=$("$B/dynftrace" cflags --call-ops) || CALLOPS=
+
+# build OUT CC [call-ops]: the gpr program with compiler CC; with a third
+# argument, for the CALL_OPS route (gpr_funcs.c with the literal)
 build() {
-	local out=$1 cc=$2
-	$cc $CFLAGS_T $SANFLAGS $TRACE_FLAGS -c "$R/gpr_funcs.c" -o "$T/gf.o" &&
+	local out=$1 cc=$2 ff=$TRACE_FLAGS def=
+	if [ -n "${3:-}" ]; then
+		ff=$CALLOPS def=-DGPR_CALL_OPS
+	fi
+	if [ "${3:-}" = cet ]; then
+		ff="$ff -fcf-protection=full" # endbr64 between literal and site
+	fi
+	# shellcheck disable=SC2086
+	$cc $CFLAGS_T $SANFLAGS $ff -c "$R/gpr_funcs.c" -o "$T/gf.o" &&
 		$cc $CFLAGS_T -mgeneral-regs-only -fno-sanitize=all $TRACE_FLAGS \
 			-c "$R/gpr_cb.c" -o "$T/gc.o" &&
-		CC=$cc cc_prog "$out" "$R/gpr.c" "$T/gf.o" "$T/gc.o"
+		CC=$cc cc_prog "$out" $def "$R/gpr.c" "$T/gf.o" "$T/gc.o"
 }
 
 # run NAME CMD...: one TAP line for a TAP-speaking program
@@ -49,11 +59,25 @@ for cc in $compilers; do
 		continue
 	fi
 	run "$cc: GPR_ONLY ops with a -mgeneral-regs-only callback" "$T/gpr-$cc"
+	if [ -z "$CALLOPS" ]; then
+		notok "dynftrace cflags --call-ops"
+	elif ! build "$T/gpr-co-$cc" "$cc" call-ops 2>"$T/build.log"; then
+		notok "build the CALL_OPS gpr program with $cc"
+		diag_file "$T/build.log"
+	else
+		run "$cc: the same on the CALL_OPS route (light CALL_OPS body)" "$T/gpr-co-$cc"
+	fi
+	if [ -n "$CALLOPS" ] && build "$T/gpr-cet-$cc" "$cc" cet 2>"$T/build.log"; then
+		run "$cc: the same with endbr64 before the sites" "$T/gpr-cet-$cc"
+	elif [ -n "$CALLOPS" ]; then
+		notok "build the CALL_OPS gpr program with $cc and -fcf-protection=full"
+		diag_file "$T/build.log"
+	fi
 done
 
 # The runtime's functions a GPR_ONLY callback path runs.
 if command -v objdump >/dev/null; then
-	for fn in dft_ops_light_tmpl late_func dynftrace_regs_arg; do
+	for fn in dft_ops_light_tmpl dft_callops_light_tmpl late_func dynftrace_regs_arg; do
 		objdump -d --no-show-raw-insn "$B/libdynftrace.so" |
 			awk -v f="<$fn>:" '$2 == f { on = 1; next } on && /^$/ { exit } on' >"$T/fn"
 		n=$(wc -l <"$T/fn")

@@ -32,6 +32,7 @@
 #define THR_RCU_CTR 16
 #define THR_CALLBACK 0x100000001 /* recursion 1, rcu_nest 1 */
 #define THR_IDLE 0x100000000 /* api_depth 0, state THREAD_REGISTERED */
+#define DYNFTRACE_OPS_FL_GPR_ONLY_ASM 1 /* in the low byte of ops->flags */
 #define THREAD_REGISTERED_ASM 1
 
 #ifndef __ASSEMBLER__

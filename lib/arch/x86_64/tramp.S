@@ -295,6 +295,125 @@ dft_ops_light_tmpl_end:
 	.size	dft_ops_light_tmpl, dft_ops_light_tmpl_end - dft_ops_light_tmpl
 
 /*
+ * The light CALL_OPS body: CALL_OPS sites whose literal holds a
+ * DYNFTRACE_OPS_FL_GPR_ONLY ops call this copy (REGION_CALLOPS_LIGHT)
+ * instead of the full one (REGION_CALLOPS). As the light per-ops body:
+ * general registers only, the common case inline, anything else back to
+ * the full copy (its slot) with every register as the site left it. The
+ * literal is read inside the read side, and the ops it holds must be
+ * GPR_ONLY itself: a thread that came here just before the site moved to
+ * another ops (literal first, then the site) finds that ops and takes the
+ * full copy. Stack on entry: 0 = site + 5, 8 = parent.
+ */
+	.globl	dft_callops_light_tmpl
+	.hidden	dft_callops_light_tmpl
+	.globl	dft_callops_light_tmpl_end
+	.hidden	dft_callops_light_tmpl_end
+	.globl	dft_callops_light_tmpl_full
+	.hidden	dft_callops_light_tmpl_full
+	.globl	dft_callops_light_tmpl_tls
+	.hidden	dft_callops_light_tmpl_tls
+	.globl	dft_callops_light_tmpl_seq
+	.hidden	dft_callops_light_tmpl_seq
+	.globl	dft_callops_light_tmpl_gp
+	.hidden	dft_callops_light_tmpl_gp
+	.type	dft_callops_light_tmpl, @function
+	.p2align 4
+dft_callops_light_tmpl:
+	.cfi_startproc
+	subq	$TRAMP_FRAME+8, %rsp	/* a whole dynftrace_regs; %rsp 16-aligned */
+	.cfi_def_cfa_offset 16+TRAMP_FRAME
+	movq	%rdi, REGS_RDI(%rsp)
+	movq	%rsi, REGS_RSI(%rsp)
+	movq	%rdx, REGS_RDX(%rsp)
+	movq	%rcx, REGS_RCX(%rsp)
+	movq	%r8, REGS_R8(%rsp)
+	movq	%r9, REGS_R9(%rsp)
+	movq	%rax, REGS_RAX(%rsp)
+	movq	%r10, REGS_R10(%rsp)
+	movq	%r11, REGS_R11(%rsp)
+	movq	%fs:0, %r11		/* the thread pointer */
+	addq	dft_callops_light_tmpl_tls(%rip), %r11	/* &dft_self */
+	cmpq	$0, THR_RECURSION(%r11)	/* no recursion, no read side */
+	jne	2f
+	movabsq	$THR_IDLE, %rax
+	cmpq	%rax, THR_API_DEPTH(%r11)	/* registered, not in the API */
+	jne	2f
+	movq	%r11, REGS_SIZE(%rsp)	/* for the way out: above the regs */
+	movq	dft_callops_light_tmpl_seq(%rip), %r10
+	movq	(%r10), %r9		/* routes_seq, before the literal */
+	movabsq	$THR_CALLBACK, %rax
+	movq	%rax, THR_RECURSION(%r11)	/* recursion = rcu_nest = 1 */
+	movq	dft_callops_light_tmpl_gp(%rip), %rax
+	movq	(%rax), %rax
+	movq	%rax, THR_RCU_CTR(%r11)	/* rcu_read_lock() */
+	movq	TRAMP_FRAME+8(%rsp), %rdi	/* site + 5 */
+	leaq	-13(%rdi), %rax		/* the literal: 8 bytes before the site, */
+	cmpl	$0xfa1e0ff3, -9(%rdi)	/* or before its endbr64 */
+	jne	3f
+	subq	$4, %rax
+3:	movq	(%rax), %rdx		/* op */
+	testq	%rdx, %rdx
+	jz	1f
+	testb	$DYNFTRACE_OPS_FL_GPR_ONLY_ASM, 8(%rdx)	/* op->flags */
+	jz	1f
+	testb	$1, %r9b		/* no filter change overlapped */
+	jnz	1f
+	cmpq	(%r10), %r9
+	jne	1f
+	subq	$5, %rdi		/* ip */
+	movq	%rdi, REGS_IP(%rsp)
+	leaq	TRAMP_FRAME+16(%rsp), %rax
+	movq	%rax, REGS_SP(%rsp)
+	movq	%rbp, REGS_RBP(%rsp)
+	movq	TRAMP_FRAME+16(%rsp), %rsi	/* parent */
+	movq	%rsp, %rcx		/* regs */
+	call	*(%rdx)			/* op->func(ip, parent, op, regs) */
+	movq	REGS_SIZE(%rsp), %r11
+	movq	$0, THR_RCU_CTR(%r11)	/* rcu_read_unlock() */
+	movq	$0, THR_RECURSION(%r11)	/* recursion = rcu_nest = 0 */
+	movq	REGS_RDI(%rsp), %rdi
+	movq	REGS_RSI(%rsp), %rsi
+	movq	REGS_RDX(%rsp), %rdx
+	movq	REGS_RCX(%rsp), %rcx
+	movq	REGS_R8(%rsp), %r8
+	movq	REGS_R9(%rsp), %r9
+	movq	REGS_RAX(%rsp), %rax
+	movq	REGS_R10(%rsp), %r10
+	addq	$TRAMP_FRAME+8, %rsp
+	.cfi_remember_state
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_restore_state
+1:	/* inside the read side: leave it, the full copy decides */
+	movq	$0, THR_RCU_CTR(%r11)
+	movq	$0, THR_RECURSION(%r11)
+2:	movq	REGS_RDI(%rsp), %rdi
+	movq	REGS_RSI(%rsp), %rsi
+	movq	REGS_RDX(%rsp), %rdx
+	movq	REGS_RCX(%rsp), %rcx
+	movq	REGS_R8(%rsp), %r8
+	movq	REGS_R9(%rsp), %r9
+	movq	REGS_RAX(%rsp), %rax
+	movq	REGS_R10(%rsp), %r10
+	movq	REGS_R11(%rsp), %r11
+	addq	$TRAMP_FRAME+8, %rsp
+	.cfi_def_cfa_offset 8
+	jmp	*dft_callops_light_tmpl_full(%rip)
+	.cfi_endproc
+	.p2align 3
+dft_callops_light_tmpl_full:
+	.quad	0
+dft_callops_light_tmpl_tls:
+	.quad	0
+dft_callops_light_tmpl_seq:
+	.quad	0
+dft_callops_light_tmpl_gp:
+	.quad	0
+dft_callops_light_tmpl_end:
+	.size	dft_callops_light_tmpl, dft_callops_light_tmpl_end - dft_callops_light_tmpl
+
+/*
  * The function-graph shortcut (seed 004): a site whose only ops is the
  * graph tracer JUMPS to its own thunk (sites.c, thunk_write), 32 bytes
  * next to its region:
