@@ -72,14 +72,15 @@ typedef void (*dynftrace_func_t)(unsigned long ip, unsigned long parent_ip,
  * function that may use them: memcpy, printf, malloc...). Build it, and all
  * it calls, with -mgeneral-regs-only (and without sanitizers, whose
  * run-time calls use them), as the kernel's ftrace callbacks never touch
- * the FPU. Its per-ops trampoline then saves and restores the general
- * registers only (rdi rsi rdx rcx r8 r9 rax r10 r11): the traced
- * function's xmm arguments stay live in their registers through the call,
- * and the xmm part of *regs is not filled. A callback that breaks the
- * promise corrupts the traced function's floating-point arguments. Other
- * routes (CALL_OPS, the list function when several ops share a site) save
- * everything anyway. dynftrace_register_direct() refuses it (-EINVAL):
- * no trampoline runs there.
+ * the FPU. Its per-ops trampoline and its CALL_OPS trampoline then save
+ * and restore the general registers only (rdi rsi rdx rcx r8 r9 rax r10;
+ * r11 is saved in *regs but, scratch at a function's entry, not put back):
+ * the traced function's xmm arguments stay live in their registers through
+ * the call, and the xmm part of *regs is not filled. A callback that breaks
+ * the promise corrupts the traced function's floating-point arguments. The
+ * list function (several ops sharing a site) saves everything anyway.
+ * dynftrace_register_direct() refuses it (-EINVAL): no trampoline runs
+ * there.
  */
 #define DYNFTRACE_OPS_FL_GPR_ONLY 0x1UL
 
