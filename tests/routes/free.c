@@ -46,7 +46,9 @@
  * after the new filter (without tr_late / co_late) was published and
  * before that site or literal changes. A call of the function meanwhile,
  * through A's stub or A's CALL_OPS literal, must not reach A (a late
- * entry). Skipped if the engine writes through /proc/self/mem.
+ * entry). Skipped if the engine writes through /proc/self/mem. Parts 1 and
+ * 4 also run ops with DYNFTRACE_OPS_FL_GPR_ONLY: the light bodies, whose
+ * checks are written in assembly.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -156,7 +158,10 @@ static void hammer_rounds(unsigned mask, int rounds, struct round_stats *rs)
 		struct dynftrace_ops *ops = ops_new(globs[mode]);
 		if (ops->flags)
 			rs->errors++;
-		ops->flags = 0;
+		/* every other four rounds GPR_ONLY: the light bodies (funcs.c's
+		 * functions take no floating-point argument, so an ordinary C
+		 * callback keeps the flag's promise for them) */
+		ops->flags = (i / 4) % 2 ? DYNFTRACE_OPS_FL_GPR_ONLY : 0;
 		struct priv *p = ops->private;
 		if (dynftrace_register_ops(ops))
 			rs->errors++;
@@ -533,10 +538,10 @@ static void *refilter_thread(void *arg)
 }
 
 /* 1 right, 0 wrong, -1 not reached (no mprotect: /proc/self/mem). */
-static int filter_window(int fn, unsigned mask, const char *newglob)
+static int filter_window(int fn, unsigned mask, const char *newglob, unsigned long flags)
 {
 	struct dynftrace_stats st;
-	struct dynftrace_ops a = {.func = tag_cb, .private = (void *)0L};
+	struct dynftrace_ops a = {.func = tag_cb, .flags = flags, .private = (void *)0L};
 	memset(tagged, 0, sizeof(tagged));
 	if (dynftrace_set_filter(&a, rt_name[fn], 1) || dynftrace_set_routes(mask) ||
 	    dynftrace_register_ops(&a)) {
@@ -594,7 +599,7 @@ int main(void)
 	static const char *const mname[3] = {"tramp", "call_ops", "tramp+call_ops"};
 	struct dynftrace_stats st;
 
-	tap_plan(17);
+	tap_plan(19);
 	real_setspecific =
 		(int (*)(pthread_key_t, const void *))dlsym(RTLD_NEXT, "pthread_setspecific");
 
@@ -675,12 +680,17 @@ int main(void)
 		int fn;
 		unsigned mask;
 		const char *glob, *what;
+		unsigned long flags;
 	} fw[] = {
-		{11, DYNFTRACE_ROUTE_TRAMP, "tr_f0", "a private trampoline"},
-		{5, DYNFTRACE_ROUTE_CALL_OPS, "co_f0", "a CALL_OPS literal"},
+		{11, DYNFTRACE_ROUTE_TRAMP, "tr_f0", "a private trampoline", 0},
+		{5, DYNFTRACE_ROUTE_CALL_OPS, "co_f0", "a CALL_OPS literal", 0},
+		{11, DYNFTRACE_ROUTE_TRAMP, "tr_f0", "a light private trampoline (GPR_ONLY)",
+		 DYNFTRACE_OPS_FL_GPR_ONLY},
+		{5, DYNFTRACE_ROUTE_CALL_OPS, "co_f0", "a light CALL_OPS body (GPR_ONLY)",
+		 DYNFTRACE_OPS_FL_GPR_ONLY},
 	};
-	for (int k = 0; k < 2; k++) {
-		int r = filter_window(fw[k].fn, fw[k].mask, fw[k].glob);
+	for (int k = 0; k < 4; k++) {
+		int r = filter_window(fw[k].fn, fw[k].mask, fw[k].glob, fw[k].flags);
 		if (r < 0)
 			skip("filter change: the engine wrote without mprotect; cannot park it");
 		else
