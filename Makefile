@@ -26,7 +26,7 @@ B       := $(B_OVERRIDE)
 endif
 
 OPT     ?= -O2 -g
-WARN    := -Wall -Wextra -Wno-unused-parameter
+WARN    := -Wall -Wextra
 CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -Iinclude -iquote lib -iquote lib/arch/$(ARCH) -MMD -MP
 # The runtime: PIC, hidden by default, no instrumentation of itself.
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -ftls-model=initial-exec \

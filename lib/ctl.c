@@ -68,14 +68,14 @@
 #include "ring.h"
 #include "trace.h"
 
-#define CTL_CLIENTS 16
-#define CTL_LINE_MAX 1024     /* request line */
-#define CTL_WRITE_MAX 65536   /* bytes of one WRITE/APPEND */
-#define CTL_CHUNK 32768       /* generated text per chunk */
-#define CTL_STREAM_POLL_MS 50 /* trace_pipe: look for new records this often */
-#define CTL_IDLE_POLL_MS 1000 /* housekeeping (buffers of exited threads) */
+#define CTL_CLIENTS	   16
+#define CTL_LINE_MAX	   1024	 /* request line */
+#define CTL_WRITE_MAX	   65536 /* bytes of one WRITE/APPEND */
+#define CTL_CHUNK	   32768 /* generated text per chunk */
+#define CTL_STREAM_POLL_MS 50	 /* trace_pipe: look for new records this often */
+#define CTL_IDLE_POLL_MS   1000	 /* housekeeping (buffers of exited threads) */
 #define CTL_REFUSE_LOG_MAX 10
-#define CTL_RESTARTS_MAX 3    /* endpoint re-made after the program closed it */
+#define CTL_RESTARTS_MAX   3 /* endpoint re-made after the program closed it */
 
 /* ---- text buffers -------------------------------------------------------- */
 
@@ -135,9 +135,9 @@ void sb_free(struct sbuf *b)
 
 enum client_state {
 	C_FREE = 0,
-	C_LINE,   /* reading a request line */
-	C_BODY,   /* reading the bytes of a WRITE/APPEND */
-	C_OUT,    /* sending a response (maybe generating it: trace) */
+	C_LINE,	  /* reading a request line */
+	C_BODY,	  /* reading the bytes of a WRITE/APPEND */
+	C_OUT,	  /* sending a response (maybe generating it: trace) */
 	C_STREAM, /* trace_pipe */
 };
 
@@ -146,21 +146,21 @@ struct client {
 	int fd;
 	dev_t dev;
 	ino_t ino;
-	int close_after;          /* close once the output is sent */
+	int close_after; /* close once the output is sent */
 	char line[CTL_LINE_MAX + 1];
 	size_t line_len;
-	char *body;               /* WRITE/APPEND data */
+	char *body; /* WRITE/APPEND data */
 	size_t body_len, body_want;
 	int append;
 	char file[CTL_LINE_MAX + 1];
-	struct sbuf out;          /* response bytes not yet sent, from out_off */
+	struct sbuf out; /* response bytes not yet sent, from out_off */
 	size_t out_off;
-	struct live_cursor *cur;  /* trace / trace_pipe */
+	struct live_cursor *cur; /* trace / trace_pipe */
 };
 
 static pthread_mutex_t srv_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	int up;           /* the thread runs (in this process) */
+	int up; /* the thread runs (in this process) */
 	int lfd;
 	dev_t ldev;
 	ino_t lino;
@@ -260,7 +260,7 @@ static int ctl_dir(char *dir, size_t n, char *why, size_t whylen)
 			 "%.200s is not a private directory of uid %u (%s, owner %u, mode %04o); "
 			 "control is off",
 			 dir, (unsigned)uid,
-			 S_ISLNK(st.st_mode) ? "a symbolic link"
+			 S_ISLNK(st.st_mode)   ? "a symbolic link"
 			 : S_ISDIR(st.st_mode) ? "a directory"
 					       : "not a directory",
 			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
@@ -300,8 +300,9 @@ static int path_is_stale(const char *path, char *why, size_t whylen)
 	if (lstat(path, &st))
 		return errno == ENOENT; /* gone meanwhile */
 	if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
-		snprintf(why, whylen, "%.200s exists and is not a socket of ours (%s); control is off",
-			 path, S_ISLNK(st.st_mode) ? "a symbolic link" : "left alone");
+		snprintf(why, whylen,
+			 "%.200s exists and is not a socket of ours (%s); control is off", path,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : "left alone");
 		return 0;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -330,7 +331,8 @@ static int endpoint_create(char *why, size_t whylen)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%d.sock", dir, (int)getpid());
 	if (n < 0 || (size_t)n >= sizeof(sa.sun_path)) {
-		snprintf(why, whylen, "the socket path under %.200s is too long; control is off", dir);
+		snprintf(why, whylen, "the socket path under %.200s is too long; control is off",
+			 dir);
 		return -ENAMETOOLONG;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -420,9 +422,9 @@ typedef int (*read_fn)(const struct ctl_file *f, const char *arg, struct sbuf *o
 typedef int (*write_fn)(const struct ctl_file *f, const char *arg, char *val, size_t len,
 			int append, char *why, size_t whylen);
 
-#define F_TRACE 1  /* `trace`: a generated snapshot */
-#define F_PIPE 2   /* `trace_pipe`: a stream */
-#define F_DIR 4    /* a directory: READ lists it */
+#define F_TRACE	 1 /* `trace`: a generated snapshot */
+#define F_PIPE	 2 /* `trace_pipe`: a stream */
+#define F_DIR	 4 /* a directory: READ lists it */
 #define F_PREFIX 8 /* NAME/ARG: the rest of the path is ARG */
 
 struct ctl_file {
@@ -467,22 +469,22 @@ static int parse_num(const char *s, uint64_t max, uint64_t *out)
 
 #define WHY(...) snprintf(why, whylen, __VA_ARGS__)
 
-static int rd_available_tracers(const struct ctl_file *f, const char *arg, struct sbuf *out,
-				char *why, size_t whylen)
+static int rd_available_tracers(const struct ctl_file *f UNUSED, const char *arg UNUSED,
+				struct sbuf *out, char *why UNUSED, size_t whylen UNUSED)
 {
 	sb_printf(out, "%s\n", trace_available_tracers());
 	return 0;
 }
 
-static int rd_current_tracer(const struct ctl_file *f, const char *arg, struct sbuf *out,
-			     char *why, size_t whylen)
+static int rd_current_tracer(const struct ctl_file *f UNUSED, const char *arg UNUSED,
+			     struct sbuf *out, char *why UNUSED, size_t whylen UNUSED)
 {
 	sb_printf(out, "%s\n", trace_get_tracer());
 	return 0;
 }
 
-static int wr_current_tracer(const struct ctl_file *f, const char *arg, char *val, size_t len,
-			     int append, char *why, size_t whylen)
+static int wr_current_tracer(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val,
+			     size_t len, int append UNUSED, char *why, size_t whylen)
 {
 	val = trim(val, &len);
 	if (!len) {
@@ -493,15 +495,15 @@ static int wr_current_tracer(const struct ctl_file *f, const char *arg, char *va
 	return trace_set_tracer(val, why, whylen);
 }
 
-static int rd_tracing_on(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-			 size_t whylen)
+static int rd_tracing_on(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
+			 char *why UNUSED, size_t whylen UNUSED)
 {
 	sb_printf(out, "%d\n", trace_get_tracing_on());
 	return 0;
 }
 
-static int wr_tracing_on(const struct ctl_file *f, const char *arg, char *val, size_t len,
-			 int append, char *why, size_t whylen)
+static int wr_tracing_on(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val,
+			 size_t len, int append UNUSED, char *why, size_t whylen)
 {
 	uint64_t v;
 	val = trim(val, &len);
@@ -539,8 +541,8 @@ static int site_list_cb(unsigned long ip, const char *func, const char *object, 
 	return x->out->oom;
 }
 
-static int rd_avail_funcs(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-			  size_t whylen)
+static int rd_avail_funcs(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
+			  char *why, size_t whylen)
 {
 	struct site_list_ctx x = {out, 0};
 	int err = dynftrace_for_each_site(site_list_cb, &x);
@@ -549,8 +551,8 @@ static int rd_avail_funcs(const struct ctl_file *f, const char *arg, struct sbuf
 	return err < 0 ? err : 0;
 }
 
-static int rd_enabled(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-		      size_t whylen)
+static int rd_enabled(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
+		      char *why, size_t whylen)
 {
 	struct site_list_ctx x = {out, 1};
 	int err = dynftrace_for_each_site(site_list_cb, &x);
@@ -559,29 +561,29 @@ static int rd_enabled(const struct ctl_file *f, const char *arg, struct sbuf *ou
 	return err < 0 ? err : 0;
 }
 
-static int rd_list(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-		   size_t whylen)
+static int rd_list(const struct ctl_file *f, const char *arg UNUSED, struct sbuf *out,
+		   char *why UNUSED, size_t whylen UNUSED)
 {
 	trace_read_list((enum trace_list)f->list, out);
 	return 0;
 }
 
-static int wr_list(const struct ctl_file *f, const char *arg, char *val, size_t len, int append,
-		   char *why, size_t whylen)
+static int wr_list(const struct ctl_file *f, const char *arg UNUSED, char *val, size_t len,
+		   int append, char *why, size_t whylen)
 {
 	val = trim(val, &len);
 	return trace_set_list((enum trace_list)f->list, val, append, why, whylen);
 }
 
-static int rd_max_depth(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-			size_t whylen)
+static int rd_max_depth(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
+			char *why UNUSED, size_t whylen UNUSED)
 {
 	sb_printf(out, "%u\n", trace_get_max_depth());
 	return 0;
 }
 
-static int wr_max_depth(const struct ctl_file *f, const char *arg, char *val, size_t len,
-			int append, char *why, size_t whylen)
+static int wr_max_depth(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val,
+			size_t len, int append UNUSED, char *why, size_t whylen)
 {
 	uint64_t v;
 	val = trim(val, &len);
@@ -594,15 +596,15 @@ static int wr_max_depth(const struct ctl_file *f, const char *arg, char *val, si
 	return trace_set_max_depth((unsigned)v);
 }
 
-static int rd_thresh(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-		     size_t whylen)
+static int rd_thresh(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
+		     char *why UNUSED, size_t whylen UNUSED)
 {
 	sb_printf(out, "%llu\n", (unsigned long long)(trace_get_thresh() / 1000));
 	return 0;
 }
 
-static int wr_thresh(const struct ctl_file *f, const char *arg, char *val, size_t len, int append,
-		     char *why, size_t whylen)
+static int wr_thresh(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val, size_t len,
+		     int append UNUSED, char *why, size_t whylen)
 {
 	uint64_t v;
 	val = trim(val, &len);
@@ -613,15 +615,15 @@ static int wr_thresh(const struct ctl_file *f, const char *arg, char *val, size_
 	return trace_set_thresh(v * 1000);
 }
 
-static int rd_buffer_kb(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-			size_t whylen)
+static int rd_buffer_kb(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
+			char *why UNUSED, size_t whylen UNUSED)
 {
 	sb_printf(out, "%zu\n", live_size_kb());
 	return 0;
 }
 
-static int wr_buffer_kb(const struct ctl_file *f, const char *arg, char *val, size_t len,
-			int append, char *why, size_t whylen)
+static int wr_buffer_kb(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val,
+			size_t len, int append UNUSED, char *why, size_t whylen)
 {
 	uint64_t v;
 	val = trim(val, &len);
@@ -633,16 +635,16 @@ static int wr_buffer_kb(const struct ctl_file *f, const char *arg, char *val, si
 	return 0;
 }
 
-static int wr_trace(const struct ctl_file *f, const char *arg, char *val, size_t len, int append,
-		    char *why, size_t whylen)
+static int wr_trace(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val UNUSED,
+		    size_t len UNUSED, int append, char *why UNUSED, size_t whylen UNUSED)
 {
 	if (!append) /* `echo > trace` (O_TRUNC): clear */
 		live_clear();
 	return 0;
 }
 
-static int wr_marker(const struct ctl_file *f, const char *arg, char *val, size_t len,
-		     int append, char *why, size_t whylen)
+static int wr_marker(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val, size_t len,
+		     int append UNUSED, char *why UNUSED, size_t whylen UNUSED)
 {
 	if (len && val[len - 1] == '\n') /* echo's newline */
 		len--;
@@ -652,15 +654,15 @@ static int wr_marker(const struct ctl_file *f, const char *arg, char *val, size_
 	return trace_write_marker(val, len);
 }
 
-static int rd_trace_stat_dir(const struct ctl_file *f, const char *arg, struct sbuf *out,
-			     char *why, size_t whylen)
+static int rd_trace_stat_dir(const struct ctl_file *f UNUSED, const char *arg UNUSED,
+			     struct sbuf *out, char *why UNUSED, size_t whylen UNUSED)
 {
 	sb_printf(out, "function\n");
 	return 0;
 }
 
-static int rd_trace_stat(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-			 size_t whylen)
+static int rd_trace_stat(const struct ctl_file *f UNUSED, const char *arg, struct sbuf *out,
+			 char *why, size_t whylen)
 {
 	if (strcmp(arg, "function")) {
 		WHY("no such file 'trace_stat/%.64s'", arg);
@@ -727,8 +729,8 @@ static void stats_ring_cb(const struct ring_thread_stats *st, void *data)
 	}
 }
 
-static int rd_per_thread(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
-			 size_t whylen)
+static int rd_per_thread(const struct ctl_file *f UNUSED, const char *arg, struct sbuf *out,
+			 char *why, size_t whylen)
 {
 	if (!*arg) {
 		struct tid_set *s = calloc(1, sizeof(*s));
@@ -768,53 +770,54 @@ static int rd_per_thread(const struct ctl_file *f, const char *arg, struct sbuf 
 		  (unsigned long long)x.live.entries, (unsigned long long)x.live.overrun,
 		  (unsigned long long)x.live.bytes, (unsigned long long)x.live.read);
 	if (x.have_ring)
-		sb_printf(out, "recorded entries: %llu\nrecorded lost: %llu\nrecorded bytes: %llu\n",
+		sb_printf(out,
+			  "recorded entries: %llu\nrecorded lost: %llu\nrecorded bytes: %llu\n",
 			  (unsigned long long)x.ring.events, (unsigned long long)x.ring.lost,
 			  (unsigned long long)x.ring.bytes);
 	return 0;
 }
 
 /* ---- tracepoints: available_events, events/ (issue 5, lib/ctl_events.c) -- */
-static int rd_avail_events(const struct ctl_file *f, const char *arg, struct sbuf *out,
-			   char *why, size_t whylen)
+static int rd_avail_events(const struct ctl_file *f UNUSED, const char *arg UNUSED,
+			   struct sbuf *out, char *why, size_t whylen)
 {
 	return ctl_events_available(out, why, whylen);
 }
 
-static int rd_events(const struct ctl_file *f, const char *arg, struct sbuf *out, char *why,
+static int rd_events(const struct ctl_file *f UNUSED, const char *arg, struct sbuf *out, char *why,
 		     size_t whylen)
 {
 	return ctl_events_read(arg, out, why, whylen);
 }
 
-static int wr_events(const struct ctl_file *f, const char *arg, char *val, size_t len,
-		     int append, char *why, size_t whylen)
+static int wr_events(const struct ctl_file *f UNUSED, const char *arg, char *val, size_t len,
+		     int append UNUSED, char *why, size_t whylen)
 {
 	return ctl_events_write(arg, trim(val, &len), why, whylen);
 }
 /* ---- end of the tracepoint files ------------------------------------------ */
 
 static const struct ctl_file files[] = {
-	{"available_tracers", rd_available_tracers, NULL, 0, 0},
-	{"current_tracer", rd_current_tracer, wr_current_tracer, 0, 0},
-	{"tracing_on", rd_tracing_on, wr_tracing_on, 0, 0},
-	{"available_filter_functions", rd_avail_funcs, NULL, 0, 0},
-	{"set_ftrace_filter", rd_list, wr_list, 0, TL_FILTER},
-	{"set_ftrace_notrace", rd_list, wr_list, 0, TL_NOTRACE},
-	{"set_graph_function", rd_list, wr_list, 0, TL_GRAPH_FUNCTION},
-	{"set_graph_notrace", rd_list, wr_list, 0, TL_GRAPH_NOTRACE},
-	{"max_graph_depth", rd_max_depth, wr_max_depth, 0, 0},
-	{"tracing_thresh", rd_thresh, wr_thresh, 0, 0},
-	{"buffer_size_kb", rd_buffer_kb, wr_buffer_kb, 0, 0},
-	{"trace", NULL, wr_trace, F_TRACE, 0},
-	{"trace_pipe", NULL, NULL, F_PIPE, 0},
-	{"trace_marker", NULL, wr_marker, 0, 0},
-	{"enabled_functions", rd_enabled, NULL, 0, 0},
-	{"trace_stat", rd_trace_stat_dir, NULL, F_DIR, 0},
-	{"trace_stat", rd_trace_stat, NULL, F_PREFIX, 0},
-	{"per_thread", rd_per_thread, NULL, F_DIR | F_PREFIX, 0},
-	{"available_events", rd_avail_events, NULL, 0, 0},	 /* issue 5: ctl_events.c */
-	{"events", rd_events, wr_events, F_DIR | F_PREFIX, 0}, /* issue 5: ctl_events.c */
+    {"available_tracers", rd_available_tracers, NULL, 0, 0},
+    {"current_tracer", rd_current_tracer, wr_current_tracer, 0, 0},
+    {"tracing_on", rd_tracing_on, wr_tracing_on, 0, 0},
+    {"available_filter_functions", rd_avail_funcs, NULL, 0, 0},
+    {"set_ftrace_filter", rd_list, wr_list, 0, TL_FILTER},
+    {"set_ftrace_notrace", rd_list, wr_list, 0, TL_NOTRACE},
+    {"set_graph_function", rd_list, wr_list, 0, TL_GRAPH_FUNCTION},
+    {"set_graph_notrace", rd_list, wr_list, 0, TL_GRAPH_NOTRACE},
+    {"max_graph_depth", rd_max_depth, wr_max_depth, 0, 0},
+    {"tracing_thresh", rd_thresh, wr_thresh, 0, 0},
+    {"buffer_size_kb", rd_buffer_kb, wr_buffer_kb, 0, 0},
+    {"trace", NULL, wr_trace, F_TRACE, 0},
+    {"trace_pipe", NULL, NULL, F_PIPE, 0},
+    {"trace_marker", NULL, wr_marker, 0, 0},
+    {"enabled_functions", rd_enabled, NULL, 0, 0},
+    {"trace_stat", rd_trace_stat_dir, NULL, F_DIR, 0},
+    {"trace_stat", rd_trace_stat, NULL, F_PREFIX, 0},
+    {"per_thread", rd_per_thread, NULL, F_DIR | F_PREFIX, 0},
+    {"available_events", rd_avail_events, NULL, 0, 0},	   /* issue 5: ctl_events.c */
+    {"events", rd_events, wr_events, F_DIR | F_PREFIX, 0}, /* issue 5: ctl_events.c */
 };
 
 /* Find FILE; *ARG gets what follows "NAME/" for F_PREFIX entries. */
@@ -1064,11 +1067,12 @@ static int accept_one(void)
 		(void)w;
 		close(fd);
 		if (srv.refused < CTL_REFUSE_LOG_MAX)
-			dft_log("control: refused a connection from uid %u (pid %d): only uid %u and "
-				"root may control this process%s",
-				(unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid(),
-				srv.refused + 1 == CTL_REFUSE_LOG_MAX ? " (no more such messages)"
-								      : "");
+			dft_log(
+			    "control: refused a connection from uid %u (pid %d): only uid %u and "
+			    "root may control this process%s",
+			    (unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid(),
+			    srv.refused + 1 == CTL_REFUSE_LOG_MAX ? " (no more such messages)"
+								  : "");
 		srv.refused++;
 		return 1;
 	}
@@ -1236,8 +1240,8 @@ static void client_io(struct client *c, short revents)
 			return;
 		}
 	}
-	if ((revents & (POLLIN | POLLHUP | POLLERR)) &&
-	    (c->st == C_LINE || c->st == C_BODY) && client_input(c)) {
+	if ((revents & (POLLIN | POLLHUP | POLLERR)) && (c->st == C_LINE || c->st == C_BODY) &&
+	    client_input(c)) {
 		client_close(c, 1);
 		return;
 	}
@@ -1279,8 +1283,9 @@ static int endpoint_restart(void)
 	/* The program closed our socket (closefrom, dup2 over it). */
 	if (srv.restarts++ >= CTL_RESTARTS_MAX) {
 		static int said;
-		log_once(&said, "the control socket was closed by the program %d times; "
-				"control stops",
+		log_once(&said,
+			 "the control socket was closed by the program %d times; "
+			 "control stops",
 			 CTL_RESTARTS_MAX);
 		return -1;
 	}
@@ -1316,8 +1321,8 @@ static void *ctl_main(void *arg)
 			struct client *c = &srv.cl[i];
 			if (c->st == C_FREE)
 				continue;
-			pfd[n] = (struct pollfd){.fd = c->fd,
-						 .events = client_events(c, &stream_wait)};
+			pfd[n] =
+			    (struct pollfd){.fd = c->fd, .events = client_events(c, &stream_wait)};
 			who[n++] = c;
 		}
 		pthread_mutex_unlock(&srv_lock);
@@ -1434,8 +1439,8 @@ void ctl_init(void)
 	if (v && *v) {
 		uint64_t kb;
 		if (parse_num(v, UINT32_MAX, &kb) || live_set_size_kb((size_t)kb))
-			dft_log("control: DYNFTRACE_BUFFER_KB=%s: expected 8 to 262144; using %zu", v,
-				live_size_kb());
+			dft_log("control: DYNFTRACE_BUFFER_KB=%s: expected 8 to 262144; using %zu",
+				v, live_size_kb());
 	}
 	pthread_mutex_lock(&srv_lock);
 	if (!srv.up && !ctl_start())

@@ -9,14 +9,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define HIDDEN __attribute__((visibility("hidden")))
-#define PUBLIC __attribute__((visibility("default")))
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define HIDDEN		 __attribute__((visibility("hidden")))
+#define UNUSED		 __attribute__((unused)) /* a parameter a shared signature imposes */
+#define PUBLIC		 __attribute__((visibility("default")))
+#define likely(x)	 __builtin_expect(!!(x), 1)
+#define unlikely(x)	 __builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a)	 (sizeof(a) / sizeof((a)[0]))
+#define READ_ONCE(x)	 __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define barrier() __asm__ __volatile__("" ::: "memory")
+#define barrier()	 __asm__ __volatile__("" ::: "memory")
 
 /*
  * Per-thread state, in static TLS (initial-exec: no allocation, usable from
@@ -39,13 +40,13 @@ struct dft_thread {
 	unsigned int recursion;
 	unsigned int rcu_nest;
 	unsigned int api_depth; /* patch_lock nesting: no callbacks meanwhile */
-	int state;             /* THREAD_NEW, THREAD_REGISTERED, THREAD_EXITING */
-	unsigned long rcu_ctr; /* 0: outside read side; else gp counter at entry */
+	int state;		/* THREAD_NEW, THREAD_REGISTERED, THREAD_EXITING */
+	unsigned long rcu_ctr;	/* 0: outside read side; else gp counter at entry */
 	pid_t tid;
 	struct dft_thread *next, *prev;
 	/* SIGTRAP virtualisation, see interpose.c */
-	int trap_vblocked;     /* program believes SIGTRAP is blocked */
-	int trap_pending;      /* a foreign SIGTRAP arrived while virtually blocked */
+	int trap_vblocked; /* program believes SIGTRAP is blocked */
+	int trap_pending;  /* a foreign SIGTRAP arrived while virtually blocked */
 	siginfo_t trap_info;
 };
 enum { THREAD_NEW = 0, THREAD_REGISTERED = 1, THREAD_EXITING = 2 };

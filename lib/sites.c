@@ -129,15 +129,15 @@ static void put_slot(char *base, size_t off, const char *tmpl, const char *slot,
 	memcpy(base + off + (slot - tmpl), &fn, sizeof(fn));
 }
 
-static void put_copy(char *base, size_t off, const char *tmpl, const char *end,
-		     const char *slot, void *fn)
+static void put_copy(char *base, size_t off, const char *tmpl, const char *end, const char *slot,
+		     void *fn)
 {
 	_Static_assert(REGION_CALLOPS - REGION_CALLER == REGION_COPY_MAX &&
-			       REGION_GRAPH - REGION_OPS == REGION_COPY_MAX &&
-			       REGION_GEXIT - REGION_GRAPH == REGION_COPY_MAX &&
-			       REGION_OPS_LIGHT - REGION_GEXIT == REGION_COPY_MAX &&
-			       REGION_CALLOPS_LIGHT - REGION_OPS_LIGHT == REGION_COPY_MAX &&
-			       REGION_STUB0 - REGION_CALLOPS_LIGHT >= REGION_COPY_MAX,
+			   REGION_GRAPH - REGION_OPS == REGION_COPY_MAX &&
+			   REGION_GEXIT - REGION_GRAPH == REGION_COPY_MAX &&
+			   REGION_OPS_LIGHT - REGION_GEXIT == REGION_COPY_MAX &&
+			   REGION_CALLOPS_LIGHT - REGION_OPS_LIGHT == REGION_COPY_MAX &&
+			   REGION_STUB0 - REGION_CALLOPS_LIGHT >= REGION_COPY_MAX,
 		       "region layout");
 	if (end - tmpl > REGION_COPY_MAX) /* a template grew: never overlap */
 		abort();
@@ -202,13 +202,13 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			 dft_callops_light_tmpl_tls, (void *)tls);
 		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl,
 			 dft_callops_light_tmpl_seq, (void *)seq);
-		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl,
-			 dft_callops_light_tmpl_gp, (void *)gp);
+		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl, dft_callops_light_tmpl_gp,
+			 (void *)gp);
 		for (uint32_t k = 0; k < REGION_STUBS; k++) {
 			uint8_t *st = (uint8_t *)b + REGION_STUB0 + 16 * k;
 			uint32_t idx = rno << 12 | k;
 			uintptr_t body =
-				base + (k < REGION_STUBS_FULL ? REGION_OPS : REGION_OPS_LIGHT);
+			    base + (k < REGION_STUBS_FULL ? REGION_OPS : REGION_OPS_LIGHT);
 			st[0] = 0x68; /* push imm32 */
 			memcpy(st + 1, &idx, 4);
 			insn_make_rel32(INSN_JMP, (uintptr_t)st + 5, body, st + 5);
@@ -229,8 +229,9 @@ uintptr_t region_far_jump(struct region *r, uintptr_t addr)
 	if (!r->direct_page) {
 		/* next to the region: try the pages right after it, then before */
 		for (int i = 0; i < 64 && !r->direct_page; i++) {
-			uintptr_t hint = i < 32 ? r->base + REGION_SIZE + (uintptr_t)i * (uintptr_t)pg
-					       : r->base - (uintptr_t)(i - 31) * (uintptr_t)pg;
+			uintptr_t hint = i < 32
+					     ? r->base + REGION_SIZE + (uintptr_t)i * (uintptr_t)pg
+					     : r->base - (uintptr_t)(i - 31) * (uintptr_t)pg;
 			void *p = mmap((void *)hint, (size_t)pg, PROT_READ | PROT_EXEC,
 				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 			if (p != MAP_FAILED)
@@ -315,8 +316,8 @@ static int thunks_make(struct dft_object *o)
 		for (size_t k = 0; k < site_count; k++) {
 			const struct site *s = &site_tab[k];
 			if (s->obj == o)
-				thunk_write((uint8_t *)p + (size_t)(s->id - o->id0) * THUNK_SIZE, s->id,
-					    s->addr, o->region);
+				thunk_write((uint8_t *)p + (size_t)(s->id - o->id0) * THUNK_SIZE,
+					    s->id, s->addr, o->region);
 		}
 		if (mprotect(p, len, PROT_READ | PROT_EXEC) != 0) {
 			munmap(p, len);
@@ -461,7 +462,7 @@ static void object_free(struct dft_object *o)
 }
 
 /* Add the sites of a newly found object. patch_lock held. */
-static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) *ph, int phnum)
+static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, int phnum)
 {
 	struct dft_object *o = calloc(1, sizeof(*o));
 	if (!o)
@@ -622,7 +623,7 @@ static void object_remove(size_t idx)
 struct found {
 	char *path;
 	uintptr_t bias;
-	const ElfW(Phdr) *ph;
+	const ElfW(Phdr) * ph;
 	int phnum;
 };
 struct scan {
@@ -633,7 +634,7 @@ struct scan {
 
 static uintptr_t self_base;
 
-static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
+static int scan_cb(struct dl_phdr_info *info, size_t size UNUSED, void *data)
 {
 	struct scan *sc = data;
 	sc->adds = info->dlpi_adds;
@@ -692,7 +693,8 @@ int sites_rescan(void)
 	for (size_t i = 0; i < sc.n; i++) {
 		size_t j;
 		for (j = 0; j < obj_count; j++)
-			if (obj_tab[j]->bias == sc.v[i].bias && !strcmp(obj_tab[j]->path, sc.v[i].path))
+			if (obj_tab[j]->bias == sc.v[i].bias &&
+			    !strcmp(obj_tab[j]->path, sc.v[i].path))
 				break;
 		if (j < obj_count) {
 			obj_tab[j]->seen = 1;
@@ -717,4 +719,3 @@ int sites_init(void)
 {
 	return sites_rescan();
 }
-
