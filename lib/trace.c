@@ -20,6 +20,8 @@
  *   - pthread_exit: every frame is closed and unhooked first;
  *   - exit() from a nested frame: the streams end with open entries, which
  *     readers close.
+ * Frames closed without returning end in the ring with one exit_depth per
+ * run (close_unwound), which readers show as unwound.
  * The shadow stack is the thread's own (mmap'd at its first traced call);
  * nothing else touches it, signal handlers of the same thread nest on it in
  * LIFO order.
@@ -180,14 +182,33 @@ static void prof_account(struct fg_thread *g, const struct shadow_ent *e, uint64
 	__atomic_store(&p->sumsq, &sq, __ATOMIC_RELAXED);
 }
 
-/* Close the top frame at time NOW (returned, or found dead). */
-static void frame_close(struct fg_thread *g, uint64_t now, int returned)
+/* Write one exit_depth for the *PEND unwound frames counted so far. */
+static void unwound_flush(uint32_t *pend)
+{
+	if (!*pend)
+		return;
+	uint64_t ts;
+	emit_u32(RING_EV_EXIT_DEPTH, *pend, &ts);
+	*pend = 0;
+}
+
+/*
+ * Close the top frame at time NOW. UNWOUND is NULL when the frame returned;
+ * otherwise it was left without returning (longjmp, exception,
+ * pthread_exit) and, if its entry went to the ring, it is counted in
+ * *UNWOUND instead of getting an exit: the caller ends the run with
+ * unwound_flush(), one exit_depth for all of them. Only SE_RING frames
+ * count: the reader sees no entry of the others (held back by -t, lost,
+ * notrace, profile), so they must not be popped. Everything else (profile,
+ * in-memory buffer, -t calls) happens per frame, as for a return.
+ */
+static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 {
 	struct shadow_ent *e = &g->ent[--g->depth];
 	uint64_t dur = now > e->ts ? now - e->ts : 0;
 	if (e->fl & SE_ROOT)
 		g->filter_depth--;
-	if (!returned && e->hooked && *e->slot == e->hook)
+	if (unwound && e->hooked && *e->slot == e->hook)
 		*e->slot = e->orig; /* still live somewhere? leave it returning right */
 	if (e->fl & SE_NOTRACE) {
 		g->notrace_depth--;
@@ -201,7 +222,9 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 		break;
 	case TR_GRAPH:
 		if (e->fl & (SE_RING | SE_LIVE)) {
-			if (e->fl & SE_RING)
+			if ((e->fl & SE_RING) && unwound)
+				(*unwound)++;
+			else if (e->fl & SE_RING)
 				emit_exit();
 			/* Not into buffers cleared since the entry (tracer switch,
 			 * `echo > trace`): its entry is gone. */
@@ -212,7 +235,14 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 			uint64_t thresh = READ_ONCE(trace_cfg.time_filter);
 			if (thresh && dur >= thresh) {
 				uint64_t ts;
-				uint8_t *p = trace_rec_on ? ring_event_begin(RING_EV_CALL, 12, &ts) : NULL;
+				uint8_t *p = NULL;
+				if (trace_rec_on) {
+					/* The frames unwound above this one end
+					 * before it: their exit_depth goes first. */
+					if (unwound)
+						unwound_flush(unwound);
+					p = ring_event_begin(RING_EV_CALL, 12, &ts);
+				}
 				if (p) {
 					memcpy(p, &e->id, 4);
 					memcpy(p + 4, &dur, 8);
@@ -228,14 +258,25 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 	}
 }
 
-/* Frames whose slot lies below LIMIT were left by longjmp: close them. */
+/* Close the N top frames, unwound at time NOW. */
+static void close_unwound(struct fg_thread *g, uint32_t n, uint64_t now)
+{
+	uint32_t pend = 0;
+	while (n--)
+		frame_close(g, now, &pend);
+	unwound_flush(&pend);
+}
+
+/* Frames whose slot lies below LIMIT were left by longjmp (or unwound by
+ * an exception): close them. */
 static void close_dead(struct fg_thread *g, uintptr_t limit)
 {
 	if (likely(!g->depth || (uintptr_t)g->ent[g->depth - 1].slot >= limit))
 		return;
-	uint64_t now = ring_now();
-	while (g->depth && (uintptr_t)g->ent[g->depth - 1].slot < limit)
-		frame_close(g, now, 0);
+	uint32_t n = 0;
+	while (n < g->depth && (uintptr_t)g->ent[g->depth - 1 - n].slot < limit)
+		n++;
+	close_unwound(g, n, ring_now());
 }
 
 /*
@@ -362,7 +403,7 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 			live_exit(e->id, g->depth, ts, ts > e->ts ? ts - e->ts : 0);
 		}
 	} else {
-		frame_close(g, ring_now(), 1);
+		frame_close(g, ring_now(), NULL);
 	}
 	dft_self.recursion--;
 	return orig;
@@ -473,9 +514,7 @@ PUBLIC void pthread_exit(void *ret)
 	if (g) {
 		dft_self.recursion++; /* for good: the thread is leaving */
 		unhook_all(g);
-		uint64_t now = ring_now();
-		while (g->depth)
-			frame_close(g, now, 0);
+		close_unwound(g, g->depth, ring_now());
 	}
 	real(ret);
 	__builtin_unreachable();
