@@ -61,8 +61,8 @@ static const char usage_text[] =
     "start of the recording. Lost events show where they were lost, and a\n"
     "summary ('# thread 1234 lost 5,120 events') ends the output. Calls still\n"
     "open when their thread's trace ends are closed there and marked\n"
-    "'(unfinished)'; calls left by longjmp or an exception are marked\n"
-    "'(unwound)'.\n"
+    "'(unfinished)'; calls left by longjmp, an exception or pthread_exit\n"
+    "are marked '(unwound)'.\n"
     "\n"
     "Exit status: 0, 1 when the trace is missing or damaged (what comes\n"
     "before the damage is printed first), 2 on a usage error.\n";

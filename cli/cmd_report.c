@@ -244,8 +244,10 @@ static int from_streams(struct tr_session *s, struct table *t)
 	return 0;
 }
 
-/* profile-KEY.txt: "FUNC_ID CALLS TOTAL_NS SELF_NS SUMSQ_NS2" lines. */
-static int from_profiles(struct tr_session *s, struct table *t, int *found)
+/* profile-KEY.txt: "FUNC_ID CALLS TOTAL_NS SELF_NS SUMSQ_NS2" lines. Lines
+ * starting with "# " are the runtime's notes (a table written at a fatal
+ * signal, or incomplete): they go to NOTES, shown under the table. */
+static int from_profiles(struct tr_session *s, struct table *t, int *found, FILE *notes)
 {
 	for (size_t i = 0; i < s->nprocs; i++) {
 		struct tr_proc *p = &s->procs[i];
@@ -268,6 +270,11 @@ static int from_profiles(struct tr_session *s, struct table *t, int *found)
 			int n = -1;
 
 			no++;
+			if (line[0] == '#' && line[1] == ' ' && notes) {
+				size_t l = strcspn(line + 2, "\n");
+				fprintf(notes, "# profile-%s.txt: %.*s\n", p->key, (int)l, line + 2);
+				continue;
+			}
 			if (line[0] == '#' || line[0] == '\n')
 				continue;
 			if (sscanf(line, "%llu %llu %llu %llu %Lf%n", &id, &calls, &total, &self,
@@ -361,10 +368,16 @@ int report_run(struct tr_session *s, enum report_sort sort, FILE *out)
 	struct table t = {0};
 	struct fstat **v = NULL;
 	int ret = 0, profile = 0, timed;
-	size_t k = 0;
+	size_t k = 0, notes_len = 0;
+	char *notes_text = NULL;
+	FILE *notes = NULL;
 
-	if (s->info.tracer && !strcmp(s->info.tracer, "profile"))
-		ret = from_profiles(s, &t, &profile);
+	if (s->info.tracer && !strcmp(s->info.tracer, "profile")) {
+		notes = open_memstream(&notes_text, &notes_len);
+		ret = from_profiles(s, &t, &profile, notes);
+		if (notes && fclose(notes) && !ret)
+			ret = -ENOMEM;
+	}
 	if (!ret && !profile)
 		ret = from_streams(s, &t);
 	if (ret)
@@ -407,8 +420,11 @@ int report_run(struct tr_session *s, enum report_sort sort, FILE *out)
 	}
 	if (!k)
 		fputs("# the trace holds no calls\n", out);
+	if (notes_text)
+		fputs(notes_text, out);
 	tr_print_losses(s, out, "# ");
 out:
+	free(notes_text);
 	free(v);
 	table_free(&t);
 	if (ret)

@@ -1572,6 +1572,7 @@ static int emerg_disk_error;
  * What a thread that keeps running tries to trace after that is not part
  * of the recording (it ends at the fatal signal) and not counted. */
 static uint64_t emerg_lost0[EMERG_SNAP];
+HIDDEN void (*ring_fatal_hook)(int sig);
 
 static bool emerg_enter(void)
 {
@@ -2078,6 +2079,9 @@ int ring_emergency_flush(int sig)
 		    emerg_cat(&p, end, "\n"))
 			emerg_info_line(line, (size_t)(p - line));
 	}
+	void (*hook)(int) = __atomic_load_n(&ring_fatal_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook(sig);
 	__atomic_store_n(&emerg_done, 1, __ATOMIC_RELEASE);
 	sys_futex(&emerg_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 	return err;

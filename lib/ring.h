@@ -121,6 +121,11 @@ void ring_thread_exit(void) HIDDEN;
  * buffered event reported lost.
  */
 int ring_emergency_flush(int sig) HIDDEN;
+/* Run by the thread that flushes on a fatal signal (whether or not the
+ * buffers could be written), before that thread or another dying one can
+ * end the process: async-signal-safe (trace.c: the profile table). Set
+ * before ring_init, read by the flusher (atomic). */
+extern void (*ring_fatal_hook)(int sig) HIDDEN;
 
 /* fork: in the child, forget the parent's buffers (they are the parent's
  * to write) and restart the consumer lazily on the child's first event. */

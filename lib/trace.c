@@ -20,6 +20,8 @@
  *   - pthread_exit: every frame is closed and unhooked first;
  *   - exit() from a nested frame: the streams end with open entries, which
  *     readers close.
+ * Frames closed without returning end in the ring with one exit_depth per
+ * run (close_unwound), which readers show as unwound.
  * The shadow stack is the thread's own (mmap'd at its first traced call);
  * nothing else touches it, signal handlers of the same thread nest on it in
  * LIFO order.
@@ -83,12 +85,39 @@ struct prof_ent {
  * | prof_gen                      | control thread (atomic), under prof_lock|
  */
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread holds prof_lock: the fatal-signal dump (prof_fatal_dump)
+ * must then not wait for it, nor read what the interrupted section changes.
+ * The owner's, set right after taking the lock and cleared before dropping it. */
+static __thread int prof_lock_mine __attribute__((tls_model("initial-exec")));
 static struct prof_ent *prof_all;
 static uint32_t prof_all_n;
 static struct fg_thread *prof_threads;
 static uint64_t prof_gen = 1;
 
 HIDDEN __thread struct fg_thread *fg_self __attribute__((tls_model("initial-exec")));
+
+static void prof_lock_take(void)
+{
+	pthread_mutex_lock(&prof_lock);
+	prof_lock_mine = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* seen by this thread's handler */
+}
+
+static int prof_lock_try(void)
+{
+	if (pthread_mutex_trylock(&prof_lock))
+		return 0;
+	prof_lock_mine = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return 1;
+}
+
+static void prof_lock_drop(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	prof_lock_mine = 0;
+	pthread_mutex_unlock(&prof_lock);
+}
 
 static struct fg_thread *fg_get(void)
 {
@@ -127,7 +156,7 @@ static void emit_exit(void)
  * the control thread holds prof_lock, the sample is dropped (0). */
 static int prof_prepare(struct fg_thread *g, uint32_t id, uint64_t gen)
 {
-	if (pthread_mutex_trylock(&prof_lock))
+	if (!prof_lock_try())
 		return 0;
 	int ok = 1;
 	if (g->prof && g->prof_gen != gen) /* a new session: start from zero */
@@ -158,7 +187,7 @@ static int prof_prepare(struct fg_thread *g, uint32_t id, uint64_t gen)
 		prof_threads = g;
 		g->prof_linked = 1;
 	}
-	pthread_mutex_unlock(&prof_lock);
+	prof_lock_drop();
 	return ok;
 }
 
@@ -180,14 +209,33 @@ static void prof_account(struct fg_thread *g, const struct shadow_ent *e, uint64
 	__atomic_store(&p->sumsq, &sq, __ATOMIC_RELAXED);
 }
 
-/* Close the top frame at time NOW (returned, or found dead). */
-static void frame_close(struct fg_thread *g, uint64_t now, int returned)
+/* Write one exit_depth for the *PEND unwound frames counted so far. */
+static void unwound_flush(uint32_t *pend)
+{
+	if (!*pend)
+		return;
+	uint64_t ts;
+	emit_u32(RING_EV_EXIT_DEPTH, *pend, &ts);
+	*pend = 0;
+}
+
+/*
+ * Close the top frame at time NOW. UNWOUND is NULL when the frame returned;
+ * otherwise it was left without returning (longjmp, exception,
+ * pthread_exit) and, if its entry went to the ring, it is counted in
+ * *UNWOUND instead of getting an exit: the caller ends the run with
+ * unwound_flush(), one exit_depth for all of them. Only SE_RING frames
+ * count: the reader sees no entry of the others (held back by -t, lost,
+ * notrace, profile), so they must not be popped. Everything else (profile,
+ * in-memory buffer, -t calls) happens per frame, as for a return.
+ */
+static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 {
 	struct shadow_ent *e = &g->ent[--g->depth];
 	uint64_t dur = now > e->ts ? now - e->ts : 0;
 	if (e->fl & SE_ROOT)
 		g->filter_depth--;
-	if (!returned && e->hooked && *e->slot == e->hook)
+	if (unwound && e->hooked && *e->slot == e->hook)
 		*e->slot = e->orig; /* still live somewhere? leave it returning right */
 	if (e->fl & SE_NOTRACE) {
 		g->notrace_depth--;
@@ -201,7 +249,9 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 		break;
 	case TR_GRAPH:
 		if (e->fl & (SE_RING | SE_LIVE)) {
-			if (e->fl & SE_RING)
+			if ((e->fl & SE_RING) && unwound)
+				(*unwound)++;
+			else if (e->fl & SE_RING)
 				emit_exit();
 			/* Not into buffers cleared since the entry (tracer switch,
 			 * `echo > trace`): its entry is gone. */
@@ -212,7 +262,14 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 			uint64_t thresh = READ_ONCE(trace_cfg.time_filter);
 			if (thresh && dur >= thresh) {
 				uint64_t ts;
-				uint8_t *p = trace_rec_on ? ring_event_begin(RING_EV_CALL, 12, &ts) : NULL;
+				uint8_t *p = NULL;
+				if (trace_rec_on) {
+					/* The frames unwound above this one end
+					 * before it: their exit_depth goes first. */
+					if (unwound)
+						unwound_flush(unwound);
+					p = ring_event_begin(RING_EV_CALL, 12, &ts);
+				}
 				if (p) {
 					memcpy(p, &e->id, 4);
 					memcpy(p + 4, &dur, 8);
@@ -228,14 +285,25 @@ static void frame_close(struct fg_thread *g, uint64_t now, int returned)
 	}
 }
 
-/* Frames whose slot lies below LIMIT were left by longjmp: close them. */
+/* Close the N top frames, unwound at time NOW. */
+static void close_unwound(struct fg_thread *g, uint32_t n, uint64_t now)
+{
+	uint32_t pend = 0;
+	while (n--)
+		frame_close(g, now, &pend);
+	unwound_flush(&pend);
+}
+
+/* Frames whose slot lies below LIMIT were left by longjmp (or unwound by
+ * an exception): close them. */
 static void close_dead(struct fg_thread *g, uintptr_t limit)
 {
 	if (likely(!g->depth || (uintptr_t)g->ent[g->depth - 1].slot >= limit))
 		return;
-	uint64_t now = ring_now();
-	while (g->depth && (uintptr_t)g->ent[g->depth - 1].slot < limit)
-		frame_close(g, now, 0);
+	uint32_t n = 0;
+	while (n < g->depth && (uintptr_t)g->ent[g->depth - 1 - n].slot < limit)
+		n++;
+	close_unwound(g, n, ring_now());
 }
 
 /*
@@ -362,7 +430,7 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 			live_exit(e->id, g->depth, ts, ts > e->ts ? ts - e->ts : 0);
 		}
 	} else {
-		frame_close(g, ring_now(), 1);
+		frame_close(g, ring_now(), NULL);
 	}
 	dft_self.recursion--;
 	return orig;
@@ -473,9 +541,7 @@ PUBLIC void pthread_exit(void *ret)
 	if (g) {
 		dft_self.recursion++; /* for good: the thread is leaving */
 		unhook_all(g);
-		uint64_t now = ring_now();
-		while (g->depth)
-			frame_close(g, now, 0);
+		close_unwound(g, g->depth, ring_now());
 	}
 	real(ret);
 	__builtin_unreachable();
@@ -616,7 +682,7 @@ HIDDEN void trace_thread_exit(void)
 	if (g && !g->depth) {
 		/* No hooked frame is left: the start routine has returned (or
 		 * pthread_exit closed them all). */
-		pthread_mutex_lock(&prof_lock);
+		prof_lock_take();
 		if (g->prof_linked) {
 			if (g->prof_prev)
 				g->prof_prev->prof_next = g->prof_next;
@@ -626,7 +692,7 @@ HIDDEN void trace_thread_exit(void)
 				g->prof_next->prof_prev = g->prof_prev;
 			g->prof_linked = 0;
 		}
-		pthread_mutex_unlock(&prof_lock);
+		prof_lock_drop();
 		fg_self = NULL;
 		if (g->prof)
 			munmap(g->prof, g->prof_n * sizeof(*g->prof));
@@ -640,9 +706,9 @@ static void write_profile(void)
 	struct fg_thread *g = fg_self;
 	if (!g || !g->prof)
 		return;
-	pthread_mutex_lock(&prof_lock);
+	prof_lock_take();
 	if (g->prof_gen != prof_gen) {
-		pthread_mutex_unlock(&prof_lock);
+		prof_lock_drop();
 		return; /* counts of an old session */
 	}
 	if (g->prof_n > prof_all_n) {
@@ -660,7 +726,7 @@ static void write_profile(void)
 		prof_all[i].sumsq += g->prof[i].sumsq;
 	}
 	memset(g->prof, 0, g->prof_n * sizeof(*g->prof));
-	pthread_mutex_unlock(&prof_lock);
+	prof_lock_drop();
 }
 
 /* The current session's totals: exited threads plus live ones (prof_lock
@@ -706,9 +772,9 @@ static void dump_profile(void)
 		return;
 	}
 	uint32_t n;
-	pthread_mutex_lock(&prof_lock);
+	prof_lock_take();
 	struct prof_ent *all = prof_collect(&n); /* threads still running too */
-	pthread_mutex_unlock(&prof_lock);
+	prof_lock_drop();
 	for (uint32_t i = 0; all && i < n; i++)
 		if (all[i].calls)
 			fprintf(f, "%u %lu %lu %lu %.0f\n", i, (unsigned long)all[i].calls,
@@ -716,6 +782,204 @@ static void dump_profile(void)
 				all[i].sumsq);
 	free(all);
 	fclose(f);
+}
+
+/*
+ * The profile table on a fatal signal: ring_emergency_flush() calls this on
+ * the one thread that flushes, in its signal handler, before the process
+ * dies (ring_fatal_hook). Like dump_profile, but async-signal-safe: no
+ * malloc or stdio (mmap, write), static buffers (only that thread is here;
+ * the handler may run on a small alternate stack), and never waiting for
+ * prof_lock for long, as the holder may be this very thread, interrupted:
+ *   - lock taken (other holders let go within PROF_FATAL_WAIT_MS): all of
+ *     it, as at exit;
+ *   - this thread holds it: everybody else waits for it (or drops samples,
+ *     prof_prepare), so only the interrupted section moves: every other
+ *     live thread's table (the list, walked forward, is consistent at any
+ *     point of a head insert or an unlink), not its own table nor the
+ *     totals of exited threads, which that section may be changing;
+ *   - another thread keeps it: its own table only, which only its owner
+ *     changes.
+ * The file then starts with "# " lines saying so, which report shows.
+ * Calls still open at the signal (main, the one that faulted) are not
+ * counted, as calls still open at exit are not.
+ */
+#define PROF_FATAL_WAIT_MS 200
+
+static struct {
+	char path[4200];
+	char buf[4096];
+	size_t len;
+	int fd, failed;
+} pf; /* the flushing thread's only (ring.c lets one thread in) */
+
+static void pf_flush(void)
+{
+	size_t off = 0;
+	while (!pf.failed && off < pf.len) {
+		ssize_t w = write(pf.fd, pf.buf + off, pf.len - off);
+		if (w <= 0) {
+			if (w < 0 && errno == EINTR)
+				continue;
+			pf.failed = 1;
+		} else {
+			off += (size_t)w;
+		}
+	}
+	pf.len = 0;
+}
+
+static void pf_str(const char *s)
+{
+	for (; *s; s++) {
+		if (pf.len == sizeof(pf.buf))
+			pf_flush();
+		pf.buf[pf.len++] = *s;
+	}
+}
+
+static void pf_u64(uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	char out[24];
+	for (int i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	out[n] = 0;
+	pf_str(out);
+}
+
+/* A sum of squares as "%.0f" would print it, without printf: beyond 64 bits
+ * the leading 18 digits (more than a double holds), then zeros. */
+static void pf_sumsq(double v)
+{
+	if (!(v > 0)) {
+		pf_str("0");
+		return;
+	}
+	int e = 0;
+	while (v >= 1e18) {
+		v /= 10;
+		e++;
+	}
+	pf_u64((uint64_t)(v + 0.5));
+	while (e--)
+		pf_str("0");
+}
+
+/* Add T's table (of the current session) into ALL (N entries). */
+static void pf_add(struct prof_ent *all, uint32_t n, const struct fg_thread *t)
+{
+	for (uint32_t i = 0; t->prof && i < t->prof_n && i < n; i++) {
+		const struct prof_ent *p = &t->prof[i];
+		uint64_t c = __atomic_load_n(&p->calls, __ATOMIC_RELAXED);
+		if (!c)
+			continue;
+		double sq;
+		__atomic_load(&p->sumsq, &sq, __ATOMIC_RELAXED);
+		all[i].calls += c;
+		all[i].total += __atomic_load_n(&p->total, __ATOMIC_RELAXED);
+		all[i].self += __atomic_load_n(&p->self, __ATOMIC_RELAXED);
+		all[i].sumsq += sq;
+	}
+}
+
+static void prof_fatal_dump(int sig)
+{
+	if (READ_ONCE(trace_cfg.kind) != TR_PROFILE || !trace_rec_on)
+		return;
+	enum { ALL, OTHERS, OWN } what = ALL;
+	int locked = 0;
+	if (prof_lock_mine) {
+		what = OTHERS;
+	} else {
+		for (int i = 0; i < PROF_FATAL_WAIT_MS && !(locked = prof_lock_try()); i++) {
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
+		if (!locked)
+			what = OWN;
+	}
+	const struct fg_thread *me = fg_self;
+	uint64_t gen = __atomic_load_n(&prof_gen, __ATOMIC_RELAXED);
+	uint32_t n = 0, skipped = 0;
+	if (what == ALL)
+		n = prof_all_n;
+	if (what != OWN) {
+		for (const struct fg_thread *t = prof_threads; t; t = t->prof_next)
+			if (t->prof_gen == gen && t->prof_n > n && (what == ALL || t != me))
+				n = t->prof_n;
+	}
+	if (what != OTHERS && me && me->prof_gen == gen && me->prof_n > n)
+		n = me->prof_n;
+	struct prof_ent *all = NULL;
+	size_t size = (size_t)n * sizeof(*all);
+	if (n) {
+		all = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (all == MAP_FAILED)
+			all = NULL;
+	}
+	if (all) {
+		if (what == ALL)
+			for (uint32_t i = 0; i < prof_all_n && i < n; i++)
+				all[i] = prof_all[i];
+		if (what != OWN) {
+			for (const struct fg_thread *t = prof_threads; t; t = t->prof_next)
+				if (t->prof_gen == gen && (what == ALL || t != me))
+					pf_add(all, n, t);
+		} else if (me && me->prof_gen == gen) {
+			pf_add(all, n, me);
+		}
+	} else if (n) {
+		skipped = 1; /* no memory: nothing but the note */
+	}
+	if (locked)
+		prof_lock_drop();
+
+	pf.len = 0;
+	pf.failed = 0;
+	size_t k = 0;
+	const char *parts[] = {trace_cfg.dir, "/profile-", trace_cfg.img, ".txt"};
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+		for (const char *c = parts[i]; *c && k + 1 < sizeof(pf.path); c++)
+			pf.path[k++] = *c;
+	pf.path[k] = 0;
+	pf.fd = open(pf.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (pf.fd < 0)
+		goto out;
+	pf_str("# written at fatal signal ");
+	pf_u64((uint64_t)sig);
+	pf_str(": calls still open then are not counted\n");
+	if (what == OTHERS)
+		pf_str("# incomplete: the dying thread was inside the profile's lock, its own "
+		       "counts and those of threads that had exited are missing\n");
+	else if (what == OWN)
+		pf_str("# incomplete: another thread held the profile's lock, only the dying "
+		       "thread's counts are here\n");
+	if (skipped)
+		pf_str("# incomplete: no memory to sum the counts\n");
+	for (uint32_t i = 0; all && i < n; i++) {
+		if (!all[i].calls)
+			continue;
+		pf_u64(i);
+		pf_str(" ");
+		pf_u64(all[i].calls);
+		pf_str(" ");
+		pf_u64(all[i].total);
+		pf_str(" ");
+		pf_u64(all[i].self);
+		pf_str(" ");
+		pf_sumsq(all[i].sumsq);
+		pf_str("\n");
+	}
+	pf_flush();
+	close(pf.fd);
+out:
+	if (all)
+		munmap(all, size);
 }
 
 static void trace_shutdown(void)
@@ -779,6 +1043,7 @@ HIDDEN void trace_atfork_child(void)
 	 * parent thread may have held prof_lock. */
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	prof_lock = fresh;
+	prof_lock_mine = 0;
 	struct fg_thread *g = fg_self;
 	if (g && g->prof)
 		memset(g->prof, 0, g->prof_n * sizeof(*g->prof));
@@ -890,6 +1155,7 @@ HIDDEN void trace_init(void)
 	exec_rc.ctf_dir = exec_ctf;
 	exec_rc.info_path = exec_info;
 	exec_rc.img = trace_cfg.img;
+	__atomic_store_n(&ring_fatal_hook, prof_fatal_dump, __ATOMIC_RELEASE);
 	err = ring_init(&rc);
 	if (err) {
 		dft_log("cannot record into %s: %s", ctf, strerror(-err));
@@ -1156,12 +1422,12 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 	if (kind != READ_ONCE(trace_cfg.kind)) {
 		WRITE_ONCE(trace_cfg.kind, kind);
 		if (kind == TR_PROFILE) { /* a new profile session */
-			pthread_mutex_lock(&prof_lock);
+			prof_lock_take();
 			__atomic_store_n(&prof_gen, prof_gen + 1, __ATOMIC_RELAXED);
 			free(prof_all);
 			prof_all = NULL;
 			prof_all_n = 0;
-			pthread_mutex_unlock(&prof_lock);
+			prof_lock_drop();
 		}
 		live_clear();
 	}
@@ -1309,9 +1575,9 @@ static int prof_row_cmp(const void *a, const void *b)
 void trace_read_profile(struct sbuf *out)
 {
 	uint32_t n = 0;
-	pthread_mutex_lock(&prof_lock);
+	prof_lock_take();
 	struct prof_ent *all = prof_collect(&n);
-	pthread_mutex_unlock(&prof_lock);
+	prof_lock_drop();
 	sb_printf(out, "  %-30s %10s    %-15s %-15s %s\n", "Function", "Hit", "Time", "Avg",
 		  "s^2");
 	sb_printf(out, "  %-30s %10s    %-15s %-15s %s\n", "--------", "---", "----", "---",

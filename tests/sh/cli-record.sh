@@ -18,7 +18,8 @@
 #    SIGSEGV handler runs and sigaction shows what it set; an inherited
 #    SIG_IGN stays; with several threads, the workers' events are all in the
 #    streams or counted lost (quiet), or all but one in flight each (while
-#    they trace).
+#    they trace); the profile tracer's table is written too (report counts
+#    the calls that returned before the signal, the workers' included).
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 DFT=$B/dynftrace
@@ -223,6 +224,28 @@ EOF
 		check $? "abort(): status 134, 'signal 6', the calls before it, nothing lost"
 		[ $? -ne 0 ] && diag_file trace.txt
 	fi
+
+	# The profile tracer writes its table at a fatal signal too: the calls
+	# that returned before it (g once, f and leaf twice; main and crash were
+	# still open), with the workers' (each called g() K times, then waits).
+	local psig=11 phow=segv args rc
+	[ "$SAN" = asan ] && psig=6 phow=abort
+	for args in "$phow" "threads 3 1000 quiet $phow"; do
+		local pg=1 pf=2
+		[ "$args" = "$phow" ] || pg=3001 pf=3002
+		"$DFT" record $HIDE -T profile -d p ./fatal $args >out 2>err
+		rc=$?
+		"$DFT" report -d p >report.txt 2>report.err
+		[ $rc -eq $((128 + psig)) ] && grep -Eq "^exit: [0-9]+ signal $psig\$" p/info &&
+			awk -v g=$pg -v f=$pf '$NF == "g" && $(NF-1) == g { a++ }
+				$NF == "f" && $(NF-1) == f { a++ } $NF == "leaf" && $(NF-1) == f { a++ }
+				$NF == "main" || $NF == "crash" { a = -9 }
+				/^# profile-[0-9.]+\.txt: written at fatal signal/ { b = 1 }
+				END { exit !(a == 3 && b) }' report.txt
+		local bad=$?
+		check $bad "profile, $args: status $((128 + psig)), report counts g $pg, f and leaf $pf (open calls left out)"
+		[ $bad -ne 0 ] && { diag_file report.txt; diag_file report.err 5; diag_file err 5; }
+	done
 
 	# SIGTERM from outside, while main traces g() 200,000 times (an event
 	# may be in flight: it is lost and counted) or after: the pid comes

@@ -10,9 +10,10 @@
 #   tests/golden/s-NAME.CC.expect, else
 #   tests/golden/s-NAME.expect
 # Programs run without being linked with the runtime: record preloads it.
-# s-sleep is also checked to last at least its 20 ms. Needs the runtime's
-# tracers: SKIPs when recording yields no stream. In the asan configuration
-# the programs are built with ASan as well (TSan: skipped).
+# s-sleep is also checked to last at least its 20 ms, and s-longjmp to be
+# read by babeltrace2 with its exit_depth event (when installed). Needs the
+# runtime's tracers: SKIPs when recording yields no stream. In the asan
+# configuration the programs are built with ASan as well (TSan: skipped).
 #
 # GOLDEN_UPDATE=1 writes the outputs of gcc -O0 to s-NAME.expect instead of
 # comparing (read them before committing!). GOLDEN_ONLY=NAME runs one test.
@@ -180,6 +181,18 @@ for cc in $compilers; do
 					ok "s-sleep ($cc $opt): nap() lasted $ms ms"
 				else
 					notok "s-sleep ($cc $opt): nap() should last 20 ms or more: '$line'"
+				fi
+			fi
+			if [ "$n" = s-longjmp ] && command -v babeltrace2 >/dev/null; then
+				# the three frames longjmp left are one exit_depth event,
+				# which babeltrace2 reads with the metadata's declaration
+				if babeltrace2 "$d/data/ctf" >"$d/bt.out" 2>"$d/bt.err" &&
+					grep -q 'exit_depth: .*{ depth = 3 }' "$d/bt.out"; then
+					ok "s-longjmp ($cc $opt): babeltrace2 reads exit_depth 3"
+				else
+					notok "s-longjmp ($cc $opt): babeltrace2 should show one exit_depth of 3"
+					diag_file "$d/bt.err"
+					diag_file "$d/bt.out"
 				fi
 			fi
 		done
