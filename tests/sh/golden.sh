@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# description: golden traces of tests/golden/s-* (record + replay) across gcc/clang x -O0/-O2
+# description: golden traces of tests/golden/s-* (record + replay) across gcc/clang x -O0/-O2 and the site build modes
 # config: asan
 #
 # Each tests/golden/s-NAME.c (s-NAME.cc: C++) is built with the trace flags
-# by gcc and clang at -O0 and -O2, recorded with `dynftrace record`, and its
+# by gcc and clang at -O0 and -O2, and at -O2 in the other site build modes
+# (prefix pad, CALL_OPS, CET, fentry calls and NOPs: default configuration
+# only), recorded with `dynftrace record`, and its
 # `dynftrace replay --no-time` output, thread ids renamed T1, T2... in order
 # of appearance, is compared with the expected trace:
 #   tests/golden/s-NAME.CC-OPT.expect   (e.g. s-basic.clang-O2.expect), else
@@ -50,22 +52,56 @@ normalize() {
 	}'
 }
 
-# build CC CXX OPT DIR: every program into DIR; 0 or 1 (log in DIR/build.log)
+# mode_flags MODE: compile flags CF, link flags LF and the dlopen'd
+# library's compile flags LIBCF of a site build mode (the core runtime's
+# build matrix: patchable entry, with a prefix pad, CALL_OPS, CET, fentry
+# calls, fentry NOPs)
+mode_flags() {
+	LF= LIBCF=
+	case $1 in
+	patch) CF="-fpatchable-function-entry=5" ;;
+	pad) CF="-fpatchable-function-entry=7,2" ;;
+	callops) CF=$("$DFT" cflags --call-ops) ;;
+	cet) CF="-fpatchable-function-entry=5 -fcf-protection=full" ;;
+	fentry) CF="-pg -mfentry -mrecord-mcount" ;;
+	nop)
+		# -mnop-mcount needs non-PIE code; the PIC library keeps its calls
+		CF="-pg -mfentry -mrecord-mcount -mnop-mcount -fno-pie" LF=-no-pie
+		LIBCF="-pg -mfentry -mrecord-mcount"
+		;;
+	esac
+	LIBCF=${LIBCF:-$CF}
+}
+
+# build CC CXX OPT DIR [MODE]: every program into DIR, compiled and linked
+# apart (fentry code links without -pg); 0 or 1 (log in DIR/build.log)
 build() {
 	local cc=$1 cxx=$2 opt=$3 d=$4 f n
-	local fl="$opt -g -fpatchable-function-entry=5 -D_GNU_SOURCE -I$G -Wall $SANFLAGS"
+	mode_flags "${5:-patch}"
+	local fl="$opt -g -D_GNU_SOURCE -I$G -Wall $SANFLAGS"
 	mkdir -p "$d"
 	: >"$d/build.log"
-	$cc $fl -fPIC -shared "$G/dlopen-lib.c" -o "$d/libgolden-dl.so" >>"$d/build.log" 2>&1 || return 1
-	$cc $fl "$G/exec-child.c" -o "$d/exec-child" >>"$d/build.log" 2>&1 || return 1
+	# shellcheck disable=SC2086
+	{
+		$cc $fl $LIBCF -fPIC -shared "$G/dlopen-lib.c" -o "$d/libgolden-dl.so" &&
+			$cc $fl $CF -c "$G/exec-child.c" -o "$d/exec-child.o" &&
+			$cc $fl $LF "$d/exec-child.o" -o "$d/exec-child"
+	} >>"$d/build.log" 2>&1 || return 1
 	for f in "$G"/s-*.c; do
 		n=$(basename "$f" .c)
-		$cc $fl -std=gnu11 "$f" -o "$d/$n" -lpthread -ldl >>"$d/build.log" 2>&1 || return 1
+		# shellcheck disable=SC2086
+		{
+			$cc $fl $CF -std=gnu11 -c "$f" -o "$d/$n.o" &&
+				$cc $fl $LF "$d/$n.o" -o "$d/$n" -lpthread -ldl
+		} >>"$d/build.log" 2>&1 || return 1
 	done
 	if [ -n "$cxx" ]; then
 		for f in "$G"/s-*.cc; do
 			n=$(basename "$f" .cc)
-			$cxx $fl "$f" -o "$d/$n" >>"$d/build.log" 2>&1 || return 1
+			# shellcheck disable=SC2086
+			{
+				$cxx $fl $CF -c "$f" -o "$d/$n.o" && $cxx $fl $LF "$d/$n.o" -o "$d/$n"
+			} >>"$d/build.log" 2>&1 || return 1
 		done
 	fi
 	return 0
@@ -88,11 +124,23 @@ for f in "$G"/s-*.c "$G"/s-*.cc; do
 	tests+=("$n")
 done
 
+# Variants "CC OPT MODE": both compilers at -O0 and -O2 with the default
+# sites; in the default configuration also the other site build modes at
+# -O2 (fentry is gcc's only).
+variants=()
 compilers="gcc clang"
 # An instrumented program must use the ASan runtime of the compiler that
 # built libdynftrace.so.
 [ "$SAN" = asan ] && compilers=$CC
 for cc in $compilers; do
+	variants+=("$cc -O0 patch" "$cc -O2 patch")
+done
+if [ -z "$SAN" ] && [ -z "${GOLDEN_UPDATE:-}" ]; then
+	variants+=("gcc -O2 pad" "gcc -O2 callops" "gcc -O2 cet" "gcc -O2 fentry" "gcc -O2 nop"
+		"clang -O2 pad" "clang -O2 callops" "clang -O2 cet")
+fi
+for v in "${variants[@]}"; do
+	read -r cc opt mode <<<"$v"
 	case $cc in
 	gcc) cxx=g++ ;;
 	clang) cxx=clang++ ;;
@@ -102,17 +150,21 @@ for cc in $compilers; do
 		continue
 	fi
 	command -v $cxx >/dev/null || cxx=
-	for opt in -O0 -O2; do
+	# the name shown: "gcc -O2", or "gcc -O2 callops" for another mode
+	m=
+	[ "$mode" != patch ] && m=" $mode"
+	{
 		[ -n "${GOLDEN_UPDATE:-}" ] && { [ $cc != gcc ] || [ $opt != -O0 ]; } && continue
+		d=$T/$cc$opt$mode
 		d=$T/$cc$opt
-		if ! build $cc "$cxx" $opt "$d"; then
-			notok "build the golden programs with $cc $opt"
+		if ! build $cc "$cxx" $opt "$d" "$mode"; then
+			notok "build the golden programs with $cc $opt$m"
 			diag_file "$d/build.log"
 			continue
 		fi
 		for n in "${tests[@]}"; do
 			if [ ! -x "$d/$n" ]; then
-				skip "$n ($cc $opt): no C++ compiler"
+				skip "$n ($cc $opt$m): no C++ compiler"
 				continue
 			fi
 			case "$SAN:$n" in
@@ -121,7 +173,7 @@ for cc in $compilers; do
 				# multi-threaded fork (the runtime's consumer thread makes
 				# every traced program multi-threaded); the default
 				# configuration runs these.
-				skip "$n ($cc $opt): ASan deadlocks in forked children of threaded programs"
+				skip "$n ($cc $opt$m): ASan deadlocks in forked children of threaded programs"
 				continue
 				;;
 			esac
@@ -129,7 +181,7 @@ for cc in $compilers; do
 			(cd "$d" && "$DFT" record -d "$d/data" "./$n" >"$d/$n.out" 2>"$d/$n.err")
 			rc=$?
 			if [ $rc -ne 0 ]; then
-				notok "$n ($cc $opt): record exited with $rc"
+				notok "$n ($cc $opt$m): record exited with $rc"
 				diag_file "$d/$n.err"
 				continue
 			fi
@@ -149,19 +201,19 @@ for cc in $compilers; do
 				fi
 			done
 			if [ -z "$exp" ]; then
-				notok "$n ($cc $opt): no expected trace in tests/golden"
+				notok "$n ($cc $opt$m): no expected trace in tests/golden"
 				diag_file "$d/$n.got" 40
 				continue
 			fi
 			if [ $rc -ne 0 ]; then
-				notok "$n ($cc $opt): replay exited with $rc"
+				notok "$n ($cc $opt$m): replay exited with $rc"
 				diag_file "$d/$n.rerr"
 				continue
 			fi
 			if diff -u "$exp" "$d/$n.got" >"$d/$n.diff"; then
-				ok "$n ($cc $opt)"
+				ok "$n ($cc $opt$m)"
 			else
-				notok "$n ($cc $opt): replay differs from ${exp#$TOP/}"
+				notok "$n ($cc $opt$m): replay differs from ${exp#$TOP/}"
 				diag_file "$d/$n.diff" 40
 				# An exec'd image has its own sites (sites-PID.K.txt): its
 				# streams must be named stream-PID.K-TID to be read with them.
@@ -178,9 +230,9 @@ for cc in $compilers; do
 				line=$("$DFT" replay -d "$d/data" | grep 'nap();')
 				ms=$(echo "$line" | awk '$2 == "ms" { print int($1) }')
 				if [ -n "$ms" ] && [ "$ms" -ge 20 ] && [ "$ms" -lt 2000 ]; then
-					ok "s-sleep ($cc $opt): nap() lasted $ms ms"
+					ok "s-sleep ($cc $opt$m): nap() lasted $ms ms"
 				else
-					notok "s-sleep ($cc $opt): nap() should last 20 ms or more: '$line'"
+					notok "s-sleep ($cc $opt$m): nap() should last 20 ms or more: '$line'"
 				fi
 			fi
 			if [ "$n" = s-longjmp ] && command -v babeltrace2 >/dev/null; then
@@ -188,14 +240,14 @@ for cc in $compilers; do
 				# which babeltrace2 reads with the metadata's declaration
 				if babeltrace2 "$d/data/ctf" >"$d/bt.out" 2>"$d/bt.err" &&
 					grep -q 'exit_depth: .*{ depth = 3 }' "$d/bt.out"; then
-					ok "s-longjmp ($cc $opt): babeltrace2 reads exit_depth 3"
+					ok "s-longjmp ($cc $opt$m): babeltrace2 reads exit_depth 3"
 				else
-					notok "s-longjmp ($cc $opt): babeltrace2 should show one exit_depth of 3"
+					notok "s-longjmp ($cc $opt$m): babeltrace2 should show one exit_depth of 3"
 					diag_file "$d/bt.err"
 					diag_file "$d/bt.out"
 				fi
 			fi
 		done
-	done
+	}
 done
 tap_end
