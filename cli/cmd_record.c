@@ -699,7 +699,10 @@ static void shm_salvage(const char *dir, const char *absdir, const char *shmdir,
 	int traced, flushed, noshm;
 	struct dirent *e;
 	DIR *d = *shmdir ? opendir(shmdir) : NULL;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 
+	/* a file size limit: EFBIG (counted lost), not death */
+	sigaction(SIGXFSZ, &ign, &old);
 	snprintf(ctf, sizeof(ctf), "%s/ctf", absdir);
 	while (d && (e = readdir(d))) {
 		struct ring_salvage r;
@@ -732,6 +735,7 @@ static void shm_salvage(const char *dir, const char *absdir, const char *shmdir,
 		closedir(d);
 		rmdir(shmdir);
 	}
+	sigaction(SIGXFSZ, &old, NULL);
 	/* The main process: its status says whether it was killed; the
 	 * runtime's "signal:" line whether it flushed then. */
 	info_about(dir, main, &traced, &flushed, &noshm);

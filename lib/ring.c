@@ -146,7 +146,7 @@
  * |                             | stopped), ring_set_img     |                         |
  * |                             | (list_lock), atfork child  |                         |
  * | lost_nobuf                  | writers (atomic add)       | consumer at shutdown    |
- * | shm_dir                     | init (ctl_lock, state OFF) | buf_create              |
+ * | shm_dir, cfg_test_noshm     | init (ctl_lock, state OFF) | buf_create              |
  * | clk (params, seq, mode)     | consumer (latch)           | every clock read        |
  * | ring_tls, ring_tls_*        | owner thread (TLS)         | owner thread            |
  *
@@ -165,6 +165,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -212,6 +213,7 @@ static uint64_t disk_lost;
 static uint64_t lost_nobuf;
 static uint64_t lost_freed; /* consumer: losses of buffers already freed */
 static char shm_dir[128];   /* DYNFTRACE_SHM: where buffer files go; "": anonymous */
+static int cfg_test_noshm;  /* DYNFTRACE_RING_TEST_NOSHM: as if no file could be made */
 
 HIDDEN __thread struct ring_buf *ring_tls __attribute__((tls_model("initial-exec")));
 
@@ -659,7 +661,7 @@ static void consumer_lazy_start(void)
 static void *buf_map(size_t len, pid_t tid, char *shm_path)
 {
 	shm_path[0] = 0;
-	for (uint64_t i = 0; shm_dir[0] && i < 1000; i++) {
+	for (uint64_t i = 0; shm_dir[0] && !cfg_test_noshm && i < 1000; i++) {
 		char *p = shm_path, *end = shm_path + RING_SHM_PATH - 1;
 		bool ok = emerg_cat(&p, end, shm_dir) && emerg_cat(&p, end, "/") &&
 			  (image_key[0] ? emerg_cat(&p, end, image_key)
@@ -675,9 +677,13 @@ static void *buf_map(size_t len, pid_t tid, char *shm_path)
 		if (fd < 0)
 			break;
 		/* All of it now: tmpfs space that runs out later would be a
-		 * SIGBUS in the program, at a write to the buffer. */
+		 * SIGBUS in the program, at a write to the buffer. Not beyond
+		 * a file size limit: that would be SIGXFSZ. */
 		void *m = MAP_FAILED;
-		if (fallocate(fd, 0, 0, (off_t)len) == 0)
+		struct rlimit rl;
+		if (!getrlimit(RLIMIT_FSIZE, &rl) &&
+		    (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= len) &&
+		    fallocate(fd, 0, 0, (off_t)len) == 0)
 			m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		close(fd);
 		if (m != MAP_FAILED)
@@ -1420,6 +1426,8 @@ int ring_init(const struct ring_config *cfg)
 	if (e && *e == '/' && have_info &&
 	    snprintf(shm_dir, sizeof(shm_dir), "%s", e) >= (int)sizeof(shm_dir))
 		shm_dir[0] = 0;
+	e = getenv("DYNFTRACE_RING_TEST_NOSHM");
+	cfg_test_noshm = e && *e && strcmp(e, "0");
 	e = getenv("DYNFTRACE_RING_TEST_STALL");
 	cfg_stall = e && *e && strcmp(e, "0");
 	e = getenv("DYNFTRACE_CLOCK");

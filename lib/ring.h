@@ -186,6 +186,9 @@ uint64_t ring_clock_error_ns(void) HIDDEN;
  *   DYNFTRACE_CLOCK=vdso|tsc        force a clock source
  *   DYNFTRACE_RING_TEST_STALL=1     tests: the consumer writes nothing until
  *                                   ring_shutdown (buffers fill up)
+ *   DYNFTRACE_SHM=DIR               buffers are files in DIR (ring.c, section 6;
+ *                                   set by `dynftrace record`)
+ *   DYNFTRACE_RING_TEST_NOSHM=1     tests: as if no buffer file could be made
  *
  * Hooks the runtime must call:
  *   ring_thread_exit()   when a thread exits (pthread key destructor);
