@@ -655,11 +655,14 @@ static void consumer_lazy_start(void)
 /*
  * The memory of a new buffer of LEN bytes for thread TID: a file of shm_dir
  * mapped shared (section 6), its path in SHM_PATH, else anonymous memory
- * (SHM_PATH ""). Owner thread, maybe in a signal handler: system calls
- * only. MAP_FAILED: no memory.
+ * (SHM_PATH ""). The shared file has memory for its first HEAD bytes;
+ * *POPULATED is the first page (after HEAD) without memory, UINT64_MAX when
+ * all have it. Owner thread, maybe in a signal handler: system calls only.
+ * MAP_FAILED: no memory.
  */
-static void *buf_map(size_t len, pid_t tid, char *shm_path)
+static void *buf_map(size_t len, size_t head, pid_t tid, char *shm_path, uint64_t *populated)
 {
+	*populated = UINT64_MAX;
 	shm_path[0] = 0;
 	for (uint64_t i = 0; shm_dir[0] && !cfg_test_noshm && i < 1000; i++) {
 		char *p = shm_path, *end = shm_path + RING_SHM_PATH - 1;
@@ -676,15 +679,25 @@ static void *buf_map(size_t len, pid_t tid, char *shm_path)
 			continue; /* a thread id used again */
 		if (fd < 0)
 			break;
-		/* All of it now: tmpfs space that runs out later would be a
-		 * SIGBUS in the program, at a write to the buffer. Not beyond
-		 * a file size limit: that would be SIGXFSZ. */
+		/* Not beyond a file size limit: that would be SIGXFSZ. */
 		void *m = MAP_FAILED;
 		struct rlimit rl;
 		if (!getrlimit(RLIMIT_FSIZE, &rl) &&
 		    (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= len) &&
-		    fallocate(fd, 0, 0, (off_t)len) == 0)
+		    ftruncate(fd, (off_t)len) == 0)
 			m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		/* Memory before use: a full tmpfs must not be a SIGBUS at a write
+		 * to the buffer. Page by page on the first lap (ring_switch:
+		 * buf_populate), so memory is still taken as the thread writes;
+		 * all of it now on kernels without MADV_POPULATE_WRITE (< 5.14). */
+		if (m != MAP_FAILED && madvise(m, head, MADV_POPULATE_WRITE)) {
+			if (errno != EINVAL || fallocate(fd, 0, 0, (off_t)len)) {
+				munmap(m, len);
+				m = MAP_FAILED;
+			}
+		} else if (m != MAP_FAILED) {
+			*populated = 1;
+		}
 		close(fd);
 		if (m != MAP_FAILED)
 			return m;
@@ -724,7 +737,8 @@ static struct ring_buf *buf_create(void)
 	size_t len = ctl + np * ps;
 	pid_t tid = sys_gettid();
 	char shm_path[RING_SHM_PATH];
-	void *m = buf_map(len, tid, shm_path);
+	uint64_t populated;
+	void *m = buf_map(len, ctl + ps, tid, shm_path, &populated);
 	if (m == MAP_FAILED) {
 		ring_tls_state = TLS_FAILED;
 		__atomic_fetch_add(&lost_nobuf, 1 + ring_tls_early_lost, __ATOMIC_RELAXED);
@@ -741,6 +755,7 @@ static struct ring_buf *buf_create(void)
 	b->buf_mask = np * ps - 1;
 	b->pid = getpid();
 	b->tid = tid;
+	b->populated = populated;
 	b->ctl_size = (uint32_t)ctl;
 	b->overwrite = (uint32_t)cfg_overwrite;
 	memcpy(b->img, image_key, sizeof(b->img));
@@ -775,6 +790,19 @@ static struct ring_buf *buf_create(void)
 
 /* ---- writer ------------------------------------------------------------ */
 
+
+/* A shared buffer's page VP of the first lap gets its memory (buf_map);
+ * false when tmpfs has none (the event is dropped, as when full). */
+static __attribute__((noinline)) bool buf_populate(struct ring_buf *b, uint64_t vp)
+{
+	if (madvise(b->data + (vp << b->page_shift), b->page_size, MADV_POPULATE_WRITE))
+		return false;
+	if (vp + 1 >= b->pages)
+		b->populated = UINT64_MAX;
+	else if (b->populated < vp + 1)
+		b->populated = vp + 1;
+	return true;
+}
 
 /* The event does not fit the current page: move to the next one. */
 static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32_t n, unsigned id,
@@ -812,8 +840,9 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 		size_t nslot = nvp & (b->pages - 1);
 		/* Before dropping, make sure OFF is still current: a nested event
 		 * may have switched pages since we read it. */
-		if (!cfg_overwrite &&
-		    nvp - __atomic_load_n(&b->consumed, __ATOMIC_ACQUIRE) >= b->pages) {
+		if ((!cfg_overwrite &&
+		     nvp - __atomic_load_n(&b->consumed, __ATOMIC_ACQUIRE) >= b->pages) ||
+		    (unlikely(nvp >= b->populated) && !buf_populate(b, nvp))) {
 			if (__atomic_load_n(&b->offset, __ATOMIC_RELAXED) != off)
 				continue;
 			/* Plug the page, as the kernel pads it: a smaller event

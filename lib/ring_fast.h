@@ -60,7 +60,7 @@ enum {
  * | offset             | owner (non-locked cmpxchg)        | owner; consumer        |
  * | last_ts            | owner                             | owner                  |
  * | nest               | owner (balanced inc/dec)          | owner; consumer (stop) |
- * | nest_size[]        | owner                             | owner                  |
+ * | nest_size[], populated | owner                         | owner                  |
  * | stop               | consumer/shutdown/init            | owner (acquire)        |
  * | lost, overwritten  | owner (one-instruction add)       | owner; consumer        |
  * | commit[]           | owner (xadd/add, release)         | consumer (acquire)     |
@@ -93,6 +93,8 @@ struct ring_buf {
 	/* Owner only. */
 	uint32_t nest_size[RING_NEST_MAX];
 	uint64_t plug_pos; /* real end of the plugged page: see ring_switch() */
+	uint64_t populated; /* first page of lap 0 without memory yet (ring.c,
+			      section 6); UINT64_MAX: all have it */
 	uint64_t lost;
 	uint64_t overwritten;
 	/* Consumer side. */
