@@ -16,7 +16,9 @@
 #  - a forked child killed by its parent: its own calls recovered, the
 #    parent's exact (the child never wrote into the parent's buffer);
 #  - a small buffer (-b 8) and --overwrite: events + lost = events made;
-#  - no buffer file is left in /dev/shm;
+#  - _exit (no destructor runs): recovered the same way;
+#  - no buffer file is left in /dev/shm; a dead recorder's directory is
+#    removed by the next record;
 #  - without buffer files (DYNFTRACE_RING_TEST_NOSHM: the fallback to
 #    anonymous memory) info, replay and report say that the killed
 #    process's buffered events were lost, and info's lost count is not a
@@ -64,10 +66,16 @@ static void say_pid(void)
 	fflush(stdout);
 }
 
-/* kill self N | threads T N | running T | wait N | spin | fork N */
+/* kill self N | threads T N | running T | wait N | spin | fork N | exit N */
 int main(int argc, char **argv)
 {
 	const char *mode = argv[1];
+	if (!strcmp(mode, "exit")) {
+		calls = atol(argv[2]);
+		for (long i = 0; i < calls; i++)
+			f(i);
+		_exit(3); /* no destructor: no flush */
+	}
 	if (!strcmp(mode, "self") || !strcmp(mode, "wait")) {
 		calls = atol(argv[2]);
 		for (long i = 0; i < calls; i++)
@@ -199,6 +207,22 @@ check $? "SIGKILL by itself: no buffer file left in /dev/shm"
 grep -q "warning: process $pid was killed by signal 9 .* recovered" err
 check $? "SIGKILL by itself: record says so"
 
+# ---- _exit: no destructor, no flush either ---------------------------------
+"$DFT" record $HIDE -d s ./kill exit $N >out 2>err &
+rpid=$!
+wait $rpid
+rc=$?
+pid=$(sed -n 's/^pid: //p' s/info)
+if [ $rc -eq 3 ] && readable s && [ "$(info_num s calls)" = $((N + 1)) ] &&
+	[ "$(info_num s lost)" = 0 ] && grep -q "^unflushed: $pid 0 recovered\$" s/info &&
+	grep -q "^# process $pid ended (killed, or _exit) before it could flush: dynftrace record recovered" replay.txt &&
+	no_shm_left $rpid; then
+	ok "_exit after $N calls: all recovered, said, no file left"
+else
+	notok "_exit: status $rc, $(info_num s calls) calls"
+	diag s
+fi
+
 # ---- threads --------------------------------------------------------------
 n=4 k=30000
 "$DFT" record $HIDE -d s ./kill threads $n $k >out 2>err &
@@ -287,6 +311,14 @@ for opt in "-b 8" "--overwrite -b 64"; do
 		diag s
 	fi
 done
+
+# ---- a recorder that died leaves its directory: the next one removes it ----
+dead=$(sh -c 'echo $$')
+mkdir -p "/dev/shm/dynftrace-$dead.tEsT00" && : >"/dev/shm/dynftrace-$dead.tEsT00/$dead-$dead"
+"$DFT" record $HIDE -d s ./kill exit 10 >out 2>err
+[ ! -e "/dev/shm/dynftrace-$dead.tEsT00" ]
+check $? "the buffer directory of a recorder that died is removed by the next record"
+rm -rf "/dev/shm/dynftrace-$dead.tEsT00"
 
 # ---- no buffer files: said, not silent ---------------------------------------
 DYNFTRACE_RING_TEST_NOSHM=1 "$DFT" record $HIDE -d s ./kill self $N >out 2>err &
