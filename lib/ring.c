@@ -95,27 +95,6 @@
  * A fatal signal: the dying thread takes the buffers over from the consumer
  * and writes them itself (the emergency flush, the last section).
  *
- * 6. Buffers that outlive the process
- * -----------------------------------
- * A death that runs no code of ours (SIGKILL, the OOM killer, a fatal
- * signal the kernel forces while it is blocked, _exit) would lose what the
- * buffers hold. Under `dynftrace record` (DYNFTRACE_SHM names a directory on
- * tmpfs) each buffer is therefore a file there, "IMG-TID[.N]", mapped
- * MAP_SHARED: the whole mapping, struct ring_buf included, so the
- * recorder can read it after the process died and append what the consumer
- * had not written (lib/ring_salvage.c, the same validation as the emergency
- * flush). Writers see no difference. The file is fallocate()d whole when
- * made (a full tmpfs would otherwise kill the program with SIGBUS on a page
- * fault); if it cannot be, the buffer is anonymous memory and the info file
- * says so ("noshm: IMG TID"). The runtime unlinks a file once its buffer
- * is flushed (freed, or at shutdown); the recorder removes whatever is left.
- *
- * fork: the child inherits the shared mapping. It must never write into
- * it: across fork the forking thread has no buffer (ring_atfork_prepare:
- * its events are counted lost meanwhile) and list_lock is held, so no
- * stream file is open and the list is stable; the child then unmaps its
- * parent's buffers (never unlinking them) and makes its own.
- *
  * 5. Trace clock
  * --------------
  * CLOCK_MONOTONIC nanoseconds. With an invariant TSC, rdtsc scaled by
@@ -126,6 +105,32 @@
  * CLOCK_MONOTONIC and the remaining error is slewed away (at most 500 ppm),
  * keeping the function continuous. Readers go through a two-slot latch
  * (seqcount latch), so they never wait for the updater.
+ *
+ * 6. Buffers that outlive the process
+ * -----------------------------------
+ * A death that runs no code of ours (SIGKILL, the OOM killer, a fatal
+ * signal the kernel forces while it is blocked, _exit) would lose what the
+ * buffers hold. Under `dynftrace record` (DYNFTRACE_SHM names a directory on
+ * tmpfs) each buffer is therefore a file there, "IMG-TID[.N]", mapped
+ * MAP_SHARED: the whole mapping, struct ring_buf included, so the
+ * recorder can read it after the process died and append what the consumer
+ * had not written (lib/ring_salvage.c, the same validation as the emergency
+ * flush). The fast path does not change. A page of a file gets its memory
+ * before the writer enters it (MADV_POPULATE_WRITE in the page switch of
+ * the first lap, buf_populate): a full tmpfs then drops the event, counted,
+ * as a full buffer does, where a write fault would have been a SIGBUS.
+ * Memory is still taken as the thread writes. When no file can be made
+ * the buffer is anonymous memory and the info file says so ("noshm: IMG
+ * TID"). The runtime unlinks a file once its buffer is flushed (freed, or
+ * at shutdown); the recorder removes whatever is left.
+ *
+ * fork: the child inherits the shared mapping. It must never write into
+ * it: across fork the forking thread has no buffer (ring_atfork_prepare:
+ * its events are counted lost meanwhile) and list_lock is held, so no
+ * stream file is open and the list is stable; the child then unmaps its
+ * parent's buffers (never unlinking them) and makes its own. A child made
+ * by a raw fork or clone system call runs no fork handler: it would write
+ * into its parent's buffer (as with vfork, today).
  *
  * Concurrency (globals):
  *
