@@ -195,7 +195,14 @@ int info_run(struct tr_session *s, FILE *out)
 	}
 	fprintf(out, "# events         : %s (%s calls)\n", cli_thousands(events, a, sizeof(a)),
 		cli_thousands(calls, b, sizeof(b)));
-	fprintf(out, "# lost events    : %s\n", cli_thousands(lost_total, a, sizeof(a)));
+	/* Never a bare 0 when a process's buffers died with it. */
+	int uncounted = 0;
+	for (size_t i = 0; i < in->nunflushed; i++)
+		uncounted += !in->unflushed[i].recovered;
+	fprintf(out, "# lost events    : %s%s\n", cli_thousands(lost_total, a, sizeof(a)),
+		uncounted ? ", and more not counted (a process was killed before it could flush: "
+			    "see below)"
+			  : "");
 	if (first != UINT64_MAX && last >= first)
 		fprintf(out, "# traced time    : %s\n",
 			trim(cli_fmt_duration(last - first, a, sizeof(a))));

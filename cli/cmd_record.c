@@ -15,6 +15,13 @@
  *   DYNFTRACE_OVERWRITE=1, DYNFTRACE_DISABLED=1
  *   DYNFTRACE_EVENTS      comma-separated tracepoint globs (-e; kept from
  *                         record's own environment when -e is not given)
+ *   DYNFTRACE_SHM         /dev/shm/dynftrace-RECORDPID.XXXXXX: the runtime's
+ *                         trace buffers are files there (lib/ring.c, section 6)
+ *
+ * When the program has ended, record recovers from those files what a
+ * process that died without flushing (SIGKILL, OOM killer, _exit) still had
+ * in memory (shm_salvage), then removes them; a recorder that died itself
+ * leaves a directory that the next record removes (its pid is dead).
  *
  * Children inherit the environment: one session covers the process tree.
  * record waits for the program, appends its exit status to the info file
@@ -34,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -41,6 +49,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ring.h"
 #include "trace_read.h"
 #include "views.h"
 
@@ -493,7 +502,8 @@ static int set_env(const char *name, const char *fmt, ...)
 }
 
 /* In the child: the environment of the runtime. 0 or -1. */
-static int child_env(const struct rec_opts *o, const char *lib, const char *absdir)
+static int child_env(const struct rec_opts *o, const char *lib, const char *absdir,
+		     const char *shmdir)
 {
 	const char *pre = getenv("LD_PRELOAD");
 	char *filter = cli_glob_join(&o->filter), *notrace = cli_glob_join(&o->notrace);
@@ -531,6 +541,10 @@ static int child_env(const struct rec_opts *o, const char *lib, const char *absd
 		r |= events ? set_env("DYNFTRACE_EVENTS", "%s", events) : -1;
 		free(events);
 	}
+	if (*shmdir)
+		r |= set_env("DYNFTRACE_SHM", "%s", shmdir);
+	else
+		unsetenv("DYNFTRACE_SHM");
 	if (!getenv("DYNFTRACE_CONTROL")) /* live control (issue 6); =0 turns it off */
 		r |= set_env("DYNFTRACE_CONTROL", "1");
 	free(filter);
@@ -556,6 +570,191 @@ static int append_info(const char *dir, const char *line)
 	return ret;
 }
 
+/* ---- shared trace buffers (lib/ring.c, section 6) ---------------------- */
+
+#define SHM_BASE "/dev/shm"
+
+/* Is process PID gone (a zombie counts as gone: it runs nothing)? */
+static int pid_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* "PID (comm) S ..." */
+	return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* Directories of recorders that died (killed themselves): their pid is in the name. */
+static void shm_clean_stale(void)
+{
+	DIR *d = opendir(SHM_BASE);
+	struct dirent *e;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "dynftrace-", 10))
+			continue;
+		pid = strtol(e->d_name + 10, &end, 10);
+		if (pid <= 0 || *end != '.' || !pid_gone((pid_t)pid))
+			continue;
+		snprintf(path, sizeof(path), SHM_BASE "/%s", e->d_name);
+		if (!lstat(path, &st) && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+			cli_rm_tree(path);
+	}
+	closedir(d);
+}
+
+/* The session's buffer directory in OUT ("" when there is none: the
+ * runtime then uses anonymous memory, and a death without flush loses
+ * what it held, which info then says). */
+static void shm_make(char *out, size_t size)
+{
+	shm_clean_stale();
+	snprintf(out, size, SHM_BASE "/dynftrace-%d.XXXXXX", (int)getpid());
+	if (!mkdtemp(out))
+		out[0] = 0;
+}
+
+struct unflushed {
+	pid_t *pids;
+	size_t n;
+};
+
+static void unflushed_add(struct unflushed *u, pid_t pid)
+{
+	pid_t *p;
+
+	for (size_t i = 0; i < u->n; i++)
+		if (u->pids[i] == pid)
+			return;
+	p = realloc(u->pids, (u->n + 1) * sizeof(*p));
+	if (!p)
+		return;
+	u->pids = p;
+	u->pids[u->n++] = pid;
+}
+
+/* What the info file says of process PID: it had the runtime ("pid:"), its
+ * runtime flushed at a fatal signal ("signal:"), a buffer of it was not
+ * shared ("noshm:"). Keys may be "PID.K". */
+static void info_about(const char *dir, pid_t pid, int *traced, int *flushed, int *noshm)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	*traced = *flushed = *noshm = 0;
+	snprintf(path, sizeof(path), "%s/info", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		const char *v = strchr(line, ':');
+
+		if (!v || strtol(v + 1, NULL, 10) != pid)
+			continue;
+		if (!strncmp(line, "pid:", 4))
+			*traced = 1;
+		else if (!strncmp(line, "signal:", 7))
+			*flushed = 1;
+		else if (!strncmp(line, "noshm:", 6))
+			*noshm = 1;
+	}
+	free(line);
+	fclose(f);
+}
+
+/*
+ * The program has ended (STATUS, process MAIN). Every buffer file of a
+ * process that is gone and had not flushed it is recovered into the
+ * session (lib/ring_salvage.c): its packets go to the thread's stream, and
+ * the info file gets "salvaged: IMG TID EVENTS", the thread's "lost:" line
+ * and "unflushed: PID SIG MODE" (docs/FORMAT.md). Files of processes that
+ * still run (descendants that outlive the program) are only unlinked:
+ * their mappings stay, they flush as usual. Then the directory goes.
+ */
+static void shm_salvage(const char *dir, const char *absdir, const char *shmdir, pid_t main,
+			int status)
+{
+	struct unflushed u = {0};
+	char ctf[PATH_MAX + 8], path[PATH_MAX], line[160];
+	int traced, flushed, noshm;
+	struct dirent *e;
+	DIR *d = *shmdir ? opendir(shmdir) : NULL;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+
+	/* a file size limit: EFBIG (counted lost), not death */
+	sigaction(SIGXFSZ, &ign, &old);
+	snprintf(ctf, sizeof(ctf), "%s/ctf", absdir);
+	while (d && (e = readdir(d))) {
+		struct ring_salvage r;
+		long pid = strtol(e->d_name, NULL, 10);
+		int err;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", shmdir, e->d_name);
+		if (pid > 0 && pid_gone((pid_t)pid)) {
+			err = ring_salvage(path, ctf, &r);
+			if (err && err != -EINVAL)
+				cli_err("warning: recovering the trace buffer of thread %d: %s",
+					(int)r.tid, strerror(-err));
+			if (err != -EINVAL && !r.flushed) {
+				unflushed_add(&u, r.pid);
+				snprintf(line, sizeof(line), "salvaged: %s %d %" PRIu64 "\n", r.img,
+					 (int)r.tid, r.events);
+				append_info(dir, line);
+				if (r.lost) {
+					snprintf(line, sizeof(line), "lost: %d %d %" PRIu64 "\n",
+						 (int)r.pid, (int)r.tid, r.lost);
+					append_info(dir, line);
+				}
+			}
+		}
+		unlink(path);
+	}
+	if (d) {
+		closedir(d);
+		rmdir(shmdir);
+	}
+	sigaction(SIGXFSZ, &old, NULL);
+	/* The main process: its status says whether it was killed; the
+	 * runtime's "signal:" line whether it flushed then. */
+	info_about(dir, main, &traced, &flushed, &noshm);
+	if (traced && WIFSIGNALED(status) && !flushed) {
+		snprintf(line, sizeof(line), "unflushed: %d %d %s\n", (int)main, WTERMSIG(status),
+			 *shmdir && !noshm ? "recovered" : "lost");
+		append_info(dir, line);
+	}
+	for (size_t i = 0; i < u.n; i++) {
+		if (u.pids[i] == main && WIFSIGNALED(status))
+			continue; /* said above */
+		info_about(dir, u.pids[i], &traced, &flushed, &noshm);
+		snprintf(line, sizeof(line), "unflushed: %d 0 %s\n", (int)u.pids[i],
+			 noshm ? "lost" : "recovered");
+		append_info(dir, line);
+	}
+	free(u.pids);
+}
+
 /*
  * Run the recording of O into DIR (FRESH: DIR was just created by us).
  * Returns the exit status for the shell; *STARTED tells whether the program
@@ -564,6 +763,7 @@ static int append_info(const char *dir, const char *line)
 static int record_run(struct rec_opts *o, const char *dir, int fresh, int *started)
 {
 	char exe[PATH_MAX], self[PATH_MAX], lib[PATH_MAX + 32], absdir[PATH_MAX], line[128];
+	char shmdir[128];
 	struct sigaction sa, old[3];
 	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 	int pfd[2], status, exec_err = 0, ret;
@@ -597,6 +797,7 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 		cli_err("cannot start '%s': %s", o->prog[0], strerror(errno));
 		return 1;
 	}
+	shm_make(shmdir, sizeof(shmdir));
 	fflush(NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
@@ -611,7 +812,7 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 		for (int i = 0; i < 3; i++)
 			sigaction(sigs[i], &old[i], NULL);
 		close(pfd[0]);
-		if (child_env(o, lib, absdir)) {
+		if (child_env(o, lib, absdir, shmdir)) {
 			e = ENOMEM;
 		} else {
 			execv(exe, o->prog);
@@ -627,6 +828,8 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 		close(pfd[0]);
 		for (int i = 0; i < 3; i++)
 			sigaction(sigs[i], &old[i], NULL);
+		if (*shmdir)
+			cli_rm_tree(shmdir);
 		return 1;
 	}
 	child_pid = pid;
@@ -641,9 +844,12 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 		sigaction(sigs[i], &old[i], NULL);
 	if (n == (ssize_t)sizeof(exec_err)) {
 		cli_err("cannot run '%s': %s", o->prog[0], strerror(exec_err));
+		if (*shmdir)
+			cli_rm_tree(shmdir);
 		return 1;
 	}
 	*started = 1;
+	shm_salvage(dir, absdir, shmdir, pid, status);
 	if (WIFSIGNALED(status)) {
 		snprintf(line, sizeof(line), "exit: %d signal %d\nend_ns: %" PRIu64 "\n", (int)pid,
 			 WTERMSIG(status), now_ns());
@@ -679,6 +885,8 @@ static void record_summary(const char *dir, const struct rec_opts *o)
 			cli_err("warning: thread %d lost %s events; see 'dynftrace info'",
 				(int)s.info.lost[i].tid,
 				cli_thousands(s.info.lost[i].count, num, sizeof(num)));
+	fflush(stdout);
+	tr_print_unflushed(&s, stderr, "dynftrace: warning: ");
 	tr_close(&s);
 }
 

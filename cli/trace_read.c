@@ -329,6 +329,40 @@ static int info_line(char *line, unsigned no, void *d)
 		in->lost[in->nlost++] = (struct tr_lost_line){(pid_t)a, (pid_t)b, n};
 		return 0;
 	}
+	if (!strcmp(line, "unflushed") || !strcmp(line, "salvaged")) {
+		struct tr_unflushed *u;
+		size_t i;
+		int rec = -1;
+
+		if (parse_key_tok(&v, &a) || parse_dec_tok(&v, &b) || !a || a > INT32_MAX)
+			goto bad;
+		if (line[0] == 's') {
+			if (parse_dec_tok(&v, &n))
+				goto bad;
+			in->salvaged += n;
+		} else if (!strcmp(v, "recovered") || !strcmp(v, "lost")) {
+			rec = v[0] == 'r';
+		} else {
+			goto bad;
+		}
+		for (i = 0; i < in->nunflushed && in->unflushed[i].pid != (pid_t)a; i++)
+			;
+		if (i == in->nunflushed) {
+			u = realloc(in->unflushed, (i + 1) * sizeof(*u));
+			if (!u)
+				return -ENOMEM;
+			in->unflushed = u;
+			in->unflushed[in->nunflushed++] = (struct tr_unflushed){(pid_t)a, 0, 1, 0};
+		}
+		u = &in->unflushed[i];
+		if (rec < 0) {
+			u->events += n;
+		} else {
+			u->sig = (int)(b > 64 ? 0 : b);
+			u->recovered = rec;
+		}
+		return 0;
+	}
 	return 0; /* unknown keys: written by a newer version */
 bad:
 	set_err(c->s->err, "%s: line %u: bad value for '%s'", c->path, no, line);
@@ -908,6 +942,7 @@ void tr_close(struct tr_session *s)
 	free(s->info.notrace);
 	free(s->info.pids);
 	free(s->info.lost);
+	free(s->info.unflushed);
 	free(s->dir);
 	memset(s, 0, sizeof(*s));
 }
@@ -1411,7 +1446,41 @@ int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix)
 			lines++;
 		}
 	}
+	lines += (int)s->info.nunflushed;
+	tr_print_unflushed(s, out, prefix);
 	return lines;
+}
+
+int tr_print_unflushed(const struct tr_session *s, FILE *out, const char *prefix)
+{
+	int uncounted = 0;
+	char num[40], how[96];
+
+	for (size_t i = 0; i < s->info.nunflushed; i++) {
+		const struct tr_unflushed *u = &s->info.unflushed[i];
+
+		if (u->sig)
+			snprintf(how, sizeof(how), "was killed by signal %d (%s)", u->sig,
+				 strsignal(u->sig));
+		else
+			snprintf(how, sizeof(how), "ended (killed, or _exit)");
+		if (u->recovered) {
+			fprintf(out,
+				"%sprocess %d %s before it could flush: dynftrace record recovered "
+				"its buffers from shared memory (%s events; an event being written "
+				"then is counted lost)\n",
+				prefix, (int)u->pid, how, cli_thousands(u->events, num, sizeof(num)));
+		} else {
+			fprintf(out,
+				"%sprocess %d %s before it could flush: events buffered in memory "
+				"were lost (up to %s KiB per thread, not counted)\n",
+				prefix, (int)u->pid, how,
+				cli_thousands(s->info.buffer_kb ? s->info.buffer_kb : 4096, num,
+					      sizeof(num)));
+			uncounted++;
+		}
+	}
+	return uncounted;
 }
 
 uint64_t tr_base_ts(struct tr_session *s)

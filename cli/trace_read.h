@@ -139,6 +139,17 @@ struct tr_lost_line {
 	uint64_t count;
 };
 
+/* "unflushed: PID SIG MODE": process PID ended without the runtime's flush
+ * (SIG: the signal that killed it, 0 unknown); RECOVERED: its buffers were
+ * read back from shared memory by record, else what they held is lost and
+ * not counted. "salvaged: IMG TID EVENTS" lines add up in EVENTS. */
+struct tr_unflushed {
+	pid_t pid;
+	int sig;
+	int recovered;
+	uint64_t events;
+};
+
 struct tr_info {
 	int version;
 	char *command, *tracer, *filter, *notrace;
@@ -150,6 +161,9 @@ struct tr_info {
 	pid_t exit_pid;
 	struct tr_lost_line *lost;
 	size_t nlost;
+	struct tr_unflushed *unflushed;
+	size_t nunflushed;
+	uint64_t salvaged; /* events of "salvaged:" lines (all processes) */
 };
 
 struct tr_session {
@@ -218,11 +232,16 @@ uint64_t tr_thread_lost(const struct tr_session *s, pid_t pid, pid_t tid);
 
 /*
  * Print "thread TID lost N events" lines (N with thousands separators) for
- * every thread that lost events, each prefixed by PREFIX, after scanning
- * every stream. Returns the number of lines.
+ * every thread that lost events, then one line per process that ended
+ * without flushing its buffers ("process 1234 was killed by signal 9
+ * (Killed) before it could flush: ..."), each prefixed by PREFIX, after
+ * scanning every stream. Returns the number of lines.
  */
 #include <stdio.h>
 int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix);
+/* The "process ... before it could flush" lines alone; returns how many
+ * say that events were lost uncounted. */
+int tr_print_unflushed(const struct tr_session *s, FILE *out, const char *prefix);
 
 /* Earliest time of the session: start_ns, or an earlier first event. */
 uint64_t tr_base_ts(struct tr_session *s);

@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "patch.h"
+#include "ring.h"
 #include "ctl.h"
 #include "trace.h"
 
@@ -33,10 +34,12 @@ static void atfork_prepare(void)
 	fork_unload_held = dft_unload_fork_prepare();
 	patch_lock();
 	rcu_atfork_prepare();
+	ring_atfork_prepare(); /* last: the forking thread traces nothing meanwhile */
 }
 
 static void atfork_parent(void)
 {
+	ring_atfork_parent();
 	rcu_atfork_parent();
 	patch_unlock();
 	dft_unload_fork_done(fork_unload_held);

@@ -106,6 +106,32 @@
  * keeping the function continuous. Readers go through a two-slot latch
  * (seqcount latch), so they never wait for the updater.
  *
+ * 6. Buffers that outlive the process
+ * -----------------------------------
+ * A death that runs no code of ours (SIGKILL, the OOM killer, a fatal
+ * signal the kernel forces while it is blocked, _exit) would lose what the
+ * buffers hold. Under `dynftrace record` (DYNFTRACE_SHM names a directory on
+ * tmpfs) each buffer is therefore a file there, "IMG-TID[.N]", mapped
+ * MAP_SHARED: the whole mapping, struct ring_buf included, so the
+ * recorder can read it after the process died and append what the consumer
+ * had not written (lib/ring_salvage.c, the same validation as the emergency
+ * flush). The fast path does not change. A page of a file gets its memory
+ * before the writer enters it (MADV_POPULATE_WRITE in the page switch of
+ * the first lap, buf_populate): a full tmpfs then drops the event, counted,
+ * as a full buffer does, where a write fault would have been a SIGBUS.
+ * Memory is still taken as the thread writes. When no file can be made
+ * the buffer is anonymous memory and the info file says so ("noshm: IMG
+ * TID"). The runtime unlinks a file once its buffer is flushed (freed, or
+ * at shutdown); the recorder removes whatever is left.
+ *
+ * fork: the child inherits the shared mapping. It must never write into
+ * it: across fork the forking thread has no buffer (ring_atfork_prepare:
+ * its events are counted lost meanwhile) and list_lock is held, so no
+ * stream file is open and the list is stable; the child then unmaps its
+ * parent's buffers (never unlinking them) and makes its own. A child made
+ * by a raw fork or clone system call runs no fork handler: it would write
+ * into its parent's buffer (as with vfork, today).
+ *
  * Concurrency (globals):
  *
  * | field                       | written by                 | read by                 |
@@ -125,6 +151,7 @@
  * |                             | stopped), ring_set_img     |                         |
  * |                             | (list_lock), atfork child  |                         |
  * | lost_nobuf                  | writers (atomic add)       | consumer at shutdown    |
+ * | shm_dir, cfg_test_noshm     | init (ctl_lock, state OFF) | buf_create              |
  * | clk (params, seq, mode)     | consumer (latch)           | every clock read        |
  * | ring_tls, ring_tls_*        | owner thread (TLS)         | owner thread            |
  *
@@ -143,6 +170,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -153,20 +181,6 @@
 
 
 
-/* Packet context offsets (docs/FORMAT.md). */
-enum {
-	PKT_MAGIC = 0,
-	PKT_UUID = 4,
-	PKT_STREAM_ID = 20,
-	PKT_TS_BEGIN = 24,
-	PKT_TS_END = 32,
-	PKT_CONTENT_SIZE = 40,
-	PKT_PACKET_SIZE = 48,
-	PKT_DISCARDED = 56,
-	PKT_SEQ = 64,
-	PKT_PID = 72,
-	PKT_TID = 76,
-};
 
 enum { RING_OFF = 0, RING_ON = 1, RING_STOPPING = 2 };
 
@@ -203,6 +217,8 @@ static int disk_error;
 static uint64_t disk_lost;
 static uint64_t lost_nobuf;
 static uint64_t lost_freed; /* consumer: losses of buffers already freed */
+static char shm_dir[128];   /* DYNFTRACE_SHM: where buffer files go; "": anonymous */
+static int cfg_test_noshm;  /* DYNFTRACE_RING_TEST_NOSHM: as if no file could be made */
 
 HIDDEN __thread struct ring_buf *ring_tls __attribute__((tls_model("initial-exec")));
 
@@ -210,6 +226,14 @@ HIDDEN __thread struct ring_buf *ring_tls __attribute__((tls_model("initial-exec
 static __thread uint32_t ring_tls_state __attribute__((tls_model("initial-exec")));
 static __thread uint64_t ring_tls_early_lost __attribute__((tls_model("initial-exec")));
 enum { TLS_NONE = 0, TLS_CREATING = 1, TLS_READY = 2, TLS_FAILED = 3 };
+/* Owner thread: its buffer and state kept aside across fork (section 6). */
+static __thread struct ring_buf *ring_tls_forking __attribute__((tls_model("initial-exec")));
+static __thread uint32_t ring_tls_state_forking __attribute__((tls_model("initial-exec")));
+
+/* Async-signal-safe formatting and info lines (the emergency flush's). */
+static bool emerg_cat(char **p, char *end, const char *s);
+static bool emerg_cat_u64(char **p, char *end, uint64_t v);
+static void emerg_info_line(const char *line, size_t len);
 
 
 
@@ -633,6 +657,72 @@ static void consumer_lazy_start(void)
 	pthread_mutex_unlock(&ctl_lock);
 }
 
+/*
+ * The memory of a new buffer of LEN bytes for thread TID: a file of shm_dir
+ * mapped shared (section 6), its path in SHM_PATH, else anonymous memory
+ * (SHM_PATH ""). The shared file has memory for its first HEAD bytes;
+ * *POPULATED is the first page (after HEAD) without memory, UINT64_MAX when
+ * all have it. Owner thread, maybe in a signal handler: system calls only.
+ * MAP_FAILED: no memory.
+ */
+static void *buf_map(size_t len, size_t head, pid_t tid, char *shm_path, uint64_t *populated)
+{
+	*populated = UINT64_MAX;
+	shm_path[0] = 0;
+	for (uint64_t i = 0; shm_dir[0] && !cfg_test_noshm && i < 1000; i++) {
+		char *p = shm_path, *end = shm_path + RING_SHM_PATH - 1;
+		bool ok = emerg_cat(&p, end, shm_dir) && emerg_cat(&p, end, "/") &&
+			  (image_key[0] ? emerg_cat(&p, end, image_key)
+					: emerg_cat_u64(&p, end, (uint64_t)getpid())) &&
+			  emerg_cat(&p, end, "-") && emerg_cat_u64(&p, end, (uint64_t)tid) &&
+			  (!i || (emerg_cat(&p, end, ".") && emerg_cat_u64(&p, end, i)));
+		if (!ok)
+			break;
+		*p = 0;
+		int fd = open(shm_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue; /* a thread id used again */
+		if (fd < 0)
+			break;
+		/* Not beyond a file size limit: that would be SIGXFSZ. */
+		void *m = MAP_FAILED;
+		struct rlimit rl;
+		if (!getrlimit(RLIMIT_FSIZE, &rl) &&
+		    (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= len) &&
+		    ftruncate(fd, (off_t)len) == 0)
+			m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		/* Memory before use: a full tmpfs must not be a SIGBUS at a write
+		 * to the buffer. Page by page on the first lap (ring_switch:
+		 * buf_populate), so memory is still taken as the thread writes;
+		 * all of it now on kernels without MADV_POPULATE_WRITE (< 5.14). */
+		if (m != MAP_FAILED && madvise(m, head, MADV_POPULATE_WRITE)) {
+			if (errno != EINVAL || fallocate(fd, 0, 0, (off_t)len)) {
+				munmap(m, len);
+				m = MAP_FAILED;
+			}
+		} else if (m != MAP_FAILED) {
+			*populated = 1;
+		}
+		close(fd);
+		if (m != MAP_FAILED)
+			return m;
+		unlink(shm_path);
+		break;
+	}
+	if (shm_dir[0]) {
+		/* Anonymous memory: a death without flush loses it (info says). */
+		char line[96], *p = line, *end = line + sizeof(line);
+		if (emerg_cat(&p, end, "noshm: ") &&
+		    (image_key[0] ? emerg_cat(&p, end, image_key)
+				  : emerg_cat_u64(&p, end, (uint64_t)getpid())) &&
+		    emerg_cat(&p, end, " ") && emerg_cat_u64(&p, end, (uint64_t)tid) &&
+		    emerg_cat(&p, end, "\n"))
+			emerg_info_line(line, (size_t)(p - line));
+	}
+	shm_path[0] = 0;
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
 /* Owner thread, first event (possibly in a signal handler). */
 static struct ring_buf *buf_create(void)
 {
@@ -650,7 +740,10 @@ static struct ring_buf *buf_create(void)
 	size_t ps = cfg_page_size, np = cfg_pages;
 	size_t ctl = (sizeof(struct ring_buf) + np * sizeof(uint64_t) + 4095) & ~(size_t)4095;
 	size_t len = ctl + np * ps;
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t tid = sys_gettid();
+	char shm_path[RING_SHM_PATH];
+	uint64_t populated;
+	void *m = buf_map(len, ctl + ps, tid, shm_path, &populated);
 	if (m == MAP_FAILED) {
 		ring_tls_state = TLS_FAILED;
 		__atomic_fetch_add(&lost_nobuf, 1 + ring_tls_early_lost, __ATOMIC_RELAXED);
@@ -666,7 +759,12 @@ static struct ring_buf *buf_create(void)
 	b->page_shift = (uint32_t)__builtin_ctzl(ps);
 	b->buf_mask = np * ps - 1;
 	b->pid = getpid();
-	b->tid = sys_gettid();
+	b->tid = tid;
+	b->populated = populated;
+	b->ctl_size = (uint32_t)ctl;
+	b->overwrite = (uint32_t)cfg_overwrite;
+	memcpy(b->img, image_key, sizeof(b->img));
+	memcpy(b->shm_path, shm_path, sizeof(b->shm_path));
 	uint8_t *t = b->hdr_tmpl;
 	put_u32(t + PKT_MAGIC, RING_MAGIC);
 	memcpy(t + PKT_UUID, trace_uuid, 16);
@@ -674,6 +772,8 @@ static struct ring_buf *buf_create(void)
 	put_u32(t + PKT_PID, (uint32_t)b->pid);
 	put_u32(t + PKT_TID, (uint32_t)b->tid);
 	buf_reset(b);
+	if (shm_path[0]) /* the recorder may read it from now on */
+		__atomic_store_n(&b->shm_magic, RING_SHM_MAGIC, __ATOMIC_RELEASE);
 	/* Publish to the consumer. */
 	struct ring_buf *h = __atomic_load_n(&ring_head, __ATOMIC_RELAXED);
 	do
@@ -695,6 +795,19 @@ static struct ring_buf *buf_create(void)
 
 /* ---- writer ------------------------------------------------------------ */
 
+
+/* A shared buffer's page VP of the first lap gets its memory (buf_map);
+ * false when tmpfs has none (the event is dropped, as when full). */
+static __attribute__((noinline)) bool buf_populate(struct ring_buf *b, uint64_t vp)
+{
+	if (madvise(b->data + (vp << b->page_shift), b->page_size, MADV_POPULATE_WRITE))
+		return false;
+	if (vp + 1 >= b->pages)
+		b->populated = UINT64_MAX;
+	else if (b->populated < vp + 1)
+		b->populated = vp + 1;
+	return true;
+}
 
 /* The event does not fit the current page: move to the next one. */
 static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32_t n, unsigned id,
@@ -732,8 +845,9 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 		size_t nslot = nvp & (b->pages - 1);
 		/* Before dropping, make sure OFF is still current: a nested event
 		 * may have switched pages since we read it. */
-		if (!cfg_overwrite &&
-		    nvp - __atomic_load_n(&b->consumed, __ATOMIC_ACQUIRE) >= b->pages) {
+		if ((!cfg_overwrite &&
+		     nvp - __atomic_load_n(&b->consumed, __ATOMIC_ACQUIRE) >= b->pages) ||
+		    (unlikely(nvp >= b->populated) && !buf_populate(b, nvp))) {
 			if (__atomic_load_n(&b->offset, __ATOMIC_RELAXED) != off)
 				continue;
 			/* Plug the page, as the kernel pads it: a smaller event
@@ -1129,10 +1243,13 @@ static void buf_unlink(struct ring_buf *b)
 		}
 }
 
+/* Flushed: the file goes too (nothing left for the recorder to recover). */
 static void buf_free(struct ring_buf *b)
 {
 	if (b->fd >= 0)
 		close(b->fd);
+	if (b->shm_path[0])
+		unlink(b->shm_path);
 	munmap(b, b->map_size);
 }
 
@@ -1337,7 +1454,15 @@ int ring_init(const struct ring_config *cfg)
 		err = -ENAMETOOLONG;
 		goto out;
 	}
-	const char *e = getenv("DYNFTRACE_RING_TEST_STALL");
+	/* Shared buffer files (section 6), for a recording with an info file. */
+	const char *e = getenv("DYNFTRACE_SHM");
+	shm_dir[0] = 0;
+	if (e && *e == '/' && have_info &&
+	    snprintf(shm_dir, sizeof(shm_dir), "%s", e) >= (int)sizeof(shm_dir))
+		shm_dir[0] = 0;
+	e = getenv("DYNFTRACE_RING_TEST_NOSHM");
+	cfg_test_noshm = e && *e && strcmp(e, "0");
+	e = getenv("DYNFTRACE_RING_TEST_STALL");
 	cfg_stall = e && *e && strcmp(e, "0");
 	e = getenv("DYNFTRACE_CLOCK");
 	clk_want = 0;
@@ -1408,6 +1533,16 @@ void ring_shutdown(void)
 		}
 		pthread_mutex_unlock(&list_lock);
 	}
+	/* Everything is flushed: the files may go (the mappings stay, for
+	 * threads that still run; a later recording uses them anonymously). */
+	pthread_mutex_lock(&list_lock);
+	for (struct ring_buf *b = ring_head; b; b = b->next) {
+		if (b->shm_path[0]) {
+			unlink(b->shm_path);
+			b->shm_path[0] = 0;
+		}
+	}
+	pthread_mutex_unlock(&list_lock);
 	__atomic_store_n(&ring_state, RING_OFF, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&ctl_lock);
 	emerg_wait_done();
@@ -1422,6 +1557,45 @@ void ring_thread_exit(void)
 	ring_wake_force();
 }
 
+/*
+ * fork (section 6). The child gets the parent's shared buffers: from here
+ * to the child handler, this thread must not write into its own, so it
+ * has none (what it traces meanwhile is counted lost: ring_tls_state says
+ * CREATING). list_lock keeps every stream file closed and the list still.
+ */
+void ring_atfork_prepare(void)
+{
+	pthread_mutex_lock(&list_lock);
+	ring_tls_forking = ring_tls;
+	ring_tls_state_forking = ring_tls_state;
+	if (ring_tls_state != TLS_CREATING) {
+		ring_tls_state = TLS_CREATING;
+		barrier();
+		ring_tls = NULL;
+	}
+}
+
+void ring_atfork_parent(void)
+{
+	struct ring_buf *b = ring_tls_forking;
+	if (ring_tls_state_forking != TLS_CREATING) {
+		ring_tls = b;
+		barrier();
+		ring_tls_state = ring_tls_state_forking;
+		/* Our losses while forking: without a buffer yet they wait for
+		 * it in ring_tls_early_lost, as usual. */
+		uint64_t early = ring_tls_early_lost;
+		if (b && early) {
+			ring_tls_early_lost = 0;
+			local_add(&b->lost, early);
+		} else if (early && ring_tls_state == TLS_FAILED) {
+			ring_tls_early_lost = 0;
+			__atomic_fetch_add(&lost_nobuf, early, __ATOMIC_RELAXED);
+		}
+	}
+	pthread_mutex_unlock(&list_lock);
+}
+
 void ring_atfork_child(void)
 {
 	/* Forget the parent's buffers before unmapping them: a signal handler
@@ -1429,6 +1603,7 @@ void ring_atfork_child(void)
 	ring_tls = NULL;
 	ring_tls_state = TLS_NONE;
 	ring_tls_early_lost = 0;
+	ring_tls_forking = NULL;
 	barrier();
 	struct ring_buf *b = ring_head, *next;
 	ring_head = NULL;
@@ -1446,9 +1621,11 @@ void ring_atfork_child(void)
 	if (ring_state == RING_STOPPING)
 		ring_state = RING_OFF;
 	consumer_needed = ring_state == RING_ON;
+	/* The parent's: no stream file was open at the fork (list_lock), and
+	 * shared fields are the parent's to change: unmap only. */
 	for (; b; b = next) {
 		next = b->next;
-		buf_free(b);
+		munmap(b, b->map_size);
 	}
 	emerg_reset(true); /* now a fatal signal may flush the child's buffers */
 }
@@ -1457,6 +1634,8 @@ void ring_set_img(const char *img)
 {
 	pthread_mutex_lock(&list_lock); /* the consumer names files under it */
 	snprintf(image_key, sizeof(image_key), "%s", img ? img : "");
+	for (struct ring_buf *b = ring_head; b; b = b->next)
+		memcpy(b->img, image_key, sizeof(b->img));
 	pthread_mutex_unlock(&list_lock);
 }
 
@@ -1781,67 +1960,6 @@ static void emerg_packet(struct ring_buf *b, int *fd, const uint8_t *page, size_
 }
 
 /*
- * Are PAGE's bytes from the header to END exactly EVENTS whole events?
- * Payload sizes per id as in docs/FORMAT.md; an id this does not know fails
- * the check (the page is then dropped, never written wrong).
- */
-static bool emerg_prefix_ok(const uint8_t *page, uint32_t end, uint64_t events)
-{
-	uint32_t p = RING_HDR_SIZE;
-	uint64_t n = 0;
-	while (p < end) {
-		uint32_t id, hdr, pl;
-		if ((page[p] & 7) == 7) {
-			if (page[p] != 7 || end - p < RING_EXT_HDR)
-				return false;
-			memcpy(&id, page + p + 1, 4);
-			hdr = RING_EXT_HDR;
-		} else {
-			if (end - p < RING_COMPACT_HDR)
-				return false;
-			id = page[p] & 7;
-			hdr = RING_COMPACT_HDR;
-		}
-		switch (id) {
-		case RING_EV_ENTRY:
-		case RING_EV_LOST:
-		case RING_EV_EXIT_DEPTH:
-			pl = 4;
-			break;
-		case RING_EV_EXIT:
-			pl = 0;
-			break;
-		case RING_EV_FUNCTION:
-		case RING_EV_CALL:
-			pl = 12;
-			break;
-		case RING_EV_TRACEPOINT: {
-			uint16_t len;
-			if (end - p - hdr < 4)
-				return false;
-			memcpy(&len, page + p + hdr + 2, 2);
-			pl = 4u + len;
-			break;
-		}
-		case RING_EV_MARKER: {
-			const uint8_t *s = page + p + hdr, *z = memchr(s, 0, end - p - hdr);
-			if (!z)
-				return false;
-			pl = (uint32_t)(z - s) + 1;
-			break;
-		}
-		default:
-			return false;
-		}
-		if (end - p - hdr < pl)
-			return false;
-		p += hdr + pl;
-		n++;
-	}
-	return p == end && n == events;
-}
-
-/*
  * Page VP of B is not complete: how many of its bytes hold whole committed
  * events (*EV of them), 0 for none that can be proved; *INFLIGHT: events
  * begun and not committed (lost). Its writer is the dying thread (DYING: it
@@ -1890,7 +2008,7 @@ static uint32_t emerg_tail(struct ring_buf *b, uint64_t vp, bool dying, uint64_t
 		return 0;
 	}
 	if (nest > 1 || end < RING_HDR_SIZE || end > ps ||
-	    !emerg_prefix_ok(b->data + ((vp << b->page_shift) & b->buf_mask), end, *ev))
+	    !ring_prefix_ok(b->data + ((vp << b->page_shift) & b->buf_mask), end, *ev))
 		return 0;
 	return end;
 }

@@ -28,6 +28,7 @@
 #ifndef DYNFTRACE_RING_H
 #define DYNFTRACE_RING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -128,8 +129,41 @@ int ring_emergency_flush(int sig) HIDDEN;
 extern void (*ring_fatal_hook)(int sig) HIDDEN;
 
 /* fork: in the child, forget the parent's buffers (they are the parent's
- * to write) and restart the consumer lazily on the child's first event. */
+ * to write) and restart the consumer lazily on the child's first event.
+ * The prepare and parent hooks bracket the fork in the parent (the forking
+ * thread has no buffer meanwhile: the child must not write into a shared
+ * one; see ring.c, section 6). */
+void ring_atfork_prepare(void) HIDDEN;
+void ring_atfork_parent(void) HIDDEN;
 void ring_atfork_child(void) HIDDEN;
+
+/*
+ * Are PAGE's bytes from the packet header to END exactly EVENTS whole
+ * events? Payload sizes per id as in docs/FORMAT.md; an id this does not
+ * know fails the check. For pages a writer may have left in the middle of
+ * an event (the emergency flush; ring_salvage.c).
+ */
+bool ring_prefix_ok(const uint8_t *page, uint32_t end, uint64_t events) HIDDEN;
+
+/*
+ * What a process that died without flushing left in one shared buffer file
+ * (ring.c, section 6), recovered by `dynftrace record` (the CLI links
+ * ring_salvage.c): the packets its consumer had not written are appended
+ * to the thread's stream in CTF_DIR (created if it has none), those a
+ * writer was in the middle of checked as the emergency flush does (an
+ * event in flight is lost). Nothing moves in a dead process's buffer, so
+ * no waiting.
+ */
+struct ring_salvage {
+	pid_t pid, tid;
+	char img[32];	 /* IMG of the stream file */
+	int flushed;	 /* the runtime had flushed it: nothing done */
+	uint64_t events; /* events appended */
+	uint64_t lost;	 /* all the thread's lost events (its "lost:" line) */
+};
+/* 0, -EINVAL (not a buffer file of this version), or -errno (the stream
+ * file could not be written: R says what was appended before). */
+int ring_salvage(const char *path, const char *ctf_dir, struct ring_salvage *r) HIDDEN;
 
 struct ring_thread_stats {
 	pid_t tid;
@@ -157,10 +191,13 @@ uint64_t ring_clock_error_ns(void) HIDDEN;
  *   DYNFTRACE_CLOCK=vdso|tsc        force a clock source
  *   DYNFTRACE_RING_TEST_STALL=1     tests: the consumer writes nothing until
  *                                   ring_shutdown (buffers fill up)
+ *   DYNFTRACE_SHM=DIR               buffers are files in DIR (ring.c, section 6;
+ *                                   set by `dynftrace record`)
+ *   DYNFTRACE_RING_TEST_NOSHM=1     tests: as if no buffer file could be made
  *
  * Hooks the runtime must call:
  *   ring_thread_exit()   when a thread exits (pthread key destructor);
- *   ring_atfork_child()  in the child after fork;
+ *   ring_atfork_prepare(), ring_atfork_parent(), ring_atfork_child()  fork;
  *   ring_shutdown()      at process exit and before execve.
  */
 

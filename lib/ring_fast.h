@@ -35,6 +35,22 @@
 #define RING_EXT_HDR	 13
 #define RING_TS_WRAP	 8192 /* 13-bit compact timestamps */
 #define RING_EV_ONE	 (UINT64_C(1) << 32)
+#define RING_SHM_PATH	 192 /* a shared buffer file's path (the directory: 128) */
+
+/* Packet context offsets (docs/FORMAT.md). */
+enum {
+	PKT_MAGIC = 0,
+	PKT_UUID = 4,
+	PKT_STREAM_ID = 20,
+	PKT_TS_BEGIN = 24,
+	PKT_TS_END = 32,
+	PKT_CONTENT_SIZE = 40,
+	PKT_PACKET_SIZE = 48,
+	PKT_DISCARDED = 56,
+	PKT_SEQ = 64,
+	PKT_PID = 72,
+	PKT_TID = 76,
+};
 
 /*
  * A thread's buffer. The owner is the thread and its signal handlers.
@@ -44,7 +60,7 @@
  * | offset             | owner (non-locked cmpxchg)        | owner; consumer        |
  * | last_ts            | owner                             | owner                  |
  * | nest               | owner (balanced inc/dec)          | owner; consumer (stop) |
- * | nest_size[]        | owner                             | owner                  |
+ * | nest_size[], populated | owner                         | owner                  |
  * | stop               | consumer/shutdown/init            | owner (acquire)        |
  * | lost, overwritten  | owner (one-instruction add)       | owner; consumer        |
  * | commit[]           | owner (xadd/add, release)         | consumer (acquire)     |
@@ -52,8 +68,14 @@
  * | exiting            | owner                             | consumer               |
  * | next               | pusher before CAS; consumer under list_lock | consumer, stats |
  * | fd, file_*, lost_consumer, events_written, last_disc | consumer (list_lock) | stats |
+ * | shm_path           | creator; shutdown (list_lock)     | consumer               |
  * | the rest           | creator, constant                 | all                    |
  * Page contents: owner until the page is complete (commit), then consumer.
+ *
+ * The whole mapping (this struct, commit[], the pages) may be a shared file
+ * (ring.c, section 6): `dynftrace record` then reads it after the process
+ * died without flushing (lib/ring_salvage.c), which is why the consumer's
+ * stream state (path, file_bytes, consumed, last_disc) lives here too.
  */
 struct ring_buf {
 	/* Writer's cache line. */
@@ -71,6 +93,8 @@ struct ring_buf {
 	/* Owner only. */
 	uint32_t nest_size[RING_NEST_MAX];
 	uint64_t plug_pos; /* real end of the plugged page: see ring_switch() */
+	uint64_t populated; /* first page of lap 0 without memory yet (ring.c,
+			      section 6); UINT64_MAX: all have it */
 	uint64_t lost;
 	uint64_t overwritten;
 	/* Consumer side. */
@@ -87,7 +111,17 @@ struct ring_buf {
 	int quiet; /* ring_quiesce saw nest == 0 after stop: no event in flight */
 	uint8_t hdr_tmpl[RING_HDR_SIZE];
 	char path[PATH_MAX + 64]; /* the stream file; "" until named */
+	/* For the recorder's salvage (ring_salvage.c): stored by the creator
+	 * before shm_magic, which is stored last. */
+	uint32_t ctl_size;  /* bytes before data: this struct and commit[] */
+	uint32_t overwrite; /* the buffer's mode */
+	char img[32];	    /* IMG of the stream file: "PID" or "PID.K" */
+	char shm_path[RING_SHM_PATH]; /* the shared file; "": anonymous memory */
+	uint64_t shm_magic; /* RING_SHM_MAGIC once the rest is valid */
 };
+
+/* Identifies a shared buffer file of this very layout. */
+#define RING_SHM_MAGIC (UINT64_C(0x6466747269700000) ^ sizeof(struct ring_buf))
 
 /* The consumer's wake-up (ring.c's table: writers xchg ring_waiting and
  * bump ring_wake_seq, the consumer waits on it). */

@@ -1056,9 +1056,9 @@ HIDDEN void trace_atfork_child(void)
 	prof_all = NULL;
 	prof_all_n = 0;
 	live_atfork_child();
+	ring_atfork_child(); /* always: ring_atfork_prepare ran */
 	if (!trace_rec_on)
 		return;
-	ring_atfork_child();
 	if (claim_img() == 0) {
 		ring_set_img(trace_cfg.img);
 		char line[128];

@@ -381,12 +381,14 @@ DYNFTRACE_FILTER=a*,b,c
 DYNFTRACE_NOTRACE=n
 DYNFTRACE_OVERWRITE=1
 DYNFTRACE_RECORD=$T/s1
+DYNFTRACE_SHM=/dev/shm/dynftrace-RECORDPID.XXXXXX
 DYNFTRACE_TIME_FILTER=10000
 DYNFTRACE_TRACER=function
 LD_PRELOAD=$(cd "$B" && pwd -P)/libdynftrace.so:libc.so.6
 EOF
+sed -i -E 's|^(DYNFTRACE_SHM=/dev/shm/dynftrace-)[0-9]+\.[A-Za-z0-9]{6}$|\1RECORDPID.XXXXXX|' env.txt
 diff -u want.txt env.txt >diff.txt
-check $? "record: the runtime's environment (absolute session dir, LD_PRELOAD prepended)"
+check $? "record: the runtime's environment (absolute session dir, LD_PRELOAD prepended, buffer files' directory)"
 [ $? -ne 0 ] && diag_file diff.txt
 grep -q "^command: ./env.sh 'x y'$" s1/info && grep -q '^tracer: function$' s1/info &&
 	grep -q '^filter: a\*,b,c$' s1/info && grep -q '^notrace: n$' s1/info &&

@@ -17,7 +17,7 @@ if ! command -v babeltrace2 >/dev/null; then
 	exit 1
 fi
 RING_CFLAGS="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
-if ! $CC $RING_CFLAGS $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/log.c" "$TOP/tests/ring/t-ring.c" \
+if ! $CC $RING_CFLAGS $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" "$TOP/tests/ring/t-ring.c" \
 	-o "$T/t-ring" -lpthread 2>"$T/build.log"; then
 	echo "not ok 1 - build t-ring"
 	diag_file "$T/build.log"

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/../gen/common.sh"
 
 RING_CFLAGS="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
-if ! $CC $RING_CFLAGS $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/log.c" "$TOP/tests/ring/t-ring.c" \
+if ! $CC $RING_CFLAGS $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" "$TOP/tests/ring/t-ring.c" \
 	-o "$T/t-ring" -lpthread 2>"$T/build.log"; then
 	echo "not ok 1 - build t-ring"
 	diag_file "$T/build.log"

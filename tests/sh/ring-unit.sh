@@ -4,13 +4,13 @@
 # config: tsan
 #
 # lib/ring.c is hidden in the runtime, so tests/ring/t-ring.c is built with
-# lib/ring.c and lib/log.c compiled in. Each mode of t-ring is a TAP
+# lib/ring.c, lib/ring_salvage.c and lib/log.c compiled in. Each mode of t-ring is a TAP
 # program (see its header); this script prints one TAP line per mode.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 
 RING_CFLAGS="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
-if ! $CC $RING_CFLAGS $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/log.c" "$TOP/tests/ring/t-ring.c" \
+if ! $CC $RING_CFLAGS $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" "$TOP/tests/ring/t-ring.c" \
 	-o "$T/t-ring" -lpthread 2>"$T/build.log"; then
 	echo "not ok 1 - build t-ring"
 	diag_file "$T/build.log"
