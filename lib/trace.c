@@ -80,9 +80,13 @@ struct prof_ent {
  * | prof_all, prof_all_n          | prof_lock                               |
  * | prof_threads, g->prof_next/prev, g->prof_linked | prof_lock             |
  * | g->prof, g->prof_n (pointer)  | owner, replaced only under prof_lock    |
- * |                               | (owners only trylock: never wait)       |
  * | g->prof_gen                   | owner under prof_lock                   |
  * | prof_gen                      | control thread (atomic), under prof_lock|
+ *
+ * Nothing under prof_lock calls what may be traced (the tables are mmap'd,
+ * never malloc'd: a program's own allocator may be traced), so a traced
+ * thread may wait for it; only a thread that already holds it (a traced
+ * signal handler interrupting the section) drops its sample, counted.
  */
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
 /* This thread holds prof_lock: the fatal-signal dump (prof_fatal_dump)
@@ -152,12 +156,30 @@ static void emit_exit(void)
 		ring_event_end(p);
 }
 
-/* Owner: make g->prof hold ID for profile session GEN. Never waits: when
- * the control thread holds prof_lock, the sample is dropped (0). */
+/* A zeroed table of N entries (mmap: see prof_lock), or NULL. */
+static struct prof_ent *prof_mem_alloc(uint32_t n)
+{
+	void *p = mmap(NULL, (size_t)n * sizeof(struct prof_ent), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void prof_mem_free(struct prof_ent *p, uint32_t n)
+{
+	if (p)
+		munmap(p, (size_t)n * sizeof(*p));
+}
+
+/* Owner: make g->prof hold ID for profile session GEN. Waits for prof_lock
+ * (no holder waits for a traced thread), unless this thread holds it
+ * already, in a section a traced signal handler interrupted: the sample is
+ * then dropped (0). Dropping on contention lost thousands of samples when
+ * threads started together. */
 static int prof_prepare(struct fg_thread *g, uint32_t id, uint64_t gen)
 {
-	if (!prof_lock_try())
+	if (prof_lock_mine)
 		return 0;
+	prof_lock_take();
 	int ok = 1;
 	if (g->prof && g->prof_gen != gen) /* a new session: start from zero */
 		memset(g->prof, 0, g->prof_n * sizeof(*g->prof));
@@ -166,9 +188,8 @@ static int prof_prepare(struct fg_thread *g, uint32_t id, uint64_t gen)
 		uint32_t n = site_next_id + 1024;
 		if (n <= id)
 			n = id + 1024;
-		struct prof_ent *np = mmap(NULL, n * sizeof(*np), PROT_READ | PROT_WRITE,
-					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (np == MAP_FAILED) {
+		struct prof_ent *np = prof_mem_alloc(n);
+		if (!np) {
 			ok = 0;
 		} else {
 			if (g->prof) {
@@ -712,9 +733,11 @@ static void write_profile(void)
 		return; /* counts of an old session */
 	}
 	if (g->prof_n > prof_all_n) {
-		struct prof_ent *n = realloc(prof_all, g->prof_n * sizeof(*n));
+		struct prof_ent *n = prof_mem_alloc(g->prof_n);
 		if (n) {
-			memset(n + prof_all_n, 0, (g->prof_n - prof_all_n) * sizeof(*n));
+			if (prof_all)
+				memcpy(n, prof_all, prof_all_n * sizeof(*n));
+			prof_mem_free(prof_all, prof_all_n);
 			prof_all = n;
 			prof_all_n = g->prof_n;
 		}
@@ -730,7 +753,7 @@ static void write_profile(void)
 }
 
 /* The current session's totals: exited threads plus live ones (prof_lock
- * held). A malloc'd array of *N entries, or NULL. */
+ * held). An array of *N entries to free with prof_mem_free, or NULL. */
 static struct prof_ent *prof_collect(uint32_t *np)
 {
 	uint32_t n = prof_all_n;
@@ -738,7 +761,7 @@ static struct prof_ent *prof_collect(uint32_t *np)
 		if (t->prof_gen == prof_gen && t->prof_n > n)
 			n = t->prof_n;
 	*np = n;
-	struct prof_ent *all = n ? calloc(n, sizeof(*all)) : NULL;
+	struct prof_ent *all = n ? prof_mem_alloc(n) : NULL;
 	if (!all)
 		return NULL;
 	for (uint32_t i = 0; i < prof_all_n; i++)
@@ -780,7 +803,7 @@ static void dump_profile(void)
 			fprintf(f, "%u %lu %lu %lu %.0f\n", i, (unsigned long)all[i].calls,
 				(unsigned long)all[i].total, (unsigned long)all[i].self,
 				all[i].sumsq);
-	free(all);
+	prof_mem_free(all, n);
 	fclose(f);
 }
 
@@ -1052,7 +1075,7 @@ HIDDEN void trace_atfork_child(void)
 		g->prof_next = g->prof_prev = NULL;
 		prof_threads = g;
 	}
-	free(prof_all);
+	prof_mem_free(prof_all, prof_all_n);
 	prof_all = NULL;
 	prof_all_n = 0;
 	live_atfork_child();
@@ -1424,7 +1447,7 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 		if (kind == TR_PROFILE) { /* a new profile session */
 			prof_lock_take();
 			__atomic_store_n(&prof_gen, prof_gen + 1, __ATOMIC_RELAXED);
-			free(prof_all);
+			prof_mem_free(prof_all, prof_all_n);
 			prof_all = NULL;
 			prof_all_n = 0;
 			prof_lock_drop();
@@ -1608,5 +1631,5 @@ void trace_read_profile(struct sbuf *out)
 			  var / 1e6);
 	}
 	free(rows);
-	free(all);
+	prof_mem_free(all, n);
 }
