@@ -80,7 +80,7 @@ static const char record_usage[] =
     "  -D, --depth N           trace N levels of calls.\n"
     "  -t, --time-filter DUR   keep only calls that last DUR or more (ns, us,\n"
     "                          ms, s: 10us).\n"
-    "  -b, --buffer KB         trace buffer per thread, in KiB (default 1024).\n"
+    "  -b, --buffer KB         trace buffer per thread, in KiB (default 4096).\n"
     "      --overwrite         when a buffer is full, overwrite the oldest\n"
     "                          events (flight recorder) instead of dropping\n"
     "                          new ones. Losses are counted either way.\n"
