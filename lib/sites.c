@@ -90,15 +90,17 @@ void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
  * A region is REGION_SIZE bytes of executable memory within rel32 reach of
  * the objects that use it, holding (never rewritten once made):
  *   +0     common trampoline copy whose C entry is dft_dispatch
- *   +512   common trampoline copy whose C entry is dft_callops_entry
- *   +1024  per-ops body (dft_ops_tmpl) whose C entry is dft_stub_entry
- *   +1536  graph shortcut (dft_graph_tmpl), +2048 its slow path
- *   +2560  light per-ops body (dft_ops_light_tmpl): general registers only,
- *          the common case in assembly, else it jumps to the +1024 body
- *   +3072  light CALL_OPS body (dft_callops_light_tmpl): general registers
- *          only, for a literal holding a GPR_ONLY ops, else the +512 copy
- *   +3584  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`,
- *          body +1024 for the first REGION_STUBS_FULL, +2560 for the rest
+ *   +1024  common trampoline copy whose C entry is dft_callops_entry
+ *   +2048  per-ops body (dft_ops_tmpl) whose C entry is dft_stub_entry
+ *   +3072  graph shortcut entry (dft_gentry_tmpl), +4096 its exit
+ *   +5120  light per-ops body (dft_ops_light_tmpl): general registers only,
+ *          the common case in assembly, else it jumps to the +2048 body
+ *   +6144  light CALL_OPS body (dft_callops_light_tmpl): general registers
+ *          only, for a literal holding a GPR_ONLY ops, else the +1024 copy
+ *   +7168  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`,
+ *          body +2048 for the first REGION_STUBS_FULL, +5120 for the rest
+ * Each template has REGION_COPY_MAX (1 KiB) of room: the full ones keep
+ * the ymm/zmm upper halves too (EVEX instructions are long).
  * Regions are never unmapped: a thread may be inside one at any time. Stubs
  * are handed to ops and taken back (ops.c), never rewritten.
  */
@@ -172,6 +174,11 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			 dft_caller_tmpl_slot, (void *)dft_callops_entry);
 		put_copy(b, REGION_OPS, dft_ops_tmpl, dft_ops_tmpl_end, dft_ops_tmpl_slot,
 			 (void *)dft_stub_entry);
+		/* which vector uppers the full copies keep (tramp.S) */
+		void *vec = (void *)(uintptr_t)arch_vec_kind();
+		put_slot(b, REGION_CALLER, dft_caller_tmpl, dft_caller_tmpl_vec, vec);
+		put_slot(b, REGION_CALLOPS, dft_caller_tmpl, dft_caller_tmpl_vec, vec);
+		put_slot(b, REGION_OPS, dft_ops_tmpl, dft_ops_tmpl_vec, vec);
 		put_copy(b, REGION_GRAPH, dft_gentry_tmpl, dft_gentry_tmpl_end,
 			 dft_gentry_tmpl_fast, (void *)dft_graph_fast_entry);
 		put_slot(b, REGION_GRAPH, dft_gentry_tmpl, dft_gentry_tmpl_slow,

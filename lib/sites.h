@@ -30,20 +30,20 @@ struct dynftrace_ops;
 /* Trampoline regions (sites.c), see the layout comment there. */
 #define REGION_SIZE 65536
 #define REGION_CALLER 0
-#define REGION_CALLOPS 512
-#define REGION_OPS 1024
-#define REGION_GRAPH 1536 /* graph shortcut: thunks' entry (dft_gentry_tmpl) */
-#define REGION_GEXIT 2048 /* ... and exit (dft_gexit_tmpl) */
-#define REGION_OPS_LIGHT 2560  /* per-ops body saving general registers only */
-#define REGION_CALLOPS_LIGHT 3072 /* CALL_OPS body saving general registers only */
-#define REGION_COPY_MAX 512 /* room for each template copy */
+#define REGION_CALLOPS 1024
+#define REGION_OPS 2048
+#define REGION_GRAPH 3072 /* graph shortcut: thunks' entry (dft_gentry_tmpl) */
+#define REGION_GEXIT 4096 /* ... and exit (dft_gexit_tmpl) */
+#define REGION_OPS_LIGHT 5120  /* per-ops body saving general registers only */
+#define REGION_CALLOPS_LIGHT 6144 /* CALL_OPS body saving general registers only */
+#define REGION_COPY_MAX 1024 /* room for each template copy */
 /* Graph shortcut thunks (tramp.S): THUNK_SIZE bytes per site; the hook
  * (the return address the traced function sees) is THUNK_HOOK bytes past
  * the return address of the thunk's call to the entry. */
 #define THUNK_SIZE 32
 #define THUNK_HOOK 7
-#define REGION_STUB0 3584
-#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16) /* 3872; idx holds 12 bits */
+#define REGION_STUB0 7168
+#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16) /* 3648; idx holds 12 bits */
 /* Stubs [0, REGION_STUBS_FULL) jump to REGION_OPS, the rest to
  * REGION_OPS_LIGHT (DYNFTRACE_OPS_FL_GPR_ONLY ops). */
 #define REGION_STUBS_LIGHT 1024

@@ -3,8 +3,10 @@
  * arch.c - x86-64 hooks of the patch engine: cross-thread sync and the
  * emulation of a patched instruction from the SIGTRAP handler.
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -14,6 +16,7 @@
 #include "internal.h"
 #include "arch.h"
 #include "insn.h"
+#include "regs.h"
 
 /*
  * How a batch makes every thread of the process see the new code before it
@@ -31,8 +34,48 @@ static int membarrier(int cmd, unsigned int flags)
 	return (int)syscall(__NR_membarrier, cmd, flags, 0);
 }
 
+/*
+ * Which vector registers beyond xmm can carry arguments here, so that the
+ * full trampolines keep their upper parts (tramp.S, SAVE_VEC_UPPER): ymm
+ * when the CPU has AVX and the kernel saves its state (XCR0 bits 1-2),
+ * zmm with AVX-512F and XCR0 bits 5-7 too. DYNFTRACE_VEC=sse|avx forces
+ * less (for tests). Written once before any trampoline exists (region_new
+ * copies it into each region's templates, dft_return_tramp reads it).
+ */
+HIDDEN unsigned char dft_vec_kind;
+
+static unsigned vec_detect(void)
+{
+	unsigned a, b, c, d, lo, hi;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
+		return VEC_SSE;
+	__asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	if ((lo & 0x6) != 0x6)
+		return VEC_SSE;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX512F) && (lo & 0xe6) == 0xe6)
+		return VEC_AVX512;
+	return VEC_AVX;
+}
+
+unsigned arch_vec_kind(void)
+{
+	static int done;
+	if (!done) {
+		unsigned k = vec_detect();
+		const char *v = getenv("DYNFTRACE_VEC");
+		if (v && !strcmp(v, "sse"))
+			k = VEC_SSE;
+		else if (v && !strcmp(v, "avx") && k > VEC_AVX)
+			k = VEC_AVX;
+		dft_vec_kind = (unsigned char)k;
+		done = 1;
+	}
+	return dft_vec_kind;
+}
+
 int arch_sync_init(void)
 {
+	arch_vec_kind();
 	if (sync_mode >= 0)
 		return 0;
 	int cmds = membarrier(MEMBARRIER_CMD_QUERY, 0);

@@ -19,9 +19,20 @@
 #define REGS_RET 96 /* rax, rdx on return (graph tracer) */
 #define REGS_XMM 112
 #define REGS_SIZE 240
-/* Frame the trampoline allocates below its saved %rbp: REGS_SIZE + 8 keeps
- * %rsp 16-byte aligned at the C call. */
-#define TRAMP_FRAME 248
+/* The light bodies' frame: REGS_SIZE + 8 keeps %rsp 16-byte aligned at the
+ * C call (the 8 bytes hold &dft_self). */
+#define LIGHT_FRAME 248
+/* Above it, in the full trampolines' frame: the upper parts of the vector
+ * argument registers, when the CPU has them (tramp.S, SAVE_VEC_UPPER):
+ * bits 128-255 of ymm0-7 (8 x 16 bytes), then bits 256-511 of zmm0-7
+ * (8 x 32 bytes). */
+#define VEC_UP 248
+#define VEC_UP_ZMM (VEC_UP + 8 * 16)
+#define TRAMP_FRAME (VEC_UP_ZMM + 8 * 32) /* 632: 8 mod 16, as LIGHT_FRAME */
+/* arch_vec_kind(): what SAVE_VEC_UPPER saves */
+#define VEC_SSE 0    /* xmm only */
+#define VEC_AVX 1    /* and the ymm upper halves */
+#define VEC_AVX512 2 /* and the zmm upper halves */
 
 /* struct dft_thread (internal.h) fields used by the light per-ops body
  * (tramp.S), as offsets from dft_self; checked in ops.c. It reads and
