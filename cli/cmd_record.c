@@ -18,10 +18,12 @@
  *   DYNFTRACE_SHM         /dev/shm/dynftrace-RECORDPID.XXXXXX: the runtime's
  *                         trace buffers are files there (lib/ring.c, section 6)
  *
- * When the program has ended, record recovers from those files what a
- * process that died without flushing (SIGKILL, OOM killer, _exit) still had
- * in memory (shm_salvage), then removes them; a recorder that died itself
- * leaves a directory that the next record removes (its pid is dead).
+ * Every second while the program runs, and once it has ended, record
+ * recovers from those files what a process that died without flushing
+ * (SIGKILL, OOM killer, _exit) still had in memory, then removes them, and
+ * says what a process that died so with buffers in ordinary memory lost
+ * (shm_scan); a recorder that died itself leaves a directory that the
+ * next record removes (its pid is dead).
  *
  * Children inherit the environment: one session covers the process tree.
  * record waits for the program, appends its exit status to the info file
@@ -710,7 +712,7 @@ static void info_catch_up(struct shm_watch *w)
 			e = img_find(w, v, strspn(v, "0123456789."), 1);
 			if (!e || e->pid <= 0)
 				break;
-			if (k == 0) { /* a new recording of the image (or again, after a failed exec) */
+			if (k == 0) { /* it records (again, after a failed exec) */
 				e->start = strtoull(v + strlen(e->img), NULL, 10);
 				e->flushed = e->noshm = e->said = 0;
 			} else if (k == 3) {

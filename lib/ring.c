@@ -122,7 +122,12 @@
  * Memory is still taken as the thread writes. When no file can be made
  * the buffer is anonymous memory and the info file says so ("noshm: IMG
  * TID"). The runtime unlinks a file once its buffer is flushed (freed, or
- * at shutdown); the recorder removes whatever is left.
+ * at shutdown); the recorder removes whatever is left, and recovers the
+ * files of dead processes while the program still runs. Each image says
+ * when it starts recording ("started: IMG START") and when ring_shutdown
+ * has flushed everything ("flushed: IMG", its last act): the recorder
+ * tells from these which dead process did not flush, and so lost what an
+ * anonymous buffer held.
  *
  * fork: the child inherits the shared mapping. It must never write into
  * it: across fork the forking thread has no buffer (ring_atfork_prepare:
