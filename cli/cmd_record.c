@@ -18,10 +18,12 @@
  *   DYNFTRACE_SHM         /dev/shm/dynftrace-RECORDPID.XXXXXX: the runtime's
  *                         trace buffers are files there (lib/ring.c, section 6)
  *
- * When the program has ended, record recovers from those files what a
- * process that died without flushing (SIGKILL, OOM killer, _exit) still had
- * in memory (shm_salvage), then removes them; a recorder that died itself
- * leaves a directory that the next record removes (its pid is dead).
+ * Every second while the program runs, and once it has ended, record
+ * recovers from those files what a process that died without flushing
+ * (SIGKILL, OOM killer, _exit) still had in memory, then removes them, and
+ * says what a process that died so with buffers in ordinary memory lost
+ * (shm_scan); a recorder that died itself leaves a directory that the
+ * next record removes (its pid is dead).
  *
  * Children inherit the environment: one session covers the process tree.
  * record waits for the program, appends its exit status to the info file
@@ -573,27 +575,29 @@ static int append_info(const char *dir, const char *line)
 /* ---- shared trace buffers (lib/ring.c, section 6) ---------------------- */
 
 #define SHM_BASE "/dev/shm"
+#define SCAN_NS	 1000000000ull /* while the program runs: look for dead processes */
 
-/* Is process PID gone (a zombie counts as gone: it runs nothing)? */
-static int pid_gone(pid_t pid)
+/*
+ * Is the process PID that started at START (/proc's starttime; 0: unknown)
+ * gone? A zombie counts as gone once it has no thread left running (a main
+ * thread that called pthread_exit is a zombie while the others still run);
+ * a process with another start time is a later one with the same pid, so
+ * START's is gone. Without START, a pid used again for another process
+ * looks alive: its buffers are then only removed at the end, not recovered.
+ */
+static int pid_gone(pid_t pid, uint64_t start)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	struct ring_proc p;
+	int err;
 
 	if (kill(pid, 0) && errno == ESRCH)
 		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')'); /* "PID (comm) S ..." */
-	return p && (p[2] == 'Z' || p[2] == 'X');
+	err = ring_proc_stat(pid, &p);
+	if (err)
+		return err == -ENOENT;
+	if (start && p.start != start)
+		return 1;
+	return (p.state == 'Z' || p.state == 'X') && p.threads <= 1;
 }
 
 /* Directories of recorders that died (killed themselves): their pid is in the name. */
@@ -613,7 +617,7 @@ static void shm_clean_stale(void)
 		if (strncmp(e->d_name, "dynftrace-", 10))
 			continue;
 		pid = strtol(e->d_name + 10, &end, 10);
-		if (pid <= 0 || *end != '.' || !pid_gone((pid_t)pid))
+		if (pid <= 0 || *end != '.' || !pid_gone((pid_t)pid, 0))
 			continue;
 		snprintf(path, sizeof(path), SHM_BASE "/%s", e->d_name);
 		if (!lstat(path, &st) && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
@@ -633,126 +637,213 @@ static void shm_make(char *out, size_t size)
 		out[0] = 0;
 }
 
-struct unflushed {
-	pid_t *pids;
-	size_t n;
+/* A process image of the session, as its runtime's info lines tell it
+ * (docs/FORMAT.md): "started:", then "flushed:" or "signal:" once its
+ * buffers are written; "noshm:" when one of them is ordinary memory. */
+struct img_ent {
+	char img[32]; /* "PID" or "PID.K" */
+	pid_t pid;
+	uint64_t start; /* its process's start time; 0 unknown */
+	int flushed;	/* the last of its lines says flushed */
+	int noshm;	/* a buffer of this recording was not a shared file */
+	int salvaged;	/* record recovered a buffer of it */
+	int gone;	/* this scan: the process is gone, say what it left */
+	int said;	/* its "unflushed:" line is written (or nothing to say) */
 };
 
-static void unflushed_add(struct unflushed *u, pid_t pid)
-{
-	pid_t *p;
+/* What record knows of the session while the program runs. Only record's
+ * main thread uses it. */
+struct shm_watch {
+	const char *dir, *shmdir;
+	char ctf[PATH_MAX + 8];
+	pid_t main;
+	off_t info_off; /* the info file is read up to here (whole lines) */
+	struct img_ent *imgs;
+	size_t nimgs;
+};
 
-	for (size_t i = 0; i < u->n; i++)
-		if (u->pids[i] == pid)
-			return;
-	p = realloc(u->pids, (u->n + 1) * sizeof(*p));
-	if (!p)
-		return;
-	u->pids = p;
-	u->pids[u->n++] = pid;
+static struct img_ent *img_find(struct shm_watch *w, const char *img, size_t len, int add)
+{
+	struct img_ent *e;
+
+	if (!len || len >= sizeof(w->imgs[0].img))
+		return NULL;
+	for (size_t i = 0; i < w->nimgs; i++)
+		if (!strncmp(w->imgs[i].img, img, len) && !w->imgs[i].img[len])
+			return &w->imgs[i];
+	if (!add)
+		return NULL;
+	e = realloc(w->imgs, (w->nimgs + 1) * sizeof(*e));
+	if (!e)
+		return NULL;
+	w->imgs = e;
+	e = &w->imgs[w->nimgs++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->img, img, len);
+	e->pid = (pid_t)strtol(e->img, NULL, 10);
+	return e;
 }
 
-/* What the info file says of process PID: it had the runtime ("pid:"), its
- * runtime flushed at a fatal signal ("signal:"), a buffer of it was not
- * shared ("noshm:"). Keys may be "PID.K". */
-static void info_about(const char *dir, pid_t pid, int *traced, int *flushed, int *noshm)
+/* Read the lines the runtimes appended to the info file since last time. */
+static void info_catch_up(struct shm_watch *w)
 {
+	static const char *const keys[] = {"started: ", "flushed: ", "signal: ", "noshm: "};
 	char path[PATH_MAX], *line = NULL;
 	size_t cap = 0;
+	ssize_t len;
 	FILE *f;
 
-	*traced = *flushed = *noshm = 0;
-	snprintf(path, sizeof(path), "%s/info", dir);
+	snprintf(path, sizeof(path), "%s/info", w->dir);
 	f = fopen(path, "re");
-	if (!f)
+	if (!f || fseeko(f, w->info_off, SEEK_SET)) {
+		if (f)
+			fclose(f);
 		return;
-	while (getline(&line, &cap, f) > 0) {
-		const char *v = strchr(line, ':');
+	}
+	while ((len = getline(&line, &cap, f)) > 0 && line[len - 1] == '\n') {
+		w->info_off += len;
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			size_t kl = strlen(keys[k]);
+			const char *v = line + kl;
+			struct img_ent *e;
 
-		if (!v || strtol(v + 1, NULL, 10) != pid)
-			continue;
-		if (!strncmp(line, "pid:", 4))
-			*traced = 1;
-		else if (!strncmp(line, "signal:", 7))
-			*flushed = 1;
-		else if (!strncmp(line, "noshm:", 6))
-			*noshm = 1;
+			if (strncmp(line, keys[k], kl))
+				continue;
+			e = img_find(w, v, strspn(v, "0123456789."), 1);
+			if (!e || e->pid <= 0)
+				break;
+			if (k == 0) { /* it records (again, after a failed exec) */
+				e->start = strtoull(v + strlen(e->img), NULL, 10);
+				e->flushed = e->noshm = e->said = 0;
+			} else if (k == 3) {
+				e->noshm = 1;
+			} else {
+				e->flushed = 1;
+			}
+			break;
+		}
 	}
 	free(line);
 	fclose(f);
 }
 
 /*
- * The program has ended (STATUS, process MAIN). Every buffer file of a
- * process that is gone and had not flushed it is recovered into the
- * session (lib/ring_salvage.c): its packets go to the thread's stream, and
- * the info file gets "salvaged: IMG TID EVENTS", the thread's "lost:" line
- * and "unflushed: PID SIG MODE" (docs/FORMAT.md). Files of processes that
- * still run (descendants that outlive the program) are only unlinked:
- * their mappings stay, they flush as usual. Then the directory goes.
+ * Recover the buffer files of processes that are gone without flushing,
+ * and say what such processes lost (docs/FORMAT.md): each file once, then
+ * removed. FINAL: the program has ended with STATUS; process MAIN counts
+ * too, and files of processes that still run (descendants that outlive
+ * the program) are only unlinked: their mappings stay, they flush as
+ * usual. Before that, MAIN is left for the end (its status gives the
+ * signal).
+ *
+ * A process that flushes at exit (or a fatal signal) marks every buffer
+ * flushed (lost_reported, in the file) before it unlinks the file and
+ * writes "flushed:", and it does all that before it is gone: a file read
+ * once its process is gone is either flushed (nothing done) or not
+ * (recovered); a file the runtime unlinked meanwhile was flushed.
  */
-static void shm_salvage(const char *dir, const char *absdir, const char *shmdir, pid_t main,
-			int status)
+static void shm_scan(struct shm_watch *w, int final, int status)
 {
-	struct unflushed u = {0};
-	char ctf[PATH_MAX + 8], path[PATH_MAX], line[160];
-	int traced, flushed, noshm;
-	struct dirent *e;
-	DIR *d = *shmdir ? opendir(shmdir) : NULL;
+	char path[PATH_MAX], line[160];
+	char (*gone)[256] = NULL;
+	size_t ngone = 0;
+	DIR *d = *w->shmdir ? opendir(w->shmdir) : NULL;
+	struct dirent *de;
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+
+	/* First the info file: an image's "started:" line comes before its files. */
+	info_catch_up(w);
+	while (d && (de = readdir(d))) {
+		const char *dash = strrchr(de->d_name, '-');
+		struct img_ent *e;
+		pid_t pid;
+		void *g;
+
+		if (de->d_name[0] == '.' || !dash)
+			continue;
+		pid = (pid_t)strtol(de->d_name, NULL, 10);
+		e = img_find(w, de->d_name, (size_t)(dash - de->d_name), 0);
+		if (pid <= 0 || (!final && pid == w->main))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", w->shmdir, de->d_name);
+		if (!pid_gone(pid, e ? e->start : 0)) {
+			if (final)
+				unlink(path);
+			continue;
+		}
+		g = realloc(gone, (ngone + 1) * sizeof(*gone));
+		if (!g)
+			break;
+		gone = g;
+		snprintf(gone[ngone++], sizeof(*gone), "%s", de->d_name);
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < w->nimgs; i++) {
+		struct img_ent *e = &w->imgs[i];
+
+		e->gone = !e->said && !e->flushed && (final || e->pid != w->main) &&
+			  pid_gone(e->pid, e->start);
+	}
+	/* Everything a gone process wrote is in the file by now. */
+	info_catch_up(w);
 
 	/* a file size limit: EFBIG (counted lost), not death */
 	sigaction(SIGXFSZ, &ign, &old);
-	snprintf(ctf, sizeof(ctf), "%s/ctf", absdir);
-	while (d && (e = readdir(d))) {
+	for (size_t i = 0; i < ngone; i++) {
 		struct ring_salvage r;
-		long pid = strtol(e->d_name, NULL, 10);
+		struct img_ent *e;
 		int err;
 
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", shmdir, e->d_name);
-		if (pid > 0 && pid_gone((pid_t)pid)) {
-			err = ring_salvage(path, ctf, &r);
-			if (err && err != -EINVAL)
-				cli_err("warning: recovering the trace buffer of thread %d: %s",
-					(int)r.tid, strerror(-err));
-			if (err != -EINVAL && !r.flushed) {
-				unflushed_add(&u, r.pid);
-				snprintf(line, sizeof(line), "salvaged: %s %d %" PRIu64 "\n", r.img,
-					 (int)r.tid, r.events);
-				append_info(dir, line);
-				if (r.lost) {
-					snprintf(line, sizeof(line), "lost: %d %d %" PRIu64 "\n",
-						 (int)r.pid, (int)r.tid, r.lost);
-					append_info(dir, line);
-				}
+		snprintf(path, sizeof(path), "%s/%s", w->shmdir, gone[i]);
+		err = ring_salvage(path, w->ctf, &r);
+		if (err == -ENOENT)
+			continue; /* flushed and removed by its runtime meanwhile */
+		if (err && err != -EINVAL)
+			cli_err("warning: recovering the trace buffer of thread %d: %s",
+				(int)r.tid, strerror(-err));
+		if (err != -EINVAL && !r.flushed) {
+			snprintf(line, sizeof(line), "salvaged: %s %d %" PRIu64 "\n", r.img,
+				 (int)r.tid, r.events);
+			append_info(w->dir, line);
+			if (r.lost) {
+				snprintf(line, sizeof(line), "lost: %d %d %" PRIu64 "\n",
+					 (int)r.pid, (int)r.tid, r.lost);
+				append_info(w->dir, line);
+			}
+			e = img_find(w, r.img, strlen(r.img), 1);
+			if (e) {
+				e->salvaged = 1;
+				e->gone = !e->said;
 			}
 		}
 		unlink(path);
 	}
-	if (d) {
-		closedir(d);
-		rmdir(shmdir);
-	}
 	sigaction(SIGXFSZ, &old, NULL);
-	/* The main process: its status says whether it was killed; the
-	 * runtime's "signal:" line whether it flushed then. */
-	info_about(dir, main, &traced, &flushed, &noshm);
-	if (traced && WIFSIGNALED(status) && !flushed) {
-		snprintf(line, sizeof(line), "unflushed: %d %d %s\n", (int)main, WTERMSIG(status),
-			 *shmdir && !noshm ? "recovered" : "lost");
-		append_info(dir, line);
+	free(gone);
+
+	/* What each gone process left: recovered from its files, or lost
+	 * (a buffer in ordinary memory: "noshm:", also written when there is
+	 * no directory for files). The signal is known for MAIN only. */
+	for (size_t i = 0; i < w->nimgs; i++) {
+		struct img_ent *e = &w->imgs[i];
+		int is_main = final && e->pid == w->main, sig = 0, lost;
+
+		if (!e->gone)
+			continue;
+		e->gone = 0;
+		if (e->flushed && !e->salvaged)
+			continue;
+		e->said = 1;
+		if (is_main && WIFSIGNALED(status))
+			sig = WTERMSIG(status);
+		lost = e->noshm;
+		if (!lost && !e->salvaged && !sig)
+			continue; /* nothing was buffered */
+		snprintf(line, sizeof(line), "unflushed: %d %d %s\n", (int)e->pid, sig,
+			 lost ? "lost" : "recovered");
+		append_info(w->dir, line);
 	}
-	for (size_t i = 0; i < u.n; i++) {
-		if (u.pids[i] == main && WIFSIGNALED(status))
-			continue; /* said above */
-		info_about(dir, u.pids[i], &traced, &flushed, &noshm);
-		snprintf(line, sizeof(line), "unflushed: %d 0 %s\n", (int)u.pids[i],
-			 noshm ? "lost" : "recovered");
-		append_info(dir, line);
-	}
-	free(u.pids);
 }
 
 /*
@@ -766,9 +857,11 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	char shmdir[128];
 	struct sigaction sa, old[3];
 	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-	int pfd[2], status, exec_err = 0, ret;
-	uint64_t start;
-	pid_t pid;
+	int pfd[2], status = 0, exec_err = 0, ret;
+	struct shm_watch w = {.dir = dir, .shmdir = shmdir};
+	sigset_t chld, oldmask;
+	uint64_t start, next_scan;
+	pid_t pid, r;
 	ssize_t n;
 
 	*started = 0;
@@ -805,12 +898,17 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
+	/* SIGCHLD blocked: the wait below sleeps until it comes (sigtimedwait) */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &oldmask);
 	pid = fork();
 	if (pid == 0) {
 		int e;
 
 		for (int i = 0; i < 3; i++)
 			sigaction(sigs[i], &old[i], NULL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		close(pfd[0]);
 		if (child_env(o, lib, absdir, shmdir)) {
 			e = ENOMEM;
@@ -828,6 +926,7 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 		close(pfd[0]);
 		for (int i = 0; i < 3; i++)
 			sigaction(sigs[i], &old[i], NULL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		if (*shmdir)
 			cli_rm_tree(shmdir);
 		return 1;
@@ -837,11 +936,32 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 		n = read(pfd[0], &exec_err, sizeof(exec_err));
 	while (n < 0 && errno == EINTR);
 	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	/* While the program runs, every SCAN_NS: the buffers of processes
+	 * that died go now, not at the end (a long-running program's dead
+	 * workers would keep their tmpfs memory). */
+	snprintf(w.ctf, sizeof(w.ctf), "%s/ctf", absdir);
+	w.main = pid;
+	next_scan = now_ns() + SCAN_NS;
+	while ((r = waitpid(pid, &status, WNOHANG)) != pid) {
+		uint64_t now = now_ns();
+		struct timespec ts;
+
+		if (r < 0 && errno != EINTR)
+			break;
+		if (now >= next_scan) {
+			if (n != (ssize_t)sizeof(exec_err))
+				shm_scan(&w, 0, 0);
+			next_scan = now_ns() + SCAN_NS;
+			continue;
+		}
+		ts.tv_sec = (time_t)((next_scan - now) / 1000000000ull);
+		ts.tv_nsec = (long)((next_scan - now) % 1000000000ull);
+		sigtimedwait(&chld, NULL, &ts); /* SIGCHLD, a timeout or a forwarded signal */
+	}
 	child_pid = 0;
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	if (n == (ssize_t)sizeof(exec_err)) {
 		cli_err("cannot run '%s': %s", o->prog[0], strerror(exec_err));
 		if (*shmdir)
@@ -849,7 +969,10 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 		return 1;
 	}
 	*started = 1;
-	shm_salvage(dir, absdir, shmdir, pid, status);
+	shm_scan(&w, 1, status);
+	free(w.imgs);
+	if (*shmdir)
+		cli_rm_tree(shmdir);
 	if (WIFSIGNALED(status)) {
 		snprintf(line, sizeof(line), "exit: %d signal %d\nend_ns: %" PRIu64 "\n", (int)pid,
 			 WTERMSIG(status), now_ns());

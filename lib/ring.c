@@ -122,7 +122,12 @@
  * Memory is still taken as the thread writes. When no file can be made
  * the buffer is anonymous memory and the info file says so ("noshm: IMG
  * TID"). The runtime unlinks a file once its buffer is flushed (freed, or
- * at shutdown); the recorder removes whatever is left.
+ * at shutdown); the recorder removes whatever is left, and recovers the
+ * files of dead processes while the program still runs. Each image says
+ * when it starts recording ("started: IMG START") and when ring_shutdown
+ * has flushed everything ("flushed: IMG", its last act): the recorder
+ * tells from these which dead process did not flush, and so lost what an
+ * anonymous buffer held.
  *
  * fork: the child inherits the shared mapping. It must never write into
  * it: across fork the forking thread has no buffer (ring_atfork_prepare:
@@ -234,6 +239,8 @@ static __thread uint32_t ring_tls_state_forking __attribute__((tls_model("initia
 static bool emerg_cat(char **p, char *end, const char *s);
 static bool emerg_cat_u64(char **p, char *end, uint64_t v);
 static void emerg_info_line(const char *line, size_t len);
+static void info_img_line(const char *key, bool has_n, uint64_t n);
+static void info_started(void);
 
 
 
@@ -709,16 +716,9 @@ static void *buf_map(size_t len, size_t head, pid_t tid, char *shm_path, uint64_
 		unlink(shm_path);
 		break;
 	}
-	if (shm_dir[0]) {
-		/* Anonymous memory: a death without flush loses it (info says). */
-		char line[96], *p = line, *end = line + sizeof(line);
-		if (emerg_cat(&p, end, "noshm: ") &&
-		    (image_key[0] ? emerg_cat(&p, end, image_key)
-				  : emerg_cat_u64(&p, end, (uint64_t)getpid())) &&
-		    emerg_cat(&p, end, " ") && emerg_cat_u64(&p, end, (uint64_t)tid) &&
-		    emerg_cat(&p, end, "\n"))
-			emerg_info_line(line, (size_t)(p - line));
-	}
+	/* Anonymous memory: a death without flush loses it (info says so,
+	 * with or without a directory for files). */
+	info_img_line("noshm:", true, (uint64_t)tid);
 	shm_path[0] = 0;
 	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
@@ -1487,12 +1487,16 @@ int ring_init(const struct ring_config *cfg)
 	disk_lost = 0;
 	lost_freed = 0;
 	emerg_reset(false);
+	info_started();
 	/* Buffers of threads that outlived a previous recording: start over. */
 	/* (they keep their geometry; new buffers get the new one) */
 	pthread_mutex_lock(&list_lock);
 	for (struct ring_buf *b = ring_head; b; b = b->next) {
 		memcpy(b->hdr_tmpl + PKT_UUID, trace_uuid, 16);
 		buf_reset(b);
+		/* its file went at the last shutdown: anonymous memory now */
+		if (!b->shm_path[0])
+			info_img_line("noshm:", true, (uint64_t)b->tid);
 		__atomic_store_n(&b->stop, 0, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&list_lock);
@@ -1543,6 +1547,9 @@ void ring_shutdown(void)
 		}
 	}
 	pthread_mutex_unlock(&list_lock);
+	/* Last: a process killed before this line did not finish its flush
+	 * (the recorder then checks its buffers; docs/FORMAT.md). */
+	info_img_line("flushed:", false, 0);
 	__atomic_store_n(&ring_state, RING_OFF, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&ctl_lock);
 	emerg_wait_done();
@@ -1636,6 +1643,10 @@ void ring_set_img(const char *img)
 	snprintf(image_key, sizeof(image_key), "%s", img ? img : "");
 	for (struct ring_buf *b = ring_head; b; b = b->next)
 		memcpy(b->img, image_key, sizeof(b->img));
+	/* A fork child's image (trace.c names it before its first event):
+	 * it records from here, as after ring_init. */
+	if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_ON)
+		info_started();
 	pthread_mutex_unlock(&list_lock);
 }
 
@@ -1846,6 +1857,30 @@ static void emerg_info_line(const char *line, size_t len)
 	ssize_t n = write(fd, line, len);
 	(void)n;
 	close(fd);
+}
+
+/* "KEY IMG[ N]" appended to the info file; IMG is image_key, or the pid
+ * while the image has no name. System calls only (buf_map may run in a
+ * signal handler). */
+static void info_img_line(const char *key, bool has_n, uint64_t n)
+{
+	char line[96], *p = line, *end = line + sizeof(line);
+	if (emerg_cat(&p, end, key) && emerg_cat(&p, end, " ") &&
+	    (image_key[0] ? emerg_cat(&p, end, image_key)
+			  : emerg_cat_u64(&p, end, (uint64_t)getpid())) &&
+	    (!has_n || (emerg_cat(&p, end, " ") && emerg_cat_u64(&p, end, n))) &&
+	    emerg_cat(&p, end, "\n"))
+		emerg_info_line(line, (size_t)(p - line));
+}
+
+/* "started: IMG START": this image records from now on, until its
+ * "flushed:" (ring_shutdown) or "signal:" line; START (its process's start
+ * time, 0 unknown) lets the recorder tell the process from a later one with
+ * the same pid (docs/FORMAT.md). Before any buffer of the image exists. */
+static void info_started(void)
+{
+	struct ring_proc p;
+	info_img_line("started:", true, ring_proc_stat(0, &p) ? 0 : p.start);
 }
 
 /* B's "lost:" line; LOST0: its writer's own count when writers stopped. */

@@ -165,6 +165,20 @@ struct ring_salvage {
  * file could not be written: R says what was appended before). */
 int ring_salvage(const char *path, const char *ctf_dir, struct ring_salvage *r) HIDDEN;
 
+/*
+ * From /proc/PID/stat (PID 0: this process): its state letter, number of
+ * threads and start time (clock ticks after boot: with the pid, it names
+ * one process, as a pid may be used again). The runtime reads its own
+ * start time, the recorder a process's, to tell whether the process that
+ * made a buffer is gone (docs/FORMAT.md, "started:"). No allocation, no
+ * stdio stream. 0, -ENOENT (no such process), or -errno.
+ */
+struct ring_proc {
+	char state;
+	uint64_t threads, start;
+};
+int ring_proc_stat(pid_t pid, struct ring_proc *p) HIDDEN;
+
 struct ring_thread_stats {
 	pid_t tid;
 	uint64_t events;  /* events written */

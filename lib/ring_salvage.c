@@ -87,6 +87,48 @@ bool ring_prefix_ok(const uint8_t *page, uint32_t end, uint64_t events)
 	return p == end && n == events;
 }
 
+int ring_proc_stat(pid_t pid, struct ring_proc *p)
+{
+	char path[40] = "/proc/self/stat", buf[1024];
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int err = n < 0 ? (errno == ESRCH ? -ENOENT : -errno) : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n > 0 ? n : 0] = 0;
+	/* "PID (comm) S ppid ...": comm may hold anything, ')' too; the
+	 * fields after the last ')' are plain numbers: state is field 3,
+	 * num_threads 20, starttime 22. */
+	char *s = strrchr(buf, ')');
+	if (!s || s[1] != ' ' || !s[2])
+		return -EINVAL;
+	p->state = s[2];
+	p->threads = p->start = 0;
+	s += 3;
+	for (int field = 4; field <= 22; field++) {
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			return -EINVAL;
+		uint64_t v = 0;
+		bool num = false;
+		for (; *s >= '0' && *s <= '9'; s++, num = true)
+			v = v * 10 + (uint64_t)(*s - '0');
+		while (*s && *s != ' ')
+			s++; /* a negative field (priority, nice) */
+		if (field == 20)
+			p->threads = v;
+		else if (field == 22 && num)
+			p->start = v;
+	}
+	return p->start ? 0 : -EINVAL;
+}
+
 /* One salvage: the buffer (read-only mapping) and the stream being appended. */
 struct salv {
 	const struct ring_buf *b;
