@@ -318,8 +318,10 @@ static void sites_ref_update(const struct ops_filter *f, int delta, struct dynft
  * parked there) would stall an RCU-tasks-like wait forever; membarrier
  * only orders memory. So a retired stub may be handed to another ops while
  * such a thread is about to enter it, and the immediate (idx) it pushed
- * cannot tell the two owners apart. The C entries therefore verify, inside
- * the read side, that the call still belongs to the ops they found:
+ * cannot tell the two owners apart; nor can it tell that its site left
+ * the stub while it was parked (a filter change of the owner that began
+ * and ended meanwhile). The C entries therefore verify, inside the read
+ * side, that the call still belongs to the ops they found:
  *   - fast: the site at IP calls this very stub now (its `call` rel32 names
  *     the stub), and no filter change is in flight (routes_seq stable and
  *     even). While both hold, the stub's owner wants the site: sites are
@@ -330,10 +332,15 @@ static void sites_ref_update(const struct ops_filter *f, int delta, struct dynft
  *   - slow (a site in the middle of a batch, moved on, or a filter change
  *     in flight): the ops is called if its current filter wants IP, else
  *     the entry is late: counted in late_entries, nobody called.
+ * The site's bytes are read only for a stub whose entry in stub_ops[]
+ * carries STUB_VERIFY: a stub handed out again after a release, or one a
+ * site moved off while its owner kept it (set before that batch, whose
+ * syncs publish it). A stub in its first life that no site has left can
+ * only be entered for a site its owner wants, and routes_seq covers a
+ * filter change in flight. Reading the site's code as data cost the light
+ * body 1.5 ns per call on this machine (docs/PERFORMANCE.md).
  * CALL_OPS does the same with the literal (itself the route) and
- * routes_seq, and the list function counts a walk that finds nobody. Cost
- * on the fast path: two loads of the site's bytes and two of routes_seq
- * (see docs/PERFORMANCE.md).
+ * routes_seq, and the list function counts a walk that finds nobody.
  */
 static unsigned route_mask = DYNFTRACE_ROUTE_TRAMP | DYNFTRACE_ROUTE_CALL_OPS;
 static unsigned long late_entries;
@@ -414,6 +421,9 @@ void ops_set_graph(struct dynftrace_ops *ops)
 }
 
 #define NO_STUB 0xffffu
+/* In a stub_ops[] entry: the entries must check the site (see above). */
+#define STUB_VERIFY 1ul
+#define STUB_OPS(w) ((struct dynftrace_ops *)((uintptr_t)(w) & ~STUB_VERIFY))
 struct ops_priv {
 	uint16_t stub[MAX_REGIONS];
 };
@@ -447,22 +457,37 @@ static int stub_get(struct dynftrace_ops *ops, struct region *r)
 		return p->stub[r->no];
 	uint32_t lo, n, k;
 	struct stub_pool *pl = &r->pool[stub_pool_of(ops, &lo, &n)];
+	uintptr_t w = (uintptr_t)ops;
 	if (pl->fresh < n) {
 		k = lo + pl->fresh++;
 	} else if (pl->ret_count) {
 		k = r->retired[lo + pl->ret_head];
 		pl->ret_head = (pl->ret_head + 1) % n;
 		pl->ret_count--;
+		w |= STUB_VERIFY; /* a thread of its last life may still come */
 	} else {
 		return -1;
 	}
-	__atomic_store_n(&r->stub_ops[k], ops, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->stub_ops[k], (struct dynftrace_ops *)w, __ATOMIC_RELEASE);
 	p->stub[r->no] = (uint16_t)k;
 	return (int)k;
 }
 
 /* After the sites left OPS' stubs, before the grace period that lets the
  * caller free OPS: late entries read late_ops from then on. */
+/* Site S calls a stub and is about to leave it: from now on the stub's
+ * entries check the site (see STUB_VERIFY). */
+static void stub_mark_verify(const struct site *s)
+{
+	struct region *r = s->obj->region;
+	uintptr_t k = (s->target - r->base - REGION_STUB0) / 16;
+	if (s->target < r->base + REGION_STUB0 || k >= REGION_STUBS)
+		return;
+	uintptr_t w = (uintptr_t)__atomic_load_n(&r->stub_ops[k], __ATOMIC_RELAXED);
+	__atomic_store_n(&r->stub_ops[k], (struct dynftrace_ops *)(w | STUB_VERIFY),
+			 __ATOMIC_RELEASE);
+}
+
 static void stubs_release(struct dynftrace_ops *ops)
 {
 	struct ops_priv *p = ops->tramp;
@@ -645,6 +670,9 @@ static int update_sites(void)
 			s->route = (s->flags & SITE_FL_ENABLED) ? route : ROUTE_NONE;
 			continue;
 		}
+		if ((s->flags & SITE_FL_ENABLED) && s->route == ROUTE_TRAMP &&
+		    (a == ACT_MAKE_NOP || target != s->target))
+			stub_mark_verify(s); /* leaving its stub */
 		struct patch_entry *e = &v[n];
 		e->addr = s->addr;
 		e->len = INSN_SIZE;
@@ -1178,9 +1206,11 @@ HIDDEN void dft_stub_entry(unsigned long ip, unsigned long parent, struct dynftr
 	const struct region *r = &regions[idx >> 12];
 	size_t k = idx & 0xfff;
 	unsigned long seq = __atomic_load_n(&routes_seq.v, __ATOMIC_ACQUIRE);
-	struct dynftrace_ops *op = __atomic_load_n(&r->stub_ops[k], __ATOMIC_ACQUIRE);
+	struct dynftrace_ops *w = __atomic_load_n(&r->stub_ops[k], __ATOMIC_ACQUIRE);
+	struct dynftrace_ops *op = STUB_OPS(w);
 	/* fast: op is the owner, or late_ops whose func counts */
-	if (likely(SITE_CALLS(ip, r->base + REGION_STUB0 + 16 * k)) && likely(ROUTES_STABLE(seq)))
+	if (likely(!((uintptr_t)w & STUB_VERIFY) || SITE_CALLS(ip, r->base + REGION_STUB0 + 16 * k)) &&
+	    likely(ROUTES_STABLE(seq)))
 		op->func(ip, parent, op, regs);
 	else
 		entry_slow(op, ip, parent, regs);

@@ -61,7 +61,8 @@ struct region {
 	uintptr_t base;
 	uint32_t no;
 	/* per-ops stubs; ops.c, under patch_lock except stub_ops (RCU) */
-	struct dynftrace_ops *stub_ops[REGION_STUBS]; /* read by dft_stub_entry */
+	/* owner of each stub, bit 0 STUB_VERIFY (ops.c); read by the per-ops bodies */
+	struct dynftrace_ops *stub_ops[REGION_STUBS];
 	uint32_t retired[REGION_STUBS];               /* FIFO rings of the pools */
 	struct stub_pool pool[2];                     /* 0: full, 1: light */
 	/* jumps to far direct-call targets: `jmp *0(%rip); .quad addr` */

@@ -258,8 +258,8 @@ dft_ops_tmpl_end:
  *   - routes_seq read, recursion and the RCU read side taken (rcu_ctr =
  *     rcu_gp_ctr; ordered for the writer by membarrier, see rcu.c);
  *   - the stub's ops read from the region's table, the site checked to call
- *     this very stub, routes_seq even and unchanged (the late-entry check,
- *     see ops.c);
+ *     this very stub when the entry says so (STUB_VERIFY), routes_seq even
+ *     and unchanged (the late-entry check, see ops.c);
  *   - op->func(ip, parent, op, regs) called straight from here.
  * Anything else leaves before any side effect, or after undoing the read
  * side, with every register as the stub left it, and jumps to the region's
@@ -320,16 +320,19 @@ dft_ops_light_tmpl:
 	andl	$0xfff, %ecx
 	movq	dft_ops_light_tmpl_table(%rip), %rdx
 	movq	(%rdx,%rcx,8), %rdx	/* op: the owner, or late_ops */
+	movq	LIGHT_FRAME+8(%rsp), %rdi	/* site + 5 */
+	testb	$1, %dl			/* STUB_VERIFY (ops.c): */
+	jz	4f
+	andq	$-2, %rdx
 	shlq	$4, %rcx
 	addq	dft_ops_light_tmpl_stub0(%rip), %rcx	/* this stub */
-	movq	LIGHT_FRAME+8(%rsp), %rdi	/* site + 5 */
 	cmpb	$0xe8, -5(%rdi)		/* the site still calls this stub */
 	jne	1f
 	movslq	-4(%rdi), %rax
 	addq	%rdi, %rax
 	cmpq	%rax, %rcx
 	jne	1f
-	testb	$1, %r9b		/* and no filter change overlapped */
+4:	testb	$1, %r9b		/* and no filter change overlapped */
 	jnz	1f
 	cmpq	(%r10), %r9
 	jne	1f
