@@ -36,28 +36,59 @@
 #include "trace_int.h"
 
 
-/* Reserve a ring event with the trampoline's TSC; NULL: nothing changed. */
-static inline __attribute__((always_inline)) uint8_t *fast_reserve(struct ring_buf *b, unsigned id, uint32_t payload,
-				    uint64_t tsc, uint64_t *tsp)
+/*
+ * Write event ID with the trampoline's TSC, its payload the 4 bytes of VAL
+ * when PAYLOAD is 4: ring_event_begin and ring_event_end in one, so the
+ * nesting level, the size and the page come from registers (no nest_size[]
+ * round trip, no re-reading of nest). A nested writer (signal handler)
+ * between our reserve and our commit uses level N + 1 and leaves nest as
+ * it found it. False: nothing changed, take the slow path.
+ */
+static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b, unsigned id,
+							     uint32_t payload, uint32_t val,
+							     uint64_t tsc, uint64_t *tsp)
 {
 	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
 	if (unlikely(n >= RING_NEST_MAX))
-		return NULL;
+		return false;
 	__atomic_store_n(&b->nest, n + 1, __ATOMIC_RELAXED);
 	barrier(); /* nest before stop: see ring_quiesce() */
 	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 	barrier();
 	uint64_t ts;
-	uint8_t *p;
 	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) ||
 	    unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
-	    unlikely(!clk_tsc_to_ns(tsc, &ts)) ||
-	    unlikely(!(p = ring_try_reserve(b, n, off, id, payload, ts, tsp)))) {
-		barrier();
-		__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
-		return NULL;
-	}
-	return p;
+	    unlikely(!clk_tsc_to_ns(tsc, &ts)))
+		goto undo;
+	/* As ring_try_reserve. */
+	uint64_t last = b->last_ts;
+	if (unlikely(ts < last))
+		ts = last;
+	uint32_t hdr = (ts - last < RING_TS_WRAP && id <= 6) ? RING_COMPACT_HDR : RING_EXT_HDR;
+	uint32_t size = hdr + payload;
+	uint32_t psize = b->page_size;
+	if (unlikely((off & (psize - 1)) + size >= psize - 1) ||
+	    unlikely(!local_cmpxchg(&b->offset, off, off + size)))
+		goto undo;
+	b->last_ts = ts;
+	uint64_t pos = off & b->buf_mask;
+	uint8_t *p = b->data + pos;
+	write_header(p, id, ts, hdr);
+	if (payload)
+		put_u32(p + hdr, val);
+	/* As ring_commit: the event lies in one page, the one at POS. */
+	uint64_t old = local_xadd(&b->commit[pos >> b->page_shift], size | RING_EV_ONE);
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	if (unlikely((uint32_t)old + size == psize) ||
+	    unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
+		ring_wake();
+	*tsp = ts;
+	return true;
+undo:
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	return false;
 }
 
 enum { FAST_TRACED = 0, FAST_UNTRACED = 1, FAST_SLOW = 2 };
@@ -85,11 +116,8 @@ static inline __attribute__((always_inline)) unsigned long entry_body(uint32_t i
 	if (unlikely(d == SHADOW_MAX) || unlikely(!b))
 		return FAST_SLOW;
 	uint64_t ts;
-	uint8_t *p = fast_reserve(b, RING_EV_ENTRY, 4, tsc, &ts);
-	if (unlikely(!p))
+	if (unlikely(!fast_write(b, RING_EV_ENTRY, 4, id, tsc, &ts)))
 		return FAST_SLOW;
-	memcpy(p, &id, 4);
-	ring_commit(b, p);
 	struct shadow_ent *e = &g->ent[d];
 	e->slot = slot;
 	e->orig = *slot;
@@ -142,14 +170,12 @@ HIDDEN uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc)
 	struct dft_thread *t = &dft_self;
 	t->recursion++;
 	uint64_t ts;
-	uint8_t *p = fast_reserve(b, RING_EV_EXIT, 0, tsc, &ts);
-	if (unlikely(!p)) {
+	if (unlikely(!fast_write(b, RING_EV_EXIT, 0, 0, tsc, &ts))) {
 		t->recursion--;
 		return 0;
 	}
 	uintptr_t orig = e->orig;
 	g->depth = d - 1;
-	ring_commit(b, p);
 	t->recursion--;
 	return orig;
 }
