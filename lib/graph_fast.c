@@ -36,6 +36,32 @@
 #include "trace_int.h"
 
 
+/* The rest of fast_write, once the header size is known. */
+static inline __attribute__((always_inline)) bool fast_put(struct ring_buf *b, uint32_t n,
+							   uint64_t off, unsigned id, uint32_t payload,
+							   uint32_t val, uint64_t ts, uint32_t hdr)
+{
+	uint32_t size = hdr + payload;
+	uint32_t psize = b->page_size;
+	if (unlikely((off & (psize - 1)) + size >= psize - 1) ||
+	    unlikely(!local_cmpxchg(&b->offset, off, off + size)))
+		return false;
+	b->last_ts = ts;
+	uint64_t pos = off & b->buf_mask;
+	uint8_t *p = b->data + pos;
+	write_header(p, id, ts, hdr);
+	if (payload)
+		put_u32(p + hdr, val);
+	/* As ring_commit: the event lies in one page, the one at POS. */
+	uint64_t old = local_xadd(&b->commit[pos >> b->page_shift], size | RING_EV_ONE);
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	if (unlikely((uint32_t)old + size == psize) ||
+	    unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
+		ring_wake();
+	return true;
+}
+
 /*
  * Write event ID with the trampoline's TSC, its payload the 4 bytes of VAL
  * when PAYLOAD is 4: ring_event_begin and ring_event_end in one, so the
@@ -43,6 +69,11 @@
  * round trip, no re-reading of nest). A nested writer (signal handler)
  * between our reserve and our commit uses level N + 1 and leaves nest as
  * it found it. False: nothing changed, take the slow path.
+ *
+ * The header's size (compact unless the time moved by RING_TS_WRAP or
+ * more) is decided by a branch, not computed: the branch is predicted, so
+ * the reservation (page check, cmpxchg of the offset) does not wait for
+ * rdtsc and the clock conversion, whose latency is the longest here.
  */
 static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b, unsigned id,
 							     uint32_t payload, uint32_t val,
@@ -60,31 +91,21 @@ static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b,
 	    unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
 	    unlikely(!clk_tsc_to_ns(tsc, &ts)))
 		goto undo;
-	/* As ring_try_reserve. */
+	/* As ring_try_reserve (ts below last: last, compact). */
 	uint64_t last = b->last_ts;
-	if (unlikely(ts < last))
-		ts = last;
-	uint32_t hdr = (ts - last < RING_TS_WRAP && id <= 6) ? RING_COMPACT_HDR : RING_EXT_HDR;
-	uint32_t size = hdr + payload;
-	uint32_t psize = b->page_size;
-	if (unlikely((off & (psize - 1)) + size >= psize - 1) ||
-	    unlikely(!local_cmpxchg(&b->offset, off, off + size)))
-		goto undo;
-	b->last_ts = ts;
-	uint64_t pos = off & b->buf_mask;
-	uint8_t *p = b->data + pos;
-	write_header(p, id, ts, hdr);
-	if (payload)
-		put_u32(p + hdr, val);
-	/* As ring_commit: the event lies in one page, the one at POS. */
-	uint64_t old = local_xadd(&b->commit[pos >> b->page_shift], size | RING_EV_ONE);
-	barrier();
-	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
-	if (unlikely((uint32_t)old + size == psize) ||
-	    unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
-		ring_wake();
-	*tsp = ts;
-	return true;
+	bool ok;
+	if (likely(ts - last < RING_TS_WRAP) && id <= 6) {
+		ok = fast_put(b, n, off, id, payload, val, ts, RING_COMPACT_HDR);
+	} else {
+		if (ts < last)
+			ts = last;
+		ok = fast_put(b, n, off, id, payload, val, ts,
+			      ts - last < RING_TS_WRAP && id <= 6 ? RING_COMPACT_HDR : RING_EXT_HDR);
+	}
+	if (likely(ok)) {
+		*tsp = ts;
+		return true;
+	}
 undo:
 	barrier();
 	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
