@@ -43,61 +43,59 @@
 /* The entry and exit in assembly (tramp.S: dft_graph_entry, dft_graph_exit)
  * use these layouts (regs.h). */
 _Static_assert(__builtin_offsetof(struct fg_thread, depth) == FG_DEPTH &&
-		       sizeof(((struct fg_thread *)0)->depth) == 4 &&
-		       __builtin_offsetof(struct fg_thread, notrace_depth) == FG_NOTRACE_DEPTH &&
-		       sizeof(((struct fg_thread *)0)->notrace_depth) == 4 &&
-		       __builtin_offsetof(struct fg_thread, ent) == FG_ENT &&
-		       sizeof(struct shadow_ent) == SE_SIZE &&
-		       __builtin_offsetof(struct shadow_ent, slot) == SE_SLOT &&
-		       __builtin_offsetof(struct shadow_ent, orig) == SE_ORIG &&
-		       __builtin_offsetof(struct shadow_ent, hook) == SE_HOOK &&
-		       __builtin_offsetof(struct shadow_ent, ts) == SE_TS &&
-		       __builtin_offsetof(struct shadow_ent, child_ns) == SE_CHILD_NS &&
-		       __builtin_offsetof(struct shadow_ent, id) == SE_ID &&
-		       __builtin_offsetof(struct shadow_ent, hooked) == SE_HOOKED &&
-		       __builtin_offsetof(struct shadow_ent, kind) == SE_KIND &&
-		       __builtin_offsetof(struct shadow_ent, fl) == SE_KIND + 1 &&
-		       __builtin_offsetof(struct shadow_ent, epoch) == SE_KIND + 2 &&
-		       SHADOW_MAX == SHADOW_MAX_ASM && THUNK_HOOK == THUNK_HOOK_ASM &&
-		       TR_GRAPH == TR_GRAPH_ASM && SE_RING == SE_RING_ASM,
+		   sizeof(((struct fg_thread *)0)->depth) == 4 &&
+		   __builtin_offsetof(struct fg_thread, notrace_depth) == FG_NOTRACE_DEPTH &&
+		   sizeof(((struct fg_thread *)0)->notrace_depth) == 4 &&
+		   __builtin_offsetof(struct fg_thread, ent) == FG_ENT &&
+		   sizeof(struct shadow_ent) == SE_SIZE &&
+		   __builtin_offsetof(struct shadow_ent, slot) == SE_SLOT &&
+		   __builtin_offsetof(struct shadow_ent, orig) == SE_ORIG &&
+		   __builtin_offsetof(struct shadow_ent, hook) == SE_HOOK &&
+		   __builtin_offsetof(struct shadow_ent, ts) == SE_TS &&
+		   __builtin_offsetof(struct shadow_ent, child_ns) == SE_CHILD_NS &&
+		   __builtin_offsetof(struct shadow_ent, id) == SE_ID &&
+		   __builtin_offsetof(struct shadow_ent, hooked) == SE_HOOKED &&
+		   __builtin_offsetof(struct shadow_ent, kind) == SE_KIND &&
+		   __builtin_offsetof(struct shadow_ent, fl) == SE_KIND + 1 &&
+		   __builtin_offsetof(struct shadow_ent, epoch) == SE_KIND + 2 &&
+		   SHADOW_MAX == SHADOW_MAX_ASM && THUNK_HOOK == THUNK_HOOK_ASM &&
+		   TR_GRAPH == TR_GRAPH_ASM && SE_RING == SE_RING_ASM,
 	       "graph exit: shadow stack layout");
 _Static_assert(__builtin_offsetof(struct ring_buf, offset) == RB_OFFSET &&
-		       __builtin_offsetof(struct ring_buf, last_ts) == RB_LAST_TS &&
-		       __builtin_offsetof(struct ring_buf, data) == RB_DATA &&
-		       __builtin_offsetof(struct ring_buf, commit) == RB_COMMIT &&
-		       __builtin_offsetof(struct ring_buf, buf_mask) == RB_BUF_MASK &&
-		       __builtin_offsetof(struct ring_buf, page_size) == RB_PAGE_SIZE &&
-		       __builtin_offsetof(struct ring_buf, page_shift) == RB_PAGE_SHIFT &&
-		       __builtin_offsetof(struct ring_buf, nest) == RB_NEST &&
-		       __builtin_offsetof(struct ring_buf, stop) == RB_STOP &&
-		       RING_NEST_MAX == RING_NEST_MAX_ASM && RING_TS_WRAP == RING_TS_WRAP_ASM &&
-		       RING_COMPACT_HDR == RING_COMPACT_HDR_ASM && RING_EV_EXIT == RING_EV_EXIT_ASM &&
-		       RING_EV_ENTRY == RING_EV_ENTRY_ASM,
+		   __builtin_offsetof(struct ring_buf, last_ts) == RB_LAST_TS &&
+		   __builtin_offsetof(struct ring_buf, data) == RB_DATA &&
+		   __builtin_offsetof(struct ring_buf, commit) == RB_COMMIT &&
+		   __builtin_offsetof(struct ring_buf, buf_mask) == RB_BUF_MASK &&
+		   __builtin_offsetof(struct ring_buf, page_size) == RB_PAGE_SIZE &&
+		   __builtin_offsetof(struct ring_buf, page_shift) == RB_PAGE_SHIFT &&
+		   __builtin_offsetof(struct ring_buf, nest) == RB_NEST &&
+		   __builtin_offsetof(struct ring_buf, stop) == RB_STOP &&
+		   RING_NEST_MAX == RING_NEST_MAX_ASM && RING_TS_WRAP == RING_TS_WRAP_ASM &&
+		   RING_COMPACT_HDR == RING_COMPACT_HDR_ASM && RING_EV_EXIT == RING_EV_EXIT_ASM &&
+		   RING_EV_ENTRY == RING_EV_ENTRY_ASM,
 	       "graph exit: ring layout");
 _Static_assert(__builtin_offsetof(struct clk_params, base_tsc) == CLK_BASE_TSC &&
-		       __builtin_offsetof(struct clk_params, base_ns) == CLK_BASE_NS &&
-		       __builtin_offsetof(struct clk_params, mult) == CLK_MULT &&
-		       sizeof(struct clk_params) == CLK_P_SIZE && CLK_TSC == CLK_TSC_ASM &&
-		       sizeof(clk_seq) == 4 && sizeof(clk_mode) == 4,
+		   __builtin_offsetof(struct clk_params, base_ns) == CLK_BASE_NS &&
+		   __builtin_offsetof(struct clk_params, mult) == CLK_MULT &&
+		   sizeof(struct clk_params) == CLK_P_SIZE && CLK_TSC == CLK_TSC_ASM &&
+		   sizeof(clk_seq) == 4 && sizeof(clk_mode) == 4,
 	       "graph exit: clock layout");
 _Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION &&
-		       sizeof(((struct dft_thread *)0)->recursion) == 4,
+		   sizeof(((struct dft_thread *)0)->recursion) == 4,
 	       "graph exit: dft_self layout");
 _Static_assert(__builtin_offsetof(struct trace_cfg, kind) == 0 && sizeof(trace_cfg.kind) == 4 &&
-		       __builtin_offsetof(struct trace_cfg, max_depth) == CFG_MAX_DEPTH &&
-		       sizeof(trace_cfg.max_depth) == 4 &&
-		       __builtin_offsetof(struct trace_cfg, time_filter) == CFG_TIME_FILTER &&
-		       sizeof(trace_cfg.time_filter) == 8 && sizeof(trace_rec_on) == 4 &&
-		       sizeof(live_enabled) == 4 && sizeof(live_epoch) == 4,
+		   __builtin_offsetof(struct trace_cfg, max_depth) == CFG_MAX_DEPTH &&
+		   sizeof(trace_cfg.max_depth) == 4 &&
+		   __builtin_offsetof(struct trace_cfg, time_filter) == CFG_TIME_FILTER &&
+		   sizeof(trace_cfg.time_filter) == 8 && sizeof(trace_rec_on) == 4 &&
+		   sizeof(live_enabled) == 4 && sizeof(live_epoch) == 4,
 	       "graph entry: configuration layout");
 
-
 /* The rest of fast_write, once the header size is known. */
-static inline __attribute__((always_inline)) bool fast_put(struct ring_buf *b, uint32_t n,
-							   uint64_t off, unsigned id, uint32_t payload,
-							   uint32_t val, uint64_t ts, uint32_t hdr)
+static inline __attribute__((always_inline)) bool
+fast_put(struct ring_buf *b, uint32_t n, uint64_t off, unsigned id, uint64_t ts, uint32_t hdr)
 {
-	uint32_t size = hdr + payload;
+	uint32_t size = hdr; /* no payload */
 	uint32_t psize = b->page_size;
 	if (unlikely((off & (psize - 1)) + size >= psize - 1) ||
 	    unlikely(!local_cmpxchg(&b->offset, off, off + size)))
@@ -106,8 +104,6 @@ static inline __attribute__((always_inline)) bool fast_put(struct ring_buf *b, u
 	uint64_t pos = off & b->buf_mask;
 	uint8_t *p = b->data + pos;
 	write_header(p, id, ts, hdr);
-	if (payload)
-		put_u32(p + hdr, val);
 	/* As ring_commit: the event lies in one page, the one at POS. */
 	uint64_t old = local_xadd(&b->commit[pos >> b->page_shift], size | RING_EV_ONE);
 	barrier();
@@ -119,12 +115,11 @@ static inline __attribute__((always_inline)) bool fast_put(struct ring_buf *b, u
 }
 
 /*
- * Write event ID with the trampoline's TSC, its payload the 4 bytes of VAL
- * when PAYLOAD is 4: ring_event_begin and ring_event_end in one, so the
- * nesting level, the size and the page come from registers (no nest_size[]
- * round trip, no re-reading of nest). A nested writer (signal handler)
- * between our reserve and our commit uses level N + 1 and leaves nest as
- * it found it. False: nothing changed, take the slow path.
+ * Write event ID (no payload) with the trampoline's TSC: ring_event_begin
+ * and ring_event_end in one, so the nesting level, the size and the page
+ * come from registers (no nest_size[] round trip, no re-reading of nest).
+ * A nested writer (signal handler) between our reserve and our commit uses
+ * level N + 1 and leaves nest as it found it. False: nothing changed, take the slow path.
  *
  * The header's size (compact unless the time moved by RING_TS_WRAP or
  * more) is decided by a branch, not computed: the branch is predicted, so
@@ -132,7 +127,6 @@ static inline __attribute__((always_inline)) bool fast_put(struct ring_buf *b, u
  * rdtsc and the clock conversion, whose latency is the longest here.
  */
 static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b, unsigned id,
-							     uint32_t payload, uint32_t val,
 							     uint64_t tsc, uint64_t *tsp)
 {
 	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
@@ -151,12 +145,13 @@ static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b,
 	uint64_t last = b->last_ts;
 	bool ok;
 	if (likely(ts - last < RING_TS_WRAP) && id <= 6) {
-		ok = fast_put(b, n, off, id, payload, val, ts, RING_COMPACT_HDR);
+		ok = fast_put(b, n, off, id, ts, RING_COMPACT_HDR);
 	} else {
 		if (ts < last)
 			ts = last;
-		ok = fast_put(b, n, off, id, payload, val, ts,
-			      ts - last < RING_TS_WRAP && id <= 6 ? RING_COMPACT_HDR : RING_EXT_HDR);
+		ok =
+		    fast_put(b, n, off, id, ts,
+			     ts - last < RING_TS_WRAP && id <= 6 ? RING_COMPACT_HDR : RING_EXT_HDR);
 	}
 	if (likely(ok)) {
 		*tsp = ts;
@@ -194,7 +189,7 @@ HIDDEN uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc)
 	struct dft_thread *t = &dft_self;
 	t->recursion++;
 	uint64_t ts;
-	if (unlikely(!fast_write(b, RING_EV_EXIT, 0, 0, tsc, &ts))) {
+	if (unlikely(!fast_write(b, RING_EV_EXIT, tsc, &ts))) {
 		t->recursion--;
 		return 0;
 	}

@@ -736,8 +736,9 @@ dft_gexit_tmpl_end:
  * The fast path is graph_fast.c's dft_graph_fast_return (which
  * dft_return_tramp still uses) in assembly, so that it needs no stack frame
  * and no register but the ones a return leaves dead: the top shadow entry
- * is this return's and a plain recorded function_graph frame, and the
- * exit event is a compact one (the time moved less than RING_TS_WRAP ns
+ * is this return's and a plain recorded function_graph frame, the thread
+ * is outside any callback and read side (dft_self's first quadword), and
+ * the exit event is a compact one (the time moved less than RING_TS_WRAP ns
  * and not backwards) that fits the page. Anything else answers slow before
  * any side effect, and dft_graph_return (trace.c) runs with the vector
  * results saved. The recursion guard is held from before the ring's nest
