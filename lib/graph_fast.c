@@ -1,30 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * graph_fast.c - the function-graph shortcut's C entry and exit (seed 004:
+ * graph_fast.c - the C side of function_graph's fast paths (seed 004:
  * "when the graph tracer is the only user of a site, call it directly").
  *
- * Reached from a site's graph thunk through the region's entry and exit
- * code (tramp.S: dft_gentry_tmpl, dft_gexit_tmpl), and from
- * dft_return_tramp, which save only the general registers that may hold
- * arguments or return values. So this file is built with
- * -mgeneral-regs-only and without sanitizers, and it calls nothing: every
- * helper it uses is inline (ring_fast.h, internal.h), and the Makefile
- * checks that the object has no undefined symbol but the data it reads.
- * Anything but the common case answers "slow" BEFORE any side effect, and
- * the generic path runs instead (all registers saved, trace.c's
- * trace_graph_enter / dft_graph_return), so both paths stay equivalent:
+ * The graph shortcut's entry and exit are in assembly (tramp.S:
+ * dft_graph_entry, dft_graph_exit, reached from a site's thunk through the
+ * region's dft_gentry_tmpl / dft_gexit_tmpl); this file checks the layouts
+ * they use and gives them ring_wake. dft_graph_fast_return below is the
+ * same exit in C, for dft_return_tramp (the graph tracer on other routes),
+ * which saves only the general registers that may hold return values. So
+ * this file is built with -mgeneral-regs-only and without sanitizers, and
+ * it calls nothing: every helper it uses is inline (ring_fast.h,
+ * internal.h), and the Makefile checks that the object has no undefined
+ * symbol but the data it reads. Anything but the common case answers
+ * "slow" BEFORE any side effect, and the generic path runs instead (all
+ * registers saved, trace.c's trace_graph_enter / dft_graph_return), so
+ * both paths stay equivalent:
  *
- *   entry, fast when: the thread is registered and not inside a callback;
- *     the shortcut's ops is registered; the tracer is function_graph,
- *     recording, with no time filter, no graph lists, no in-memory copy;
- *     no frame to close (longjmp) and no graph_notrace frame open; the
- *     ring's fast reserve succeeds.
+ *   entry, fast when: the thread is registered and not inside a callback
+ *     or a read side; the shortcut's ops is registered; the tracer is
+ *     function_graph, recording, with no time filter, no graph lists, no
+ *     in-memory copy; no frame to close (longjmp) and no graph_notrace
+ *     frame open; the ring takes a compact event (fast_write's common case).
  *   exit, fast when: the top shadow entry is this return's and a plain
- *     recorded function_graph frame, and the ring's fast reserve succeeds.
+ *     recorded function_graph frame, and the ring takes the event.
  *
  * The TSC was read by the trampoline before this runs; a nested event (a
  * signal handler) in between has a later time, which the reserve's clamp
- * to last_ts absorbs, so timestamps still never go backwards in a stream.
+ * to last_ts absorbs (the assembly paths go slow instead), so timestamps
+ * still never go backwards in a stream.
  */
 #include <stdint.h>
 
@@ -34,98 +38,141 @@
 #include "ring_fast.h"
 #include "sites.h"
 #include "trace_int.h"
+#include "regs.h"
 
+/* The entry and exit in assembly (tramp.S: dft_graph_entry, dft_graph_exit)
+ * use these layouts (regs.h). */
+_Static_assert(__builtin_offsetof(struct fg_thread, depth) == FG_DEPTH &&
+		   sizeof(((struct fg_thread *)0)->depth) == 4 &&
+		   __builtin_offsetof(struct fg_thread, notrace_depth) == FG_NOTRACE_DEPTH &&
+		   sizeof(((struct fg_thread *)0)->notrace_depth) == 4 &&
+		   __builtin_offsetof(struct fg_thread, ent) == FG_ENT &&
+		   sizeof(struct shadow_ent) == SE_SIZE &&
+		   __builtin_offsetof(struct shadow_ent, slot) == SE_SLOT &&
+		   __builtin_offsetof(struct shadow_ent, orig) == SE_ORIG &&
+		   __builtin_offsetof(struct shadow_ent, hook) == SE_HOOK &&
+		   __builtin_offsetof(struct shadow_ent, ts) == SE_TS &&
+		   __builtin_offsetof(struct shadow_ent, child_ns) == SE_CHILD_NS &&
+		   __builtin_offsetof(struct shadow_ent, id) == SE_ID &&
+		   __builtin_offsetof(struct shadow_ent, hooked) == SE_HOOKED &&
+		   __builtin_offsetof(struct shadow_ent, kind) == SE_KIND &&
+		   __builtin_offsetof(struct shadow_ent, fl) == SE_KIND + 1 &&
+		   __builtin_offsetof(struct shadow_ent, epoch) == SE_KIND + 2 &&
+		   SHADOW_MAX == SHADOW_MAX_ASM && THUNK_HOOK == THUNK_HOOK_ASM &&
+		   TR_GRAPH == TR_GRAPH_ASM && SE_RING == SE_RING_ASM,
+	       "graph exit: shadow stack layout");
+_Static_assert(__builtin_offsetof(struct ring_buf, offset) == RB_OFFSET &&
+		   __builtin_offsetof(struct ring_buf, last_ts) == RB_LAST_TS &&
+		   __builtin_offsetof(struct ring_buf, data) == RB_DATA &&
+		   __builtin_offsetof(struct ring_buf, commit) == RB_COMMIT &&
+		   __builtin_offsetof(struct ring_buf, buf_mask) == RB_BUF_MASK &&
+		   __builtin_offsetof(struct ring_buf, page_size) == RB_PAGE_SIZE &&
+		   __builtin_offsetof(struct ring_buf, page_shift) == RB_PAGE_SHIFT &&
+		   __builtin_offsetof(struct ring_buf, nest) == RB_NEST &&
+		   __builtin_offsetof(struct ring_buf, stop) == RB_STOP &&
+		   RING_NEST_MAX == RING_NEST_MAX_ASM && RING_TS_WRAP == RING_TS_WRAP_ASM &&
+		   RING_COMPACT_HDR == RING_COMPACT_HDR_ASM && RING_EV_EXIT == RING_EV_EXIT_ASM &&
+		   RING_EV_ENTRY == RING_EV_ENTRY_ASM,
+	       "graph exit: ring layout");
+_Static_assert(__builtin_offsetof(struct clk_params, base_tsc) == CLK_BASE_TSC &&
+		   __builtin_offsetof(struct clk_params, base_ns) == CLK_BASE_NS &&
+		   __builtin_offsetof(struct clk_params, mult) == CLK_MULT &&
+		   sizeof(struct clk_params) == CLK_P_SIZE && CLK_TSC == CLK_TSC_ASM &&
+		   sizeof(clk_seq) == 4 && sizeof(clk_mode) == 4,
+	       "graph exit: clock layout");
+_Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION &&
+		   sizeof(((struct dft_thread *)0)->recursion) == 4,
+	       "graph exit: dft_self layout");
+_Static_assert(__builtin_offsetof(struct trace_cfg, kind) == 0 && sizeof(trace_cfg.kind) == 4 &&
+		   __builtin_offsetof(struct trace_cfg, max_depth) == CFG_MAX_DEPTH &&
+		   sizeof(trace_cfg.max_depth) == 4 &&
+		   __builtin_offsetof(struct trace_cfg, time_filter) == CFG_TIME_FILTER &&
+		   sizeof(trace_cfg.time_filter) == 8 && sizeof(trace_rec_on) == 4 &&
+		   sizeof(live_enabled) == 4 && sizeof(live_epoch) == 4,
+	       "graph entry: configuration layout");
 
-/* Reserve a ring event with the trampoline's TSC; NULL: nothing changed. */
-static inline __attribute__((always_inline)) uint8_t *fast_reserve(struct ring_buf *b, unsigned id, uint32_t payload,
-				    uint64_t tsc, uint64_t *tsp)
+/* The rest of fast_write, once the header size is known. */
+static inline __attribute__((always_inline)) bool
+fast_put(struct ring_buf *b, uint32_t n, uint64_t off, unsigned id, uint64_t ts, uint32_t hdr)
+{
+	uint32_t size = hdr; /* no payload */
+	uint32_t psize = b->page_size;
+	if (unlikely((off & (psize - 1)) + size >= psize - 1) ||
+	    unlikely(!local_cmpxchg(&b->offset, off, off + size)))
+		return false;
+	b->last_ts = ts;
+	uint64_t pos = off & b->buf_mask;
+	uint8_t *p = b->data + pos;
+	write_header(p, id, ts, hdr);
+	/* As ring_commit: the event lies in one page, the one at POS. */
+	uint64_t old = local_xadd(&b->commit[pos >> b->page_shift], size | RING_EV_ONE);
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	if (unlikely((uint32_t)old + size == psize) ||
+	    unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
+		ring_wake();
+	return true;
+}
+
+/*
+ * Write event ID (no payload) with the trampoline's TSC: ring_event_begin
+ * and ring_event_end in one, so the nesting level, the size and the page
+ * come from registers (no nest_size[] round trip, no re-reading of nest).
+ * A nested writer (signal handler) between our reserve and our commit uses
+ * level N + 1 and leaves nest as it found it. False: nothing changed, take the slow path.
+ *
+ * The header's size (compact unless the time moved by RING_TS_WRAP or
+ * more) is decided by a branch, not computed: the branch is predicted, so
+ * the reservation (page check, cmpxchg of the offset) does not wait for
+ * rdtsc and the clock conversion, whose latency is the longest here.
+ */
+static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b, unsigned id,
+							     uint64_t tsc, uint64_t *tsp)
 {
 	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
 	if (unlikely(n >= RING_NEST_MAX))
-		return NULL;
+		return false;
 	__atomic_store_n(&b->nest, n + 1, __ATOMIC_RELAXED);
 	barrier(); /* nest before stop: see ring_quiesce() */
 	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 	barrier();
 	uint64_t ts;
-	uint8_t *p;
 	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) ||
 	    unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
-	    unlikely(!clk_tsc_to_ns(tsc, &ts)) ||
-	    unlikely(!(p = ring_try_reserve(b, n, off, id, payload, ts, tsp)))) {
-		barrier();
-		__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
-		return NULL;
+	    unlikely(!clk_tsc_to_ns(tsc, &ts)))
+		goto undo;
+	/* As ring_try_reserve (ts below last: last, compact). */
+	uint64_t last = b->last_ts;
+	bool ok;
+	if (likely(ts - last < RING_TS_WRAP) && id <= 6) {
+		ok = fast_put(b, n, off, id, ts, RING_COMPACT_HDR);
+	} else {
+		if (ts < last)
+			ts = last;
+		ok =
+		    fast_put(b, n, off, id, ts,
+			     ts - last < RING_TS_WRAP && id <= 6 ? RING_COMPACT_HDR : RING_EXT_HDR);
 	}
-	return p;
+	if (likely(ok)) {
+		*tsp = ts;
+		return true;
+	}
+undo:
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	return false;
 }
 
-enum { FAST_TRACED = 0, FAST_UNTRACED = 1, FAST_SLOW = 2 };
-
-static inline __attribute__((always_inline)) unsigned long entry_body(uint32_t id, uintptr_t *slot,
-									uint64_t tsc, uintptr_t hook)
+/* ring_wake for the exit in assembly (tramp.S: dft_graph_exit): like all
+ * of this file, it touches the general registers only. */
+HIDDEN void dft_graph_ring_wake(void)
 {
-	if (unlikely(!__atomic_load_n(&graph_route_ops, __ATOMIC_ACQUIRE)) ||
-	    unlikely(READ_ONCE(trace_cfg.kind) != TR_GRAPH) || unlikely(!trace_rec_on) ||
-	    unlikely(READ_ONCE(trace_cfg.time_filter) != 0) ||
-	    unlikely(__atomic_load_n(&trace_roots, __ATOMIC_RELAXED) != NULL) ||
-	    unlikely(READ_ONCE(live_enabled)))
-		return FAST_SLOW;
-	struct fg_thread *g = fg_self;
-	if (unlikely(!g) || unlikely(g->notrace_depth))
-		return FAST_SLOW;
-	uint32_t d = g->depth;
-	/* A frame at or below ours was left by longjmp: the slow path closes it. */
-	if (d && unlikely((uintptr_t)g->ent[d - 1].slot <= (uintptr_t)slot))
-		return FAST_SLOW;
-	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
-	if (max_depth && d >= max_depth)
-		return FAST_UNTRACED; /* as trace_graph_enter decides */
-	struct ring_buf *b = ring_tls;
-	if (unlikely(d == SHADOW_MAX) || unlikely(!b))
-		return FAST_SLOW;
-	uint64_t ts;
-	uint8_t *p = fast_reserve(b, RING_EV_ENTRY, 4, tsc, &ts);
-	if (unlikely(!p))
-		return FAST_SLOW;
-	memcpy(p, &id, 4);
-	ring_commit(b, p);
-	struct shadow_ent *e = &g->ent[d];
-	e->slot = slot;
-	e->orig = *slot;
-	e->hook = hook;
-	e->ts = ts;
-	e->child_ns = 0;
-	e->id = id;
-	e->hooked = 1;
-	e->kind = TR_GRAPH;
-	e->fl = SE_RING;
-	e->epoch = (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* a nested handler sees the push */
-	g->depth = d + 1;
-	return FAST_TRACED;
+	ring_wake();
 }
 
-/* The entry of site ID's function, whose return address is at SLOT, from
- * the thunk whose call to the entry returns to THUNK_RET. FAST_TRACED: the
- * thunk calls the function (which returns through the thunk's hook);
- * FAST_UNTRACED: it jumps to it; FAST_SLOW: the generic entry decides,
- * nothing was done. */
-HIDDEN unsigned long dft_graph_fast_entry(uint32_t id, uintptr_t *slot, uint64_t tsc,
-					  uintptr_t thunk_ret)
-{
-	struct dft_thread *t = &dft_self;
-	if (unlikely(t->recursion | t->api_depth) || unlikely(t->state != THREAD_REGISTERED))
-		return FAST_SLOW; /* the slow path counts it, or registers the thread */
-	t->recursion = 1;
-	rcu_read_lock();
-	unsigned long r = entry_body(id, slot, tsc, thunk_ret + THUNK_HOOK);
-	rcu_read_unlock();
-	t->recursion = 0;
-	return r;
-}
-
-/* The original return address, or 0 for the slow path (nothing done). */
+/* The original return address, or 0 for the slow path (nothing done).
+ * dft_return_tramp's; the graph shortcut's exit is tramp.S's dft_graph_exit,
+ * the same in assembly. */
 HIDDEN uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc)
 {
 	struct fg_thread *g = fg_self;
@@ -142,14 +189,12 @@ HIDDEN uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc)
 	struct dft_thread *t = &dft_self;
 	t->recursion++;
 	uint64_t ts;
-	uint8_t *p = fast_reserve(b, RING_EV_EXIT, 0, tsc, &ts);
-	if (unlikely(!p)) {
+	if (unlikely(!fast_write(b, RING_EV_EXIT, tsc, &ts))) {
 		t->recursion--;
 		return 0;
 	}
 	uintptr_t orig = e->orig;
 	g->depth = d - 1;
-	ring_commit(b, p);
 	t->recursion--;
 	return orig;
 }

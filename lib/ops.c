@@ -399,9 +399,9 @@ static struct dynftrace_ops late_ops = {.func = late_func};
 
 /*
  * The function-graph shortcut (seed 004): sites whose only ops is the one
- * marked by ops_set_graph() call the region's graph trampoline, whose C
- * entry (graph_fast.c) does the graph tracer's work itself, without the
- * generic register save. graph_route_ops is that ops while registered:
+ * marked by ops_set_graph() call the region's graph trampoline, whose
+ * entry (tramp.S: dft_graph_entry) does the graph tracer's work itself,
+ * without the generic register save. graph_route_ops is that ops while registered:
  * set before its sites are patched, cleared before the unregister grace
  * period (like stubs), read inside the read side by the trampoline's
  * entries. Written under patch_lock.
@@ -1245,8 +1245,8 @@ HIDDEN void ops_light_slots(intptr_t *tls, const void **seq, const void **gp)
 	*gp = &rcu_gp_ctr;
 }
 
-/* The graph shortcut's generic entry (tramp.S: dft_gentry_tmpl), for what
- * graph_fast.c does not handle; all argument registers saved. 0: traced
+/* The graph shortcut's generic entry (tramp.S: dft_graph_entry), for what
+ * its fast path does not handle; all argument registers saved. 0: traced
  * (the thunk calls the function, which returns through it), 1: not. A late
  * entry (the ops left) is counted. */
 HIDDEN unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot,

@@ -119,10 +119,6 @@ static int reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
 void dft_callops_entry(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
 unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot, void *regs,
 				   uintptr_t thunk_ret) HIDDEN;
-unsigned long dft_graph_fast_entry(uint32_t id, uintptr_t *slot, uint64_t tsc,
-				   uintptr_t thunk_ret) HIDDEN;
-uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
-uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval) HIDDEN;
 void dft_stub_entry(unsigned long ip, unsigned long parent, void *regs, unsigned long idx) HIDDEN;
 void ops_light_slots(intptr_t *tls, const void **seq, const void **gp) HIDDEN;
 
@@ -180,13 +176,9 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 		put_slot(b, REGION_CALLOPS, dft_caller_tmpl, dft_caller_tmpl_vec, vec);
 		put_slot(b, REGION_OPS, dft_ops_tmpl, dft_ops_tmpl_vec, vec);
 		put_copy(b, REGION_GRAPH, dft_gentry_tmpl, dft_gentry_tmpl_end,
-			 dft_gentry_tmpl_fast, (void *)dft_graph_fast_entry);
-		put_slot(b, REGION_GRAPH, dft_gentry_tmpl, dft_gentry_tmpl_slow,
-			 (void *)dft_graph_thunk_slow);
+			 dft_gentry_tmpl_fast, (void *)dft_graph_entry);
 		put_copy(b, REGION_GEXIT, dft_gexit_tmpl, dft_gexit_tmpl_end, dft_gexit_tmpl_fast,
-			 (void *)dft_graph_fast_return);
-		put_slot(b, REGION_GEXIT, dft_gexit_tmpl, dft_gexit_tmpl_slow,
-			 (void *)dft_graph_return);
+			 (void *)dft_graph_exit);
 		put_copy(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_end,
 			 dft_ops_light_tmpl_full, b + REGION_OPS);
 		intptr_t tls;

@@ -63,7 +63,7 @@ static struct dynftrace_ops trace_ops;
 HIDDEN int trace_rec_on;
 HIDDEN struct root_map *trace_roots;
 /* Sites of function_graph/profile take the graph shortcut (ops.c,
- * graph_fast.c); written by trace_init only. */
+ * tramp.S); written by trace_init only. */
 static int graph_shortcut = 1;
 
 /* Counters: written by the owner with relaxed atomic stores, read by the

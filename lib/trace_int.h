@@ -80,9 +80,8 @@ struct fg_thread {
 
 extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initial-exec")));
 
-/* graph_fast.c: the fast entry and exit of function_graph (see there). */
-unsigned long dft_graph_fast_entry(uint32_t id, uintptr_t *slot, uint64_t tsc,
-				   uintptr_t thunk_ret) HIDDEN;
+/* graph_fast.c: the fast exit of function_graph for dft_return_tramp (see
+ * there; the graph shortcut's are in tramp.S). */
 uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
 /* trace.c: the entry of function ID whose return address is at SLOT (see
  * there); 1: traced, it returns through HOOK. */

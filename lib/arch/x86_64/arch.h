@@ -37,9 +37,9 @@ extern const char dft_callops_light_tmpl_gp[] HIDDEN;
 extern const char dft_gentry_tmpl[] HIDDEN;
 extern const char dft_gentry_tmpl_end[] HIDDEN;
 extern const char dft_gentry_tmpl_fast[] HIDDEN;
-extern const char dft_gentry_tmpl_slow[] HIDDEN;
+extern const char dft_graph_entry[] HIDDEN;
 extern const char dft_gexit_tmpl[] HIDDEN;
 extern const char dft_gexit_tmpl_end[] HIDDEN;
 extern const char dft_gexit_tmpl_fast[] HIDDEN;
-extern const char dft_gexit_tmpl_slow[] HIDDEN;
+extern const char dft_graph_exit[] HIDDEN;
 #endif

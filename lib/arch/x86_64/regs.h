@@ -46,6 +46,50 @@
 #define DYNFTRACE_OPS_FL_GPR_ONLY_ASM 1 /* in the low byte of ops->flags */
 #define THREAD_REGISTERED_ASM 1
 
+/* What the graph shortcut's exit (tramp.S: dft_graph_exit) reads and
+ * writes; checked in graph_fast.c. struct fg_thread and shadow_ent
+ * (trace_int.h): */
+#define FG_DEPTH 0
+#define FG_NOTRACE_DEPTH 8
+#define FG_ENT 64
+#define SE_SIZE 48
+#define SE_SLOT 0
+#define SE_ORIG 8
+#define SE_HOOK 16
+#define SE_TS 24
+#define SE_CHILD_NS 32
+#define SE_ID 40
+#define SE_HOOKED 44 /* then kind, fl, epoch: one byte each */
+#define SE_KIND 45
+#define SHADOW_MAX_ASM 4096
+#define TR_GRAPH_ASM 2
+#define SE_RING_ASM 1
+#define THUNK_HOOK_ASM 7
+/* struct trace_cfg (trace_int.h): kind at 0 */
+#define CFG_MAX_DEPTH 4164
+#define CFG_TIME_FILTER 4168
+/* struct ring_buf (ring_fast.h): */
+#define RB_OFFSET 0
+#define RB_LAST_TS 8
+#define RB_DATA 16
+#define RB_COMMIT 24
+#define RB_BUF_MASK 32
+#define RB_PAGE_SIZE 40
+#define RB_PAGE_SHIFT 44
+#define RB_NEST 48
+#define RB_STOP 52
+#define RING_NEST_MAX_ASM 8
+#define RING_TS_WRAP_ASM 8192
+#define RING_COMPACT_HDR_ASM 2
+#define RING_EV_ENTRY_ASM 0
+#define RING_EV_EXIT_ASM 1
+/* struct clk_params (ring_fast.h), clk_mode: */
+#define CLK_BASE_TSC 0
+#define CLK_BASE_NS 8
+#define CLK_MULT 16
+#define CLK_P_SIZE 24
+#define CLK_TSC_ASM 1
+
 #ifndef __ASSEMBLER__
 struct dynftrace_regs {
 	unsigned long rdi, rsi, rdx, rcx, r8, r9;

@@ -533,11 +533,14 @@ dft_callops_light_tmpl_end:
  * thunk's `call SITE + 5` puts the hook in its place, so the function
  * sees its arguments where its caller put them.
  *
- * Only the general registers are saved on the fast paths: the C entries
- * (graph_fast.c) are built with -mgeneral-regs-only and call nothing.
- * rdtsc goes first so that its latency overlaps the entry's other work.
- * When a fast entry answers 2 (anything but the common case), the vector
- * registers are saved too and the generic C entry runs.
+ * gentry and gexit are one indirect jump each, from the region (within
+ * reach of the object's thunks) to the library's dft_graph_entry and
+ * dft_graph_exit below: the common case all in assembly with the general
+ * registers only, anything else with the vector registers saved too and
+ * the generic C code (ops.c: dft_graph_thunk_slow; trace.c:
+ * dft_graph_return). rdtsc goes first so that its latency overlaps the
+ * other work. In C these paths cost 4-5 ns more per call (the call, a
+ * second save of registers, the compiler's spills): docs/PERFORMANCE.md.
  */
 	.globl	dft_gentry_tmpl
 	.hidden	dft_gentry_tmpl
@@ -545,12 +548,47 @@ dft_callops_light_tmpl_end:
 	.hidden	dft_gentry_tmpl_end
 	.globl	dft_gentry_tmpl_fast
 	.hidden	dft_gentry_tmpl_fast
-	.globl	dft_gentry_tmpl_slow
-	.hidden	dft_gentry_tmpl_slow
 	.type	dft_gentry_tmpl, @function
 	.p2align 4
 dft_gentry_tmpl:
-	/* 0 = thunk + 11, 8 = the traced function's return, r11d = site id */
+	/* The region's copy reaches the library's code (dft_graph_entry). */
+	.cfi_startproc
+	jmp	*dft_gentry_tmpl_fast(%rip)
+	.cfi_endproc
+	.p2align 3
+dft_gentry_tmpl_fast:
+	.quad	0
+dft_gentry_tmpl_end:
+	.size	dft_gentry_tmpl, dft_gentry_tmpl_end - dft_gentry_tmpl
+
+/*
+ * dft_graph_entry - the graph shortcut's entry, reached from the thunk's
+ * `call gentry` (through the region's dft_gentry_tmpl): 0(%rsp) = thunk +
+ * 11, 8(%rsp) = the traced function's return address, r11d = site id.
+ * Ends with ZF set and `ret $8` when it traced the call (see above), ZF
+ * clear and `ret` when not; every register but r11 as it came.
+ *
+ * The fast path, for the common case only, all in assembly with the
+ * general registers saved (no C call, no second save): the thread is
+ * registered and outside any callback, the API and any read side
+ * (dft_self's two quadwords, as the light per-ops body reads them);
+ * recursion and the RCU read side taken before the configuration is read
+ * (the shortcut's ops registered; function_graph, recording, no time
+ * filter, no graph lists, no in-memory copy); the shadow stack has room,
+ * no frame to close (longjmp), no graph_notrace frame open, max_depth
+ * (not reached, or the call is not traced, as trace_graph_enter decides);
+ * the entry event is a compact one that fits the page (graph_fast.c's
+ * fast_write: nest, offset, stop, clock, cmpxchg, commit). Anything else
+ * leaves before any side effect (or after undoing the read side and nest)
+ * and the generic entry (ops.c: dft_graph_thunk_slow) runs with every
+ * argument register saved. Offsets: regs.h, checked in graph_fast.c.
+ */
+	.text
+	.globl	dft_graph_entry
+	.hidden	dft_graph_entry
+	.type	dft_graph_entry, @function
+	.p2align 4
+dft_graph_entry:
 	.cfi_startproc
 	pushq	%rbp
 	.cfi_def_cfa_offset 16
@@ -569,22 +607,162 @@ dft_gentry_tmpl:
 	movq	%r11, REGS_R11(%rsp)	/* the site id */
 	rdtsc
 	shlq	$32, %rdx
-	orq	%rax, %rdx		/* tsc */
-	movl	%r11d, %edi		/* id */
-	leaq	16(%rbp), %rsi		/* slot of the traced function's return */
-	movq	8(%rbp), %rcx		/* thunk + 11 */
-	call	*dft_gentry_tmpl_fast(%rip)
-	cmpq	$2, %rax
-	jne	1f
+	orq	%rax, %rdx		/* rdx = tsc */
+	movq	%fs:0, %r10		/* the thread pointer */
+	movq	dft_self@gottpoff(%rip), %r9
+	addq	%r10, %r9		/* r9 = &dft_self */
+	cmpq	$0, THR_RECURSION(%r9)	/* no recursion, no read side */
+	jne	.Lge_generic
+	movabsq	$THR_IDLE, %rax
+	cmpq	%rax, THR_API_DEPTH(%r9)	/* registered, not in the API */
+	jne	.Lge_generic
+	movabsq	$THR_CALLBACK, %rax
+	movq	%rax, THR_RECURSION(%r9)	/* recursion = rcu_nest = 1 */
+	movq	rcu_gp_ctr(%rip), %rax
+	movq	%rax, THR_RCU_CTR(%r9)	/* rcu_read_lock() */
+	cmpq	$0, graph_route_ops(%rip)
+	je	.Lge_unlock
+	cmpl	$TR_GRAPH_ASM, trace_cfg(%rip)
+	jne	.Lge_unlock
+	cmpl	$0, trace_rec_on(%rip)
+	je	.Lge_unlock
+	cmpq	$0, trace_cfg+CFG_TIME_FILTER(%rip)
+	jne	.Lge_unlock
+	cmpq	$0, trace_roots(%rip)
+	jne	.Lge_unlock
+	cmpl	$0, live_enabled(%rip)
+	jne	.Lge_unlock
+	movq	fg_self@gottpoff(%rip), %r8
+	movq	(%r10,%r8), %r8		/* r8 = g */
+	testq	%r8, %r8
+	jz	.Lge_unlock
+	cmpl	$0, FG_NOTRACE_DEPTH(%r8)
+	jne	.Lge_unlock
+	movl	FG_DEPTH(%r8), %ecx	/* ecx = d */
+	testl	%ecx, %ecx
+	jz	1f
+	/* A frame at or below ours was left by longjmp: the slow path. */
+	imulq	$SE_SIZE, %rcx, %rax
+	leaq	16(%rbp), %rsi		/* the slot */
+	cmpq	%rsi, FG_ENT-SE_SIZE+SE_SLOT(%r8,%rax)
+	jbe	.Lge_unlock
+1:	movl	trace_cfg+CFG_MAX_DEPTH(%rip), %eax
+	testl	%eax, %eax
+	jz	2f
+	cmpl	%eax, %ecx
+	jae	.Lge_untraced
+2:	cmpl	$SHADOW_MAX_ASM, %ecx
+	je	.Lge_unlock
+	movq	ring_tls@gottpoff(%rip), %r11
+	movq	(%r10,%r11), %r11	/* r11 = b */
+	testq	%r11, %r11
+	jz	.Lge_unlock
+	/* The event: nest, then the offset (see the exit). */
+	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
+	jae	.Lge_unlock
+	addl	$1, RB_NEST(%r11)
+	movq	RB_OFFSET(%r11), %rdi	/* rdi = off */
+	cmpl	$0, RB_STOP(%r11)
+	jne	.Lge_undo
+	cmpl	$CLK_TSC_ASM, clk_mode(%rip)
+	jne	.Lge_undo
+	movl	clk_seq(%rip), %r10d	/* r10d = seq */
+	movl	%r10d, %eax
+	andl	$1, %eax
+	imulq	$CLK_P_SIZE, %rax, %rax
+	leaq	clk_p(%rip), %rsi
+	addq	%rsi, %rax		/* rax = &clk_p[seq & 1] */
+	subq	CLK_BASE_TSC(%rax), %rdx	/* tsc - base_tsc */
+	js	.Lge_undo
+	movq	CLK_MULT(%rax), %rsi
+	testq	%rsi, %rsi
+	js	.Lge_undo
+	imulq	%rsi, %rdx
+	jo	.Lge_undo
+	shrq	$32, %rdx
+	addq	CLK_BASE_NS(%rax), %rdx	/* rdx = ts */
+	cmpl	clk_seq(%rip), %r10d
+	jne	.Lge_undo
+	movq	%rdx, %rax
+	subq	RB_LAST_TS(%r11), %rax
+	cmpq	$RING_TS_WRAP_ASM, %rax	/* also ts < last_ts */
+	jae	.Lge_undo
+	movl	RB_PAGE_SIZE(%r11), %esi
+	leal	-1(%rsi), %eax
+	andq	%rdi, %rax
+	addq	$RING_COMPACT_HDR_ASM + 4 + 1, %rax
+	cmpq	%rsi, %rax
+	jae	.Lge_undo
+	leaq	RING_COMPACT_HDR_ASM + 4(%rdi), %rsi
+	movq	%rdi, %rax
+	cmpxchgq %rsi, RB_OFFSET(%r11)	/* no lock: against our own handlers */
+	jne	.Lge_undo
+	movq	%rdx, RB_LAST_TS(%r11)
+	andq	RB_BUF_MASK(%r11), %rdi	/* rdi = pos */
+	movq	RB_DATA(%r11), %rax
+	leal	RING_EV_ENTRY_ASM(,%rdx,8), %esi	/* compact header */
+	movw	%si, (%rax,%rdi)
+	movl	REGS_R11(%rsp), %esi
+	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* payload: the id */
+	movl	RB_PAGE_SHIFT(%r11), %ecx
+	shrq	%cl, %rdi
+	movq	RB_COMMIT(%r11), %rax
+	movabsq	$(1 << 32) | (RING_COMPACT_HDR_ASM + 4), %rsi
+	xaddq	%rsi, (%rax,%rdi,8)	/* commit */
+	subl	$1, RB_NEST(%r11)
+	addl	$RING_COMPACT_HDR_ASM + 4, %esi
+	cmpl	RB_PAGE_SIZE(%r11), %esi	/* completed the page */
+	je	.Lge_wake
+	cmpl	$0, RB_STOP(%r11)	/* shutdown waits for us */
+	jne	.Lge_wake
+.Lge_push:
+	/* The shadow entry, then depth: a nested handler sees the push. */
+	movl	FG_DEPTH(%r8), %ecx
+	imulq	$SE_SIZE, %rcx, %rax
+	leaq	FG_ENT(%r8,%rax), %rax	/* rax = e */
+	leaq	16(%rbp), %rsi
+	movq	%rsi, SE_SLOT(%rax)
+	movq	(%rsi), %rdi
+	movq	%rdi, SE_ORIG(%rax)
+	movq	8(%rbp), %rdi
+	addq	$THUNK_HOOK_ASM, %rdi
+	movq	%rdi, SE_HOOK(%rax)
+	movq	%rdx, SE_TS(%rax)
+	movq	$0, SE_CHILD_NS(%rax)
+	movl	REGS_R11(%rsp), %edi
+	movl	%edi, SE_ID(%rax)
+	movzbl	live_epoch(%rip), %edi	/* its low byte */
+	shll	$24, %edi
+	orl	$1 | TR_GRAPH_ASM << 8 | SE_RING_ASM << 16, %edi
+	movl	%edi, SE_HOOKED(%rax)	/* hooked, kind, fl, epoch */
+	addl	$1, %ecx
+	movl	%ecx, FG_DEPTH(%r8)
+	movq	$0, THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
+	movq	$0, THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
+	xorl	%eax, %eax		/* traced */
+	jmp	.Lge_out
+.Lge_wake:
+	movq	%r8, REGS_IP(%rsp)	/* unused on this path */
+	movq	%r9, REGS_RET(%rsp)
+	movq	%rdx, REGS_RET+8(%rsp)
+	call	dft_graph_ring_wake	/* general registers only */
+	movq	REGS_IP(%rsp), %r8
+	movq	REGS_RET(%rsp), %r9
+	movq	REGS_RET+8(%rsp), %rdx
+	jmp	.Lge_push
+.Lge_untraced:
+	movq	$0, THR_RCU_CTR(%r9)
+	movq	$0, THR_RECURSION(%r9)
+	movl	$1, %eax		/* not traced: the thunk jumps to it */
+	jmp	.Lge_out
+.Lge_undo:
+	subl	$1, RB_NEST(%r11)
+.Lge_unlock:
+	movq	$0, THR_RCU_CTR(%r9)
+	movq	$0, THR_RECURSION(%r9)
+.Lge_generic:
 	/* The generic entry: every argument register saved. */
-	movdqu	%xmm0, REGS_XMM+0*16(%rsp)
-	movdqu	%xmm1, REGS_XMM+1*16(%rsp)
-	movdqu	%xmm2, REGS_XMM+2*16(%rsp)
-	movdqu	%xmm3, REGS_XMM+3*16(%rsp)
-	movdqu	%xmm4, REGS_XMM+4*16(%rsp)
-	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
-	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
-	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
+	SAVE_VEC dft_vec_kind	/* and the ymm/zmm upper parts */
 	movq	0(%rbp), %rax
 	movq	%rax, REGS_RBP(%rsp)
 	leaq	16(%rbp), %rsi
@@ -592,16 +770,10 @@ dft_gentry_tmpl:
 	movq	REGS_R11(%rsp), %rdi	/* id */
 	movq	%rsp, %rdx		/* regs */
 	movq	8(%rbp), %rcx		/* thunk + 11 */
-	call	*dft_gentry_tmpl_slow(%rip)
-	movdqu	REGS_XMM+0*16(%rsp), %xmm0
-	movdqu	REGS_XMM+1*16(%rsp), %xmm1
-	movdqu	REGS_XMM+2*16(%rsp), %xmm2
-	movdqu	REGS_XMM+3*16(%rsp), %xmm3
-	movdqu	REGS_XMM+4*16(%rsp), %xmm4
-	movdqu	REGS_XMM+5*16(%rsp), %xmm5
-	movdqu	REGS_XMM+6*16(%rsp), %xmm6
-	movdqu	REGS_XMM+7*16(%rsp), %xmm7
-1:	testq	%rax, %rax		/* ZF: traced (the thunk's jnz) */
+	call	dft_graph_thunk_slow
+	RESTORE_VEC dft_vec_kind
+.Lge_out:
+	testq	%rax, %rax		/* ZF: traced (the thunk's jnz) */
 	movq	REGS_RDI(%rsp), %rdi
 	movq	REGS_RSI(%rsp), %rsi
 	movq	REGS_RDX(%rsp), %rdx
@@ -612,17 +784,11 @@ dft_gentry_tmpl:
 	movq	REGS_R10(%rsp), %r10
 	leave
 	.cfi_def_cfa %rsp, 8
-	jnz	2f
+	jnz	3f
 	ret	$8			/* traced: the real return leaves */
-2:	ret
+3:	ret
 	.cfi_endproc
-	.p2align 3
-dft_gentry_tmpl_fast:
-	.quad	0
-dft_gentry_tmpl_slow:
-	.quad	0
-dft_gentry_tmpl_end:
-	.size	dft_gentry_tmpl, dft_gentry_tmpl_end - dft_gentry_tmpl
+	.size	dft_graph_entry, . - dft_graph_entry
 
 	.globl	dft_gexit_tmpl
 	.hidden	dft_gexit_tmpl
@@ -630,52 +796,212 @@ dft_gentry_tmpl_end:
 	.hidden	dft_gexit_tmpl_end
 	.globl	dft_gexit_tmpl_fast
 	.hidden	dft_gexit_tmpl_fast
-	.globl	dft_gexit_tmpl_slow
-	.hidden	dft_gexit_tmpl_slow
 	.type	dft_gexit_tmpl, @function
 	.p2align 4
 dft_gexit_tmpl:
-	/* 0 = thunk + 23, 8(%rsp) = where the traced function returned from
-	 * (slot + 8, 16-byte aligned); its results in rax:rdx, xmm0:xmm1.
-	 * Returns the real return address in r11. */
+	/* The region's copy reaches the library's code (dft_graph_exit). */
 	.cfi_startproc
-	pushq	%rax
-	pushq	%rdx
-	subq	$8, %rsp
-	.cfi_adjust_cfa_offset 24
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rax, %rdx
-	movq	%rdx, %rsi		/* tsc */
-	leaq	32(%rsp), %rdi		/* the traced function's %rsp after ret */
-	call	*dft_gexit_tmpl_fast(%rip)
-	testq	%rax, %rax
-	jnz	1f
-	subq	$32, %rsp
-	.cfi_adjust_cfa_offset 32
-	movdqu	%xmm0, 0(%rsp)
-	movdqu	%xmm1, 16(%rsp)
-	leaq	64(%rsp), %rdi
-	leaq	40(%rsp), %rsi		/* rdx, rax */
-	call	*dft_gexit_tmpl_slow(%rip)
-	movdqu	0(%rsp), %xmm0
-	movdqu	16(%rsp), %xmm1
-	addq	$32, %rsp
-	.cfi_adjust_cfa_offset -32
-1:	movq	%rax, %r11
-	addq	$8, %rsp
-	popq	%rdx
-	popq	%rax
-	.cfi_adjust_cfa_offset -24
-	ret
+	jmp	*dft_gexit_tmpl_fast(%rip)
 	.cfi_endproc
 	.p2align 3
 dft_gexit_tmpl_fast:
 	.quad	0
-dft_gexit_tmpl_slow:
-	.quad	0
 dft_gexit_tmpl_end:
 	.size	dft_gexit_tmpl, dft_gexit_tmpl_end - dft_gexit_tmpl
+
+/*
+ * dft_graph_exit - the graph shortcut's exit, reached from the thunk's
+ * `call gexit` (through the region's dft_gexit_tmpl). 0(%rsp) = thunk + 23,
+ * at the traced function's return-address slot (%rsp + 8 is 16-byte
+ * aligned); its results in rax:rdx, xmm0:xmm1. Returns the real return
+ * address in r11, every other register as it came but rcx, rsi, rdi, r8-r10
+ * (dead at a return).
+ *
+ * The fast path is graph_fast.c's dft_graph_fast_return (which
+ * dft_return_tramp still uses) in assembly, so that it needs no stack frame
+ * and no register but the ones a return leaves dead: the top shadow entry
+ * is this return's and a plain recorded function_graph frame, the thread
+ * is outside any callback and read side (dft_self's first quadword), and
+ * the exit event is a compact one (the time moved less than RING_TS_WRAP ns
+ * and not backwards) that fits the page. Anything else answers slow before
+ * any side effect, and dft_graph_return (trace.c) runs with the vector
+ * results saved. The recursion guard is held from before the ring's nest
+ * until after the shadow entry is read, as there: a signal handler tracing
+ * meanwhile would push onto the entry being closed.
+ *
+ * The clock: TSC mode only, the latch read as clk_tsc_to_ns does; the
+ * conversion is exact when the signed 64-bit product does not overflow
+ * (imul's OF), a TSC before the base goes slow (clk_apply clamps it).
+ */
+	.text
+	.globl	dft_graph_exit
+	.hidden	dft_graph_exit
+	.type	dft_graph_exit, @function
+	.p2align 4
+dft_graph_exit:
+	.cfi_startproc
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	pushq	%rax			/* 0(%rsp): the results, rax then rdx */
+	.cfi_adjust_cfa_offset 8
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx		/* rdx = tsc */
+	movq	%fs:0, %r10		/* the thread pointer */
+	movq	fg_self@gottpoff(%rip), %r9
+	movq	(%r10,%r9), %r9		/* r9 = g */
+	testq	%r9, %r9
+	jz	.Lgx_slow
+	movl	FG_DEPTH(%r9), %eax
+	subl	$1, %eax		/* depth - 1 (borrow: empty) */
+	jb	.Lgx_slow
+	imulq	$SE_SIZE, %rax, %rdi
+	leaq	FG_ENT(%r9,%rdi), %rdi	/* rdi = e, the top entry */
+	leaq	16(%rsp), %rsi		/* the slot */
+	cmpq	%rsi, SE_SLOT(%rdi)
+	jne	.Lgx_slow
+	/* Two byte loads: the entry wrote them by separate stores. */
+	cmpb	$TR_GRAPH_ASM, SE_KIND(%rdi)
+	jne	.Lgx_slow
+	cmpb	$SE_RING_ASM, SE_KIND+1(%rdi)
+	jne	.Lgx_slow
+	movq	ring_tls@gottpoff(%rip), %r11
+	movq	(%r10,%r11), %r11	/* r11 = b */
+	testq	%r11, %r11
+	jz	.Lgx_slow
+	addq	dft_self@gottpoff(%rip), %r10	/* r10 = &dft_self */
+	cmpq	$0, THR_RECURSION(%r10)	/* no recursion, no read side */
+	jne	.Lgx_slow
+	/* Quadword stores, as the entry's: its quadword load forwards. */
+	movq	$1, THR_RECURSION(%r10)	/* recursion = 1 */
+	/* The event (graph_fast.c's fast_write): nest, then the offset. */
+	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
+	jae	.Lgx_slow_rec
+	addl	$1, RB_NEST(%r11)
+	movq	RB_OFFSET(%r11), %r8	/* r8 = off */
+	cmpl	$0, RB_STOP(%r11)
+	jne	.Lgx_undo
+	cmpl	$CLK_TSC_ASM, clk_mode(%rip)
+	jne	.Lgx_undo
+	movl	clk_seq(%rip), %ecx	/* ecx = seq */
+	movl	%ecx, %eax
+	andl	$1, %eax
+	imulq	$CLK_P_SIZE, %rax, %rax
+	leaq	clk_p(%rip), %rsi
+	addq	%rsi, %rax		/* rax = &clk_p[seq & 1] */
+	subq	CLK_BASE_TSC(%rax), %rdx	/* tsc - base_tsc */
+	js	.Lgx_undo
+	movq	CLK_MULT(%rax), %rsi
+	testq	%rsi, %rsi
+	js	.Lgx_undo
+	imulq	%rsi, %rdx
+	jo	.Lgx_undo
+	shrq	$32, %rdx
+	addq	CLK_BASE_NS(%rax), %rdx	/* rdx = ts */
+	cmpl	clk_seq(%rip), %ecx
+	jne	.Lgx_undo
+	movq	%rdx, %rax
+	subq	RB_LAST_TS(%r11), %rax
+	cmpq	$RING_TS_WRAP_ASM, %rax	/* also ts < last_ts */
+	jae	.Lgx_undo
+	/* A page never ends at page_size - 1 (ring.c): off within the page
+	 * + 2 must stay below it. */
+	movl	RB_PAGE_SIZE(%r11), %esi
+	leal	-1(%rsi), %eax
+	andq	%r8, %rax
+	addq	$RING_COMPACT_HDR_ASM + 1, %rax
+	cmpq	%rsi, %rax
+	jae	.Lgx_undo
+	leaq	RING_COMPACT_HDR_ASM(%r8), %rsi
+	movq	%r8, %rax
+	cmpxchgq %rsi, RB_OFFSET(%r11)	/* no lock: against our own handlers */
+	jne	.Lgx_undo
+	movq	%rdx, RB_LAST_TS(%r11)
+	andq	RB_BUF_MASK(%r11), %r8	/* r8 = pos */
+	movq	RB_DATA(%r11), %rax
+	leal	RING_EV_EXIT_ASM(,%rdx,8), %esi	/* compact header: id | ts << 3 */
+	movw	%si, (%rax,%r8)
+	movl	RB_PAGE_SHIFT(%r11), %ecx
+	shrq	%cl, %r8
+	movq	RB_COMMIT(%r11), %rax
+	movabsq	$(1 << 32) | RING_COMPACT_HDR_ASM, %rsi
+	xaddq	%rsi, (%rax,%r8,8)	/* commit */
+	subl	$1, RB_NEST(%r11)
+	addl	$RING_COMPACT_HDR_ASM, %esi
+	cmpl	RB_PAGE_SIZE(%r11), %esi	/* completed the page */
+	je	.Lgx_wake
+	cmpl	$0, RB_STOP(%r11)	/* shutdown waits for us */
+	jne	.Lgx_wake
+.Lgx_done:
+	movq	SE_ORIG(%rdi), %r11
+	subl	$1, FG_DEPTH(%r9)
+	movq	$0, THR_RECURSION(%r10)
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	ret
+.Lgx_wake:
+	.cfi_adjust_cfa_offset 16
+	pushq	%rdi
+	.cfi_adjust_cfa_offset 8
+	pushq	%r9
+	.cfi_adjust_cfa_offset 8
+	pushq	%r10			/* %rsp 16-byte aligned */
+	.cfi_adjust_cfa_offset 8
+	call	dft_graph_ring_wake	/* general registers only */
+	popq	%r10
+	.cfi_adjust_cfa_offset -8
+	popq	%r9
+	.cfi_adjust_cfa_offset -8
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	jmp	.Lgx_done
+.Lgx_undo:
+	subl	$1, RB_NEST(%r11)
+.Lgx_slow_rec:
+	movq	$0, THR_RECURSION(%r10)
+.Lgx_slow:
+	subq	$136, %rsp		/* %rsp 16-byte aligned */
+	.cfi_adjust_cfa_offset 136
+	cmpb	$VEC_AVX, dft_vec_kind(%rip)	/* __m256/__m512 results too */
+	jae	4f
+	movdqu	%xmm0, 0(%rsp)
+	movdqu	%xmm1, 16(%rsp)
+	jmp	5f
+4:	vmovdqu	%xmm0, 0(%rsp)		/* VEX only: see SAVE_VEC */
+	vmovdqu	%xmm1, 16(%rsp)
+	vextractf128	$1, %ymm0, 32(%rsp)
+	vextractf128	$1, %ymm1, 48(%rsp)
+	je	6f
+	vextracti64x4	$1, %zmm0, 64(%rsp)
+	vextracti64x4	$1, %zmm1, 96(%rsp)
+6:	vzeroupper
+5:	leaq	160(%rsp), %rdi		/* the traced function's %rsp after ret */
+	leaq	136(%rsp), %rsi		/* its results: rax, rdx */
+	call	dft_graph_return
+	movq	%rax, %r11
+	cmpb	$VEC_AVX, dft_vec_kind(%rip)
+	jae	7f
+	movdqu	0(%rsp), %xmm0
+	movdqu	16(%rsp), %xmm1
+	jmp	8f
+7:	vmovdqu	0(%rsp), %xmm0
+	vmovdqu	16(%rsp), %xmm1
+	vinsertf128	$1, 32(%rsp), %ymm0, %ymm0
+	vinsertf128	$1, 48(%rsp), %ymm1, %ymm1
+	je	8f
+	vinserti64x4	$1, 64(%rsp), %zmm0, %zmm0
+	vinserti64x4	$1, 96(%rsp), %zmm1, %zmm1
+8:	addq	$136, %rsp
+	.cfi_adjust_cfa_offset -136
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	ret
+	.cfi_endproc
+	.size	dft_graph_exit, . - dft_graph_exit
 
 /*
  * dft_return_tramp - where a function hooked by the graph tracer returns.
