@@ -11,6 +11,9 @@
  * entry sites).
  *
  *   vec api    the checks above, as TAP
+ *   vec glibc  the same with a callback that calls glibc's memcpy, memset
+ *              and strlen on large buffers instead (its AVX2 variants end
+ *              with vzeroupper; its EVEX ones use ymm16-31)
  *   vec run    compute and compare only (under `dynftrace record`): prints
  *              "vec: N wrong" and exits 1 when N > 0
  */
@@ -99,6 +102,17 @@ static void clobber_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops
 	cb_calls++;
 }
 
+/* What an ordinary callback does: glibc's string functions. */
+static char big_a[65536], big_b[65536];
+static void libc_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *op,
+		    struct dynftrace_regs *regs)
+{
+	(void)ip, (void)pip, (void)op, (void)regs;
+	memset(big_a, 'x', sizeof(big_a) - 1);
+	memcpy(big_b, big_a, sizeof(big_a));
+	cb_calls += strlen(big_b) == sizeof(big_b) - 1;
+}
+
 #ifdef __AVX512F__
 #define NFUNCS 4
 #define WHAT "ymm and zmm"
@@ -125,7 +139,8 @@ int main(int argc, char **argv)
 	};
 	tap_plan(4);
 	ok(compare(ROUNDS) == 0, "untraced: results equal the reference");
-	struct dynftrace_ops o = {.func = clobber_cb};
+	int glibc = argc > 1 && !strcmp(argv[1], "glibc");
+	struct dynftrace_ops o = {.func = glibc ? libc_cb : clobber_cb};
 	int err = dynftrace_set_filter(&o, "v[48]*", 1);
 	err = err ? err : dynftrace_register_ops(&o);
 	for (int k = 0; k < 3; k++) {
@@ -133,9 +148,10 @@ int main(int argc, char **argv)
 		unsigned long c0 = cb_calls;
 		int w = e ? -1 : compare(ROUNDS);
 		ok(!e && w == 0 && cb_calls - c0 == (unsigned long)ROUNDS * NFUNCS,
-		   "%s route, a callback running vzeroupper: " WHAT " arguments and results intact "
+		   "%s route, a callback %s: " WHAT " arguments and results intact "
 		   "(%d wrong, %lu callbacks, want %d; error %d)",
-		   r[k].route, w, cb_calls - c0, ROUNDS * NFUNCS, e);
+		   r[k].route, glibc ? "calling memset/memcpy/strlen" : "running vzeroupper", w,
+		   cb_calls - c0, ROUNDS * NFUNCS, e);
 	}
 	dynftrace_unregister_ops(&o);
 	dynftrace_free_filter(&o);

@@ -35,25 +35,35 @@ static int membarrier(int cmd, unsigned int flags)
 }
 
 /*
- * Which vector registers beyond xmm can carry arguments here, so that the
- * full trampolines keep their upper parts (tramp.S, SAVE_VEC_UPPER): ymm
- * when the CPU has AVX and the kernel saves its state (XCR0 bits 1-2),
- * zmm with AVX-512F and XCR0 bits 5-7 too. DYNFTRACE_VEC=sse|avx forces
- * less (for tests). Written once before any trampoline exists (region_new
- * copies it into each region's templates, dft_return_tramp reads it).
+ * Which vector registers' upper parts the full trampolines keep (tramp.S,
+ * SAVE_VEC): ymm when the CPU has AVX and the kernel saves its state (XCR0
+ * bits 1-2), so that C code ending in vzeroupper (glibc's AVX2 string
+ * functions) leaves __m256 arguments and results alone. On AVX-512 CPUs
+ * the default stays xmm only, with legacy-SSE moves that leave every upper
+ * bit alone: glibc picks its EVEX variants there, which use ymm16-31 and no
+ * vzeroupper, and restoring ymm with VEX would zero the zmm uppers
+ * (__m512 arguments), while keeping those takes 512-bit moves on every
+ * call, measured to make some processes' full routes 2x slower here
+ * (docs/ARCHITECTURE.md). DYNFTRACE_VEC=avx512 asks for them (callbacks
+ * built for AVX on a program passing vectors by value); =avx and =sse
+ * force less. Written once before any trampoline exists (region_new copies
+ * it into each region's templates; the graph paths read it).
  */
 HIDDEN unsigned char dft_vec_kind;
 
-static unsigned vec_detect(void)
+static unsigned vec_detect(int *has512)
 {
 	unsigned a, b, c, d, lo, hi;
+	*has512 = 0;
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
 		return VEC_SSE;
 	__asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
 	if ((lo & 0x6) != 0x6)
 		return VEC_SSE;
-	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX512F) && (lo & 0xe6) == 0xe6)
-		return VEC_AVX512;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX512F)) {
+		*has512 = (lo & 0xe6) == 0xe6;
+		return VEC_SSE; /* see above */
+	}
 	return VEC_AVX;
 }
 
@@ -61,12 +71,15 @@ unsigned arch_vec_kind(void)
 {
 	static int done;
 	if (!done) {
-		unsigned k = vec_detect();
+		int has512;
+		unsigned k = vec_detect(&has512);
 		const char *v = getenv("DYNFTRACE_VEC");
 		if (v && !strcmp(v, "sse"))
 			k = VEC_SSE;
-		else if (v && !strcmp(v, "avx") && k > VEC_AVX)
+		else if (v && !strcmp(v, "avx") && (k == VEC_AVX || has512))
 			k = VEC_AVX;
+		else if (v && !strcmp(v, "avx512") && has512)
+			k = VEC_AVX512;
 		dft_vec_kind = (unsigned char)k;
 		done = 1;
 	}
