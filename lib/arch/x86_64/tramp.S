@@ -16,11 +16,9 @@
  */
 #include "regs.h"
 
-/* Save / restore everything a traced function may receive in registers,
- * into the struct dynftrace_regs at %rsp (and, for the vector registers'
- * upper parts, the frame above it). KIND is the copy's slot holding
- * arch_vec_kind(). */
-.macro SAVE_ARGS kind
+/* The argument registers into the regs at %rsp, and back (r11 is
+ * scratch at a function's entry: RESTORE_GPRS leaves it). */
+.macro SAVE_GPRS
 	movq	%rdi, REGS_RDI(%rsp)
 	movq	%rsi, REGS_RSI(%rsp)
 	movq	%rdx, REGS_RDX(%rsp)
@@ -30,13 +28,9 @@
 	movq	%rax, REGS_RAX(%rsp)
 	movq	%r10, REGS_R10(%rsp)
 	movq	%r11, REGS_R11(%rsp)
-	SAVE_VEC \kind
-	movq	0(%rbp), %rax
-	movq	%rax, REGS_RBP(%rsp)
 .endm
 
-.macro RESTORE_ARGS kind
-	RESTORE_VEC \kind
+.macro RESTORE_GPRS
 	movq	REGS_RDI(%rsp), %rdi
 	movq	REGS_RSI(%rsp), %rsi
 	movq	REGS_RDX(%rsp), %rdx
@@ -45,6 +39,22 @@
 	movq	REGS_R9(%rsp), %r9
 	movq	REGS_RAX(%rsp), %rax
 	movq	REGS_R10(%rsp), %r10
+.endm
+
+/* Save / restore everything a traced function may receive in registers,
+ * into the struct dynftrace_regs at %rsp (and, for the vector registers'
+ * upper parts, the frame above it). KIND is the copy's slot holding
+ * arch_vec_kind(). */
+.macro SAVE_ARGS kind
+	SAVE_GPRS
+	SAVE_VEC \kind
+	movq	0(%rbp), %rax
+	movq	%rax, REGS_RBP(%rsp)
+.endm
+
+.macro RESTORE_ARGS kind
+	RESTORE_VEC \kind
+	RESTORE_GPRS
 	movq	REGS_R11(%rsp), %r11
 .endm
 
@@ -243,6 +253,57 @@ dft_ops_tmpl_vec:
 dft_ops_tmpl_end:
 	.size	dft_ops_tmpl, dft_ops_tmpl_end - dft_ops_tmpl
 
+/* Enter a callback's context, or go to BAIL having changed nothing: the
+ * thread is registered, outside any callback (recursion), the API
+ * (api_depth) and any read side (rcu_nest): two quadwords of dft_self,
+ * found as the thread pointer plus the copy's TLS offset. Then routes_seq
+ * is read (r9; r10 = its address) before the route's state, and the
+ * recursion guard and the RCU read side are taken (rcu_ctr = rcu_gp_ctr;
+ * ordered for the writer by membarrier, see rcu.c). Leaves r11 = &dft_self,
+ * also kept at REGS_SIZE(%rsp) for the way out. TLS, SEQ, GP: the copy's
+ * slots. */
+.macro LIGHT_ENTER tls, seq, gp, bail
+	movq	%fs:0, %r11		/* the thread pointer */
+	addq	\tls(%rip), %r11	/* &dft_self */
+	cmpq	$0, THR_RECURSION(%r11)	/* no recursion, no read side */
+	jne	\bail
+	movabsq	$THR_IDLE, %rax
+	cmpq	%rax, THR_API_DEPTH(%r11)	/* registered, not in the API */
+	jne	\bail
+	movq	%r11, REGS_SIZE(%rsp)
+	movq	\seq(%rip), %r10
+	movq	(%r10), %r9		/* routes_seq, before the route's state */
+	movabsq	$THR_CALLBACK, %rax
+	movq	%rax, THR_RECURSION(%r11)	/* recursion = rcu_nest = 1 */
+	movq	\gp(%rip), %rax
+	movq	(%rax), %rax
+	movq	%rax, THR_RCU_CTR(%r11)	/* rcu_read_lock() */
+.endm
+
+/* Unless a filter change overlapped (routes_seq in r9 odd or moved: to
+ * LATE, still inside the read side), call op->func(ip, parent, op, regs)
+ * for the op in rdx and the site + 5 in rdi, leave the read side and put
+ * the argument registers back. LIGHT_FRAME + 16(%rsp) is the parent's
+ * return address (both bodies' frames end 8 bytes below the site's). */
+.macro LIGHT_CALL late
+	testb	$1, %r9b
+	jnz	\late
+	cmpq	(%r10), %r9
+	jne	\late
+	subq	$5, %rdi		/* ip */
+	movq	%rdi, REGS_IP(%rsp)
+	leaq	LIGHT_FRAME+16(%rsp), %rax
+	movq	%rax, REGS_SP(%rsp)
+	movq	%rbp, REGS_RBP(%rsp)
+	movq	LIGHT_FRAME+16(%rsp), %rsi	/* parent */
+	movq	%rsp, %rcx		/* regs */
+	call	*(%rdx)			/* op->func(ip, parent, op, regs) */
+	movq	REGS_SIZE(%rsp), %r11
+	movq	$0, THR_RCU_CTR(%r11)	/* rcu_read_unlock() */
+	movq	$0, THR_RECURSION(%r11)	/* recursion = rcu_nest = 0 */
+	RESTORE_GPRS
+.endm
+
 /*
  * The light per-ops body (DYNFTRACE_OPS_FL_GPR_ONLY), all in assembly.
  * Stubs of the light range jump here instead of to dft_ops_tmpl: the ops'
@@ -292,30 +353,8 @@ dft_ops_light_tmpl:
 	.cfi_def_cfa_offset 16
 	subq	$LIGHT_FRAME, %rsp	/* a whole dynftrace_regs; %rsp 16-aligned */
 	.cfi_def_cfa_offset 16+LIGHT_FRAME
-	movq	%rdi, REGS_RDI(%rsp)
-	movq	%rsi, REGS_RSI(%rsp)
-	movq	%rdx, REGS_RDX(%rsp)
-	movq	%rcx, REGS_RCX(%rsp)
-	movq	%r8, REGS_R8(%rsp)
-	movq	%r9, REGS_R9(%rsp)
-	movq	%rax, REGS_RAX(%rsp)
-	movq	%r10, REGS_R10(%rsp)
-	movq	%r11, REGS_R11(%rsp)
-	movq	%fs:0, %r11		/* the thread pointer */
-	addq	dft_ops_light_tmpl_tls(%rip), %r11	/* &dft_self */
-	cmpq	$0, THR_RECURSION(%r11)	/* no recursion, no read side */
-	jne	2f
-	movabsq	$THR_IDLE, %rax
-	cmpq	%rax, THR_API_DEPTH(%r11)	/* registered, not in the API */
-	jne	2f
-	movq	%r11, REGS_SIZE(%rsp)	/* for the way out: above the regs */
-	movq	dft_ops_light_tmpl_seq(%rip), %r10
-	movq	(%r10), %r9		/* routes_seq, before the route's state */
-	movabsq	$THR_CALLBACK, %rax
-	movq	%rax, THR_RECURSION(%r11)	/* recursion = rcu_nest = 1 */
-	movq	dft_ops_light_tmpl_gp(%rip), %rax
-	movq	(%rax), %rax
-	movq	%rax, THR_RCU_CTR(%r11)	/* rcu_read_lock() */
+	SAVE_GPRS
+	LIGHT_ENTER dft_ops_light_tmpl_tls, dft_ops_light_tmpl_seq, dft_ops_light_tmpl_gp, 2f
 	movl	LIGHT_FRAME(%rsp), %ecx	/* IDX */
 	andl	$0xfff, %ecx
 	movq	dft_ops_light_tmpl_table(%rip), %rdx
@@ -332,29 +371,7 @@ dft_ops_light_tmpl:
 	addq	%rdi, %rax
 	cmpq	%rax, %rcx
 	jne	1f
-4:	testb	$1, %r9b		/* and no filter change overlapped */
-	jnz	1f
-	cmpq	(%r10), %r9
-	jne	1f
-	subq	$5, %rdi		/* ip */
-	movq	%rdi, REGS_IP(%rsp)
-	leaq	LIGHT_FRAME+16(%rsp), %rax
-	movq	%rax, REGS_SP(%rsp)
-	movq	%rbp, REGS_RBP(%rsp)
-	movq	LIGHT_FRAME+16(%rsp), %rsi	/* parent */
-	movq	%rsp, %rcx		/* regs */
-	call	*(%rdx)			/* op->func(ip, parent, op, regs) */
-	movq	REGS_SIZE(%rsp), %r11
-	movq	$0, THR_RCU_CTR(%r11)	/* rcu_read_unlock() */
-	movq	$0, THR_RECURSION(%r11)	/* recursion = rcu_nest = 0 */
-	movq	REGS_RDI(%rsp), %rdi
-	movq	REGS_RSI(%rsp), %rsi
-	movq	REGS_RDX(%rsp), %rdx
-	movq	REGS_RCX(%rsp), %rcx
-	movq	REGS_R8(%rsp), %r8
-	movq	REGS_R9(%rsp), %r9
-	movq	REGS_RAX(%rsp), %rax
-	movq	REGS_R10(%rsp), %r10
+4:	LIGHT_CALL 1f
 	addq	$LIGHT_FRAME+8, %rsp	/* and IDX */
 	.cfi_remember_state
 	.cfi_def_cfa_offset 8
@@ -363,14 +380,7 @@ dft_ops_light_tmpl:
 1:	/* inside the read side: leave it, the full body decides */
 	movq	$0, THR_RCU_CTR(%r11)
 	movq	$0, THR_RECURSION(%r11)
-2:	movq	REGS_RDI(%rsp), %rdi
-	movq	REGS_RSI(%rsp), %rsi
-	movq	REGS_RDX(%rsp), %rdx
-	movq	REGS_RCX(%rsp), %rcx
-	movq	REGS_R8(%rsp), %r8
-	movq	REGS_R9(%rsp), %r9
-	movq	REGS_RAX(%rsp), %rax
-	movq	REGS_R10(%rsp), %r10
+2:	RESTORE_GPRS
 	movq	REGS_R11(%rsp), %r11
 	addq	$LIGHT_FRAME, %rsp
 	.cfi_def_cfa_offset 16
@@ -421,30 +431,8 @@ dft_callops_light_tmpl:
 	.cfi_startproc
 	subq	$LIGHT_FRAME+8, %rsp	/* a whole dynftrace_regs; %rsp 16-aligned */
 	.cfi_def_cfa_offset 16+LIGHT_FRAME
-	movq	%rdi, REGS_RDI(%rsp)
-	movq	%rsi, REGS_RSI(%rsp)
-	movq	%rdx, REGS_RDX(%rsp)
-	movq	%rcx, REGS_RCX(%rsp)
-	movq	%r8, REGS_R8(%rsp)
-	movq	%r9, REGS_R9(%rsp)
-	movq	%rax, REGS_RAX(%rsp)
-	movq	%r10, REGS_R10(%rsp)
-	movq	%r11, REGS_R11(%rsp)
-	movq	%fs:0, %r11		/* the thread pointer */
-	addq	dft_callops_light_tmpl_tls(%rip), %r11	/* &dft_self */
-	cmpq	$0, THR_RECURSION(%r11)	/* no recursion, no read side */
-	jne	2f
-	movabsq	$THR_IDLE, %rax
-	cmpq	%rax, THR_API_DEPTH(%r11)	/* registered, not in the API */
-	jne	2f
-	movq	%r11, REGS_SIZE(%rsp)	/* for the way out: above the regs */
-	movq	dft_callops_light_tmpl_seq(%rip), %r10
-	movq	(%r10), %r9		/* routes_seq, before the literal */
-	movabsq	$THR_CALLBACK, %rax
-	movq	%rax, THR_RECURSION(%r11)	/* recursion = rcu_nest = 1 */
-	movq	dft_callops_light_tmpl_gp(%rip), %rax
-	movq	(%rax), %rax
-	movq	%rax, THR_RCU_CTR(%r11)	/* rcu_read_lock() */
+	SAVE_GPRS
+	LIGHT_ENTER dft_callops_light_tmpl_tls, dft_callops_light_tmpl_seq, dft_callops_light_tmpl_gp, 2f
 	movq	LIGHT_FRAME+8(%rsp), %rdi	/* site + 5 */
 	leaq	-13(%rdi), %rax		/* the literal: 8 bytes before the site, */
 	cmpl	$0xfa1e0ff3, -9(%rdi)	/* or before its endbr64 */
@@ -455,29 +443,7 @@ dft_callops_light_tmpl:
 	jz	1f
 	testb	$DYNFTRACE_OPS_FL_GPR_ONLY_ASM, 8(%rdx)	/* op->flags */
 	jz	1f
-	testb	$1, %r9b		/* no filter change overlapped */
-	jnz	1f
-	cmpq	(%r10), %r9
-	jne	1f
-	subq	$5, %rdi		/* ip */
-	movq	%rdi, REGS_IP(%rsp)
-	leaq	LIGHT_FRAME+16(%rsp), %rax
-	movq	%rax, REGS_SP(%rsp)
-	movq	%rbp, REGS_RBP(%rsp)
-	movq	LIGHT_FRAME+16(%rsp), %rsi	/* parent */
-	movq	%rsp, %rcx		/* regs */
-	call	*(%rdx)			/* op->func(ip, parent, op, regs) */
-	movq	REGS_SIZE(%rsp), %r11
-	movq	$0, THR_RCU_CTR(%r11)	/* rcu_read_unlock() */
-	movq	$0, THR_RECURSION(%r11)	/* recursion = rcu_nest = 0 */
-	movq	REGS_RDI(%rsp), %rdi
-	movq	REGS_RSI(%rsp), %rsi
-	movq	REGS_RDX(%rsp), %rdx
-	movq	REGS_RCX(%rsp), %rcx
-	movq	REGS_R8(%rsp), %r8
-	movq	REGS_R9(%rsp), %r9
-	movq	REGS_RAX(%rsp), %rax
-	movq	REGS_R10(%rsp), %r10
+	LIGHT_CALL 1f
 	addq	$LIGHT_FRAME+8, %rsp
 	.cfi_remember_state
 	.cfi_def_cfa_offset 8
@@ -486,14 +452,7 @@ dft_callops_light_tmpl:
 1:	/* inside the read side: leave it, the full copy decides */
 	movq	$0, THR_RCU_CTR(%r11)
 	movq	$0, THR_RECURSION(%r11)
-2:	movq	REGS_RDI(%rsp), %rdi
-	movq	REGS_RSI(%rsp), %rsi
-	movq	REGS_RDX(%rsp), %rdx
-	movq	REGS_RCX(%rsp), %rcx
-	movq	REGS_R8(%rsp), %r8
-	movq	REGS_R9(%rsp), %r9
-	movq	REGS_RAX(%rsp), %rax
-	movq	REGS_R10(%rsp), %r10
+2:	RESTORE_GPRS
 	movq	REGS_R11(%rsp), %r11
 	addq	$LIGHT_FRAME+8, %rsp
 	.cfi_def_cfa_offset 8
@@ -560,6 +519,60 @@ dft_gentry_tmpl_fast:
 	.quad	0
 dft_gentry_tmpl_end:
 	.size	dft_gentry_tmpl, dft_gentry_tmpl_end - dft_gentry_tmpl
+
+/*
+ * Commit SIZE bytes at buffer position POS (clobbered) of the ring at r11
+ * (one xadd on the page's commit word: bytes and events), leave the
+ * writer's nest, and go to WAKE when the page is complete or the ring is
+ * stopping (the consumer or shutdown waits). Clobbers rax, rcx, rsi.
+ */
+.macro RING_COMMIT pos, size, wake
+	movl	RB_PAGE_SHIFT(%r11), %ecx
+	shrq	%cl, \pos
+	movq	RB_COMMIT(%r11), %rax
+	movabsq	$(1 << 32) | (\size), %rsi
+	xaddq	%rsi, (%rax,\pos,8)	/* commit */
+	subl	$1, RB_NEST(%r11)
+	addl	$\size, %esi
+	cmpl	RB_PAGE_SIZE(%r11), %esi	/* completed the page */
+	je	\wake
+	cmpl	$0, RB_STOP(%r11)	/* shutdown waits for us */
+	jne	\wake
+.endm
+
+/*
+ * The graph paths' timestamp: the TSC in rdx to trace-clock nanoseconds
+ * with the clock's current parameters (ring_fast.h's clk_apply, 64-bit
+ * form: valid while the TSC is under 2^32 ticks past the base, which the
+ * consumer keeps), read under the clock's seqcount (SEQD, a 32-bit
+ * register), and the ring's compact delta to the buffer at r11 checked.
+ * Anything else goes to UNDO. Clobbers rax, rsi and SEQD.
+ */
+.macro CLOCK_NS seqd, undo
+	cmpl	$CLK_TSC_ASM, clk_mode(%rip)
+	jne	\undo
+	movl	clk_seq(%rip), \seqd
+	movl	\seqd, %eax
+	andl	$1, %eax
+	imulq	$CLK_P_SIZE, %rax, %rax
+	leaq	clk_p(%rip), %rsi
+	addq	%rsi, %rax		/* rax = &clk_p[seq & 1] */
+	subq	CLK_BASE_TSC(%rax), %rdx	/* tsc - base_tsc */
+	js	\undo
+	movq	CLK_MULT(%rax), %rsi
+	testq	%rsi, %rsi
+	js	\undo
+	imulq	%rsi, %rdx
+	jo	\undo
+	shrq	$32, %rdx
+	addq	CLK_BASE_NS(%rax), %rdx	/* rdx = ts */
+	cmpl	clk_seq(%rip), \seqd
+	jne	\undo
+	movq	%rdx, %rax
+	subq	RB_LAST_TS(%r11), %rax
+	cmpq	$RING_TS_WRAP_ASM, %rax	/* also ts < last_ts */
+	jae	\undo
+.endm
 
 /*
  * dft_graph_entry - the graph shortcut's entry, reached from the thunk's
@@ -664,29 +677,7 @@ dft_graph_entry:
 	movq	RB_OFFSET(%r11), %rdi	/* rdi = off */
 	cmpl	$0, RB_STOP(%r11)
 	jne	.Lge_undo
-	cmpl	$CLK_TSC_ASM, clk_mode(%rip)
-	jne	.Lge_undo
-	movl	clk_seq(%rip), %r10d	/* r10d = seq */
-	movl	%r10d, %eax
-	andl	$1, %eax
-	imulq	$CLK_P_SIZE, %rax, %rax
-	leaq	clk_p(%rip), %rsi
-	addq	%rsi, %rax		/* rax = &clk_p[seq & 1] */
-	subq	CLK_BASE_TSC(%rax), %rdx	/* tsc - base_tsc */
-	js	.Lge_undo
-	movq	CLK_MULT(%rax), %rsi
-	testq	%rsi, %rsi
-	js	.Lge_undo
-	imulq	%rsi, %rdx
-	jo	.Lge_undo
-	shrq	$32, %rdx
-	addq	CLK_BASE_NS(%rax), %rdx	/* rdx = ts */
-	cmpl	clk_seq(%rip), %r10d
-	jne	.Lge_undo
-	movq	%rdx, %rax
-	subq	RB_LAST_TS(%r11), %rax
-	cmpq	$RING_TS_WRAP_ASM, %rax	/* also ts < last_ts */
-	jae	.Lge_undo
+	CLOCK_NS %r10d, .Lge_undo
 	movl	RB_PAGE_SIZE(%r11), %esi
 	leal	-1(%rsi), %eax
 	andq	%rdi, %rax
@@ -704,17 +695,7 @@ dft_graph_entry:
 	movw	%si, (%rax,%rdi)
 	movl	REGS_R11(%rsp), %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* payload: the id */
-	movl	RB_PAGE_SHIFT(%r11), %ecx
-	shrq	%cl, %rdi
-	movq	RB_COMMIT(%r11), %rax
-	movabsq	$(1 << 32) | (RING_COMPACT_HDR_ASM + 4), %rsi
-	xaddq	%rsi, (%rax,%rdi,8)	/* commit */
-	subl	$1, RB_NEST(%r11)
-	addl	$RING_COMPACT_HDR_ASM + 4, %esi
-	cmpl	RB_PAGE_SIZE(%r11), %esi	/* completed the page */
-	je	.Lge_wake
-	cmpl	$0, RB_STOP(%r11)	/* shutdown waits for us */
-	jne	.Lge_wake
+	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 4, .Lge_wake
 .Lge_push:
 	/* The shadow entry, then depth: a nested handler sees the push. */
 	movl	FG_DEPTH(%r8), %ecx
@@ -774,14 +755,7 @@ dft_graph_entry:
 	RESTORE_VEC dft_vec_kind
 .Lge_out:
 	testq	%rax, %rax		/* ZF: traced (the thunk's jnz) */
-	movq	REGS_RDI(%rsp), %rdi
-	movq	REGS_RSI(%rsp), %rsi
-	movq	REGS_RDX(%rsp), %rdx
-	movq	REGS_RCX(%rsp), %rcx
-	movq	REGS_R8(%rsp), %r8
-	movq	REGS_R9(%rsp), %r9
-	movq	REGS_RAX(%rsp), %rax
-	movq	REGS_R10(%rsp), %r10
+	RESTORE_GPRS
 	leave
 	.cfi_def_cfa %rsp, 8
 	jnz	3f
@@ -881,29 +855,7 @@ dft_graph_exit:
 	movq	RB_OFFSET(%r11), %r8	/* r8 = off */
 	cmpl	$0, RB_STOP(%r11)
 	jne	.Lgx_undo
-	cmpl	$CLK_TSC_ASM, clk_mode(%rip)
-	jne	.Lgx_undo
-	movl	clk_seq(%rip), %ecx	/* ecx = seq */
-	movl	%ecx, %eax
-	andl	$1, %eax
-	imulq	$CLK_P_SIZE, %rax, %rax
-	leaq	clk_p(%rip), %rsi
-	addq	%rsi, %rax		/* rax = &clk_p[seq & 1] */
-	subq	CLK_BASE_TSC(%rax), %rdx	/* tsc - base_tsc */
-	js	.Lgx_undo
-	movq	CLK_MULT(%rax), %rsi
-	testq	%rsi, %rsi
-	js	.Lgx_undo
-	imulq	%rsi, %rdx
-	jo	.Lgx_undo
-	shrq	$32, %rdx
-	addq	CLK_BASE_NS(%rax), %rdx	/* rdx = ts */
-	cmpl	clk_seq(%rip), %ecx
-	jne	.Lgx_undo
-	movq	%rdx, %rax
-	subq	RB_LAST_TS(%r11), %rax
-	cmpq	$RING_TS_WRAP_ASM, %rax	/* also ts < last_ts */
-	jae	.Lgx_undo
+	CLOCK_NS %ecx, .Lgx_undo
 	/* A page never ends at page_size - 1 (ring.c): off within the page
 	 * + 2 must stay below it. */
 	movl	RB_PAGE_SIZE(%r11), %esi
@@ -921,17 +873,7 @@ dft_graph_exit:
 	movq	RB_DATA(%r11), %rax
 	leal	RING_EV_EXIT_ASM(,%rdx,8), %esi	/* compact header: id | ts << 3 */
 	movw	%si, (%rax,%r8)
-	movl	RB_PAGE_SHIFT(%r11), %ecx
-	shrq	%cl, %r8
-	movq	RB_COMMIT(%r11), %rax
-	movabsq	$(1 << 32) | RING_COMPACT_HDR_ASM, %rsi
-	xaddq	%rsi, (%rax,%r8,8)	/* commit */
-	subl	$1, RB_NEST(%r11)
-	addl	$RING_COMPACT_HDR_ASM, %esi
-	cmpl	RB_PAGE_SIZE(%r11), %esi	/* completed the page */
-	je	.Lgx_wake
-	cmpl	$0, RB_STOP(%r11)	/* shutdown waits for us */
-	jne	.Lgx_wake
+	RING_COMMIT %r8, RING_COMPACT_HDR_ASM, .Lgx_wake
 .Lgx_done:
 	movq	SE_ORIG(%rdi), %r11
 	subl	$1, FG_DEPTH(%r9)
