@@ -1932,21 +1932,6 @@ static int emerg_open(struct ring_buf *b)
 	return -1;
 }
 
-static bool emerg_pwrite(int fd, const uint8_t *p, size_t len, uint64_t at)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)at);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-		at += (uint64_t)n;
-	}
-	return true;
-}
-
 /*
  * Write one packet: PAGE's first LEN bytes, EVENTS events. A complete page
  * keeps its context; a partial one (PARTIAL) gets timestamp_end = now and
@@ -1980,8 +1965,8 @@ static void emerg_packet(struct ring_buf *b, int *fd, const uint8_t *page, size_
 	if (disc < b->last_disc)
 		disc = b->last_disc;
 	put_u64(hdr + PKT_DISCARDED, disc);
-	if (!emerg_pwrite(*fd, hdr, RING_HDR_SIZE, b->file_bytes) ||
-	    !emerg_pwrite(*fd, page + RING_HDR_SIZE, len - RING_HDR_SIZE,
+	if (!ring_pwrite_all(*fd, hdr, RING_HDR_SIZE, b->file_bytes) ||
+	    !ring_pwrite_all(*fd, page + RING_HDR_SIZE, len - RING_HDR_SIZE,
 			  b->file_bytes + RING_HDR_SIZE)) {
 		if (ftruncate(*fd, (off_t)b->file_bytes) != 0)
 			b->path[0] = 0; /* not a file of whole packets any more */

@@ -144,6 +144,7 @@ void ring_atfork_child(void) HIDDEN;
  * an event (the emergency flush; ring_salvage.c).
  */
 bool ring_prefix_ok(const uint8_t *page, uint32_t end, uint64_t events) HIDDEN;
+bool ring_pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t at) HIDDEN;
 
 /*
  * What a process that died without flushing left in one shared buffer file

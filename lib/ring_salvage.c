@@ -160,7 +160,9 @@ static bool salv_pread(int fd, void *buf, size_t len, uint64_t at)
 	return pread(fd, buf, len, (off_t)at) == (ssize_t)len;
 }
 
-static bool salv_pwrite(int fd, const uint8_t *p, size_t len, uint64_t at)
+/* All of P at offset AT of FD (async-signal-safe: the emergency flush
+ * uses it too). */
+bool ring_pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t at)
 {
 	while (len) {
 		ssize_t n = pwrite(fd, p, len, (off_t)at);
@@ -274,8 +276,8 @@ static void salv_packet(struct salv *v, const uint8_t *page, size_t len, uint64_
 	if (disc < v->last_disc)
 		disc = v->last_disc;
 	put_u64(hdr + PKT_DISCARDED, disc);
-	if (!salv_pwrite(v->fd, hdr, RING_HDR_SIZE, v->at) ||
-	    !salv_pwrite(v->fd, page + RING_HDR_SIZE, len - RING_HDR_SIZE, v->at + RING_HDR_SIZE)) {
+	if (!ring_pwrite_all(v->fd, hdr, RING_HDR_SIZE, v->at) ||
+	    !ring_pwrite_all(v->fd, page + RING_HDR_SIZE, len - RING_HDR_SIZE, v->at + RING_HDR_SIZE)) {
 		v->err = errno ? -errno : -EIO;
 		if (ftruncate(v->fd, (off_t)v->at)) /* whole packets only */
 			v->err = -EIO;

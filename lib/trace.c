@@ -752,6 +752,23 @@ static void write_profile(void)
 	prof_lock_drop();
 }
 
+/* Add thread T's counts (read while it may count: atomically) into ALL[N]. */
+static void pf_add(struct prof_ent *all, uint32_t n, const struct fg_thread *t)
+{
+	for (uint32_t i = 0; t->prof && i < t->prof_n && i < n; i++) {
+		const struct prof_ent *p = &t->prof[i];
+		uint64_t c = __atomic_load_n(&p->calls, __ATOMIC_RELAXED);
+		if (!c)
+			continue;
+		double sq;
+		__atomic_load(&p->sumsq, &sq, __ATOMIC_RELAXED);
+		all[i].calls += c;
+		all[i].total += __atomic_load_n(&p->total, __ATOMIC_RELAXED);
+		all[i].self += __atomic_load_n(&p->self, __ATOMIC_RELAXED);
+		all[i].sumsq += sq;
+	}
+}
+
 /* The current session's totals: exited threads plus live ones (prof_lock
  * held). An array of *N entries to free with prof_mem_free, or NULL. */
 static struct prof_ent *prof_collect(uint32_t *np)
@@ -766,22 +783,9 @@ static struct prof_ent *prof_collect(uint32_t *np)
 		return NULL;
 	for (uint32_t i = 0; i < prof_all_n; i++)
 		all[i] = prof_all[i];
-	for (struct fg_thread *t = prof_threads; t; t = t->prof_next) {
-		if (t->prof_gen != prof_gen)
-			continue;
-		for (uint32_t i = 0; i < t->prof_n; i++) {
-			const struct prof_ent *p = &t->prof[i];
-			uint64_t c = __atomic_load_n(&p->calls, __ATOMIC_RELAXED);
-			if (!c)
-				continue;
-			double sq;
-			__atomic_load(&p->sumsq, &sq, __ATOMIC_RELAXED);
-			all[i].calls += c;
-			all[i].total += __atomic_load_n(&p->total, __ATOMIC_RELAXED);
-			all[i].self += __atomic_load_n(&p->self, __ATOMIC_RELAXED);
-			all[i].sumsq += sq;
-		}
-	}
+	for (struct fg_thread *t = prof_threads; t; t = t->prof_next)
+		if (t->prof_gen == prof_gen)
+			pf_add(all, n, t);
 	return all;
 }
 
@@ -894,21 +898,6 @@ static void pf_sumsq(double v)
 }
 
 /* Add T's table (of the current session) into ALL (N entries). */
-static void pf_add(struct prof_ent *all, uint32_t n, const struct fg_thread *t)
-{
-	for (uint32_t i = 0; t->prof && i < t->prof_n && i < n; i++) {
-		const struct prof_ent *p = &t->prof[i];
-		uint64_t c = __atomic_load_n(&p->calls, __ATOMIC_RELAXED);
-		if (!c)
-			continue;
-		double sq;
-		__atomic_load(&p->sumsq, &sq, __ATOMIC_RELAXED);
-		all[i].calls += c;
-		all[i].total += __atomic_load_n(&p->total, __ATOMIC_RELAXED);
-		all[i].self += __atomic_load_n(&p->self, __ATOMIC_RELAXED);
-		all[i].sumsq += sq;
-	}
-}
 
 static void prof_fatal_dump(int sig)
 {
