@@ -54,9 +54,9 @@
 #else
 #define NOINLINE __attribute__((noinline, noclone))
 #endif
-#define CAT(a, b) a##b
+#define CAT(a, b)  a##b
 #define XCAT(a, b) CAT(a, b)
-#define NAME(n) XCAT(PFX, n)
+#define NAME(n)	   XCAT(PFX, n)
 
 #define NDUMMY 256
 
@@ -80,13 +80,18 @@ NOINLINE unsigned long NAME(loop)(unsigned long n)
 }
 
 #ifdef OT_DUMMIES
-#define D(n) \
-	NOINLINE unsigned long NAME(dummy_##n)(unsigned long x) { return x ^ 0x##n##u; }
-#define D16(h)                                                                             \
-	D(h##0) D(h##1) D(h##2) D(h##3) D(h##4) D(h##5) D(h##6) D(h##7) D(h##8) D(h##9)        \
-	D(h##a) D(h##b) D(h##c) D(h##d) D(h##e) D(h##f)
-D16(0) D16(1) D16(2) D16(3) D16(4) D16(5) D16(6) D16(7)
-D16(8) D16(9) D16(a) D16(b) D16(c) D16(d) D16(e) D16(f)
+#define D(n)                                                                                       \
+	NOINLINE unsigned long NAME(dummy_##n)(unsigned long x)                                    \
+	{                                                                                          \
+		return x ^ 0x##n##u;                                                               \
+	}
+#define D16(h)                                                                                     \
+	D(h##0)                                                                                    \
+	D(h##1) D(h##2) D(h##3) D(h##4) D(h##5) D(h##6) D(h##7) D(h##8) D(h##9) D(h##a) D(h##b)    \
+	    D(h##c) D(h##d) D(h##e) D(h##f)
+D16(0)
+D16(1) D16(2) D16(3) D16(4) D16(5) D16(6) D16(7) D16(8) D16(9) D16(a) D16(b) D16(c) D16(d) D16(e)
+    D16(f)
 #endif
 
 #else
@@ -110,21 +115,20 @@ enum {
 	NCALLS = 100000,
 	MAXOPS = 200
 };
-static const char *const mode_name[NMODES] = {"list", "tramp", "callops", "trampgpr",
-					      "callopsgpr"};
+static const char *const mode_name[NMODES] = {"list", "tramp", "callops", "trampgpr", "callopsgpr"};
 static const unsigned mode_mask[NMODES] = {DYNFTRACE_ROUTE_LIST, DYNFTRACE_ROUTE_TRAMP,
 					   DYNFTRACE_ROUTE_CALL_OPS, DYNFTRACE_ROUTE_TRAMP,
 					   DYNFTRACE_ROUTE_CALL_OPS};
 static unsigned long (*const mode_loop[NMODES])(unsigned long) = {pl_loop, pl_loop, co_loop,
-								   pl_loop, co_loop};
+								  pl_loop, co_loop};
 
 static const struct {
 	int rel, irr;
 } rows[] = {
-	{0, 0}, {0, 1}, {0, 2}, {0, 10}, {0, 100}, {0, 200}, {1, 0}, {1, 1},
-	{1, 2}, {1, 10}, {1, 100}, {1, 200}, {2, 0}, {10, 0}, {100, 0}, {200, 0},
+    {0, 0}, {0, 1},  {0, 2},   {0, 10},	 {0, 100}, {0, 200}, {1, 0},   {1, 1},
+    {1, 2}, {1, 10}, {1, 100}, {1, 200}, {2, 0},   {10, 0},  {100, 0}, {200, 0},
 };
-#define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
+#define NROWS	    ((int)(sizeof(rows) / sizeof(rows[0])))
 
 static struct dynftrace_ops rel_ops[MAXOPS], irr_ops[MAXOPS];
 static volatile unsigned long hits;
@@ -151,8 +155,8 @@ static GPR_ONLY_FN void gpr_inc_cb(unsigned long ip, unsigned long pip, struct d
 	hits++;
 }
 
-static GPR_ONLY_FN void gpr_empty_cb(unsigned long ip, unsigned long pip,
-				     struct dynftrace_ops *op, struct dynftrace_regs *regs)
+static GPR_ONLY_FN void gpr_empty_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *op,
+				     struct dynftrace_regs *regs)
 {
 	(void)ip, (void)pip, (void)op, (void)regs;
 }
@@ -199,12 +203,14 @@ static void setup_ops(dynftrace_func_t cb)
 static void row_register(int r, int reg)
 {
 	for (int i = 0; i < rows[r].rel; i++) {
-		int e = reg ? dynftrace_register_ops(&rel_ops[i]) : dynftrace_unregister_ops(&rel_ops[i]);
+		int e = reg ? dynftrace_register_ops(&rel_ops[i])
+			    : dynftrace_unregister_ops(&rel_ops[i]);
 		if (e)
 			die("(un)register (relevant)", e);
 	}
 	for (int i = 0; i < rows[r].irr; i++) {
-		int e = reg ? dynftrace_register_ops(&irr_ops[i]) : dynftrace_unregister_ops(&irr_ops[i]);
+		int e = reg ? dynftrace_register_ops(&irr_ops[i])
+			    : dynftrace_unregister_ops(&irr_ops[i]);
 		if (e)
 			die("(un)register (irrelevant)", e);
 	}
@@ -276,7 +282,8 @@ static int table(int reps, dynftrace_func_t cb)
 	/* The callbacks ran as often as the rows say (incrementing ones only). */
 	unsigned long want = 0;
 	for (int r = 0; r < NROWS; r++)
-		want += (unsigned long)rows[r].rel * NMODES * (NCALLS + NCALLS / 10) * (unsigned long)ns;
+		want += (unsigned long)rows[r].rel * NMODES * (NCALLS + NCALLS / 10) *
+			(unsigned long)ns;
 	printf("hits %lu want %lu\n", hits - h0, cb == inc_cb ? want : 0);
 	return 0;
 }
@@ -420,17 +427,17 @@ __asm__("	.text\n"
 	"	ret\n"
 	"	.size mim_tramp_gpr, . - mim_tramp_gpr\n");
 unsigned long mim_nop(unsigned long), mim_ret(unsigned long), mim_save(unsigned long),
-	mim_savegpr(unsigned long);
+    mim_savegpr(unsigned long);
 
-#define MIM_LOOP(name, fn)                                                                 \
-	static NOINLINE unsigned long name(unsigned long n)                                 \
-	{                                                                                  \
-		unsigned long s = 0;                                                       \
-		for (unsigned long i = 0; i < n; i++) {                                    \
-			s = fn(s);                                                         \
-			__asm__ volatile("" : "+r"(s));                                    \
-		}                                                                          \
-		return s;                                                                  \
+#define MIM_LOOP(name, fn)                                                                         \
+	static NOINLINE unsigned long name(unsigned long n)                                        \
+	{                                                                                          \
+		unsigned long s = 0;                                                               \
+		for (unsigned long i = 0; i < n; i++) {                                            \
+			s = fn(s);                                                                 \
+			__asm__ volatile("" : "+r"(s));                                            \
+		}                                                                                  \
+		return s;                                                                          \
 	}
 MIM_LOOP(loop_nop, mim_nop)
 MIM_LOOP(loop_ret, mim_ret)
@@ -449,8 +456,7 @@ static void report(const char *key, double *x, int n)
 {
 	qsort(x, (size_t)n, sizeof(*x), cmp_double);
 	double med = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-	printf("part %s %.3f %.3f %.3f\n", key, med / NCALLS, x[0] / NCALLS,
-	       x[n - 1] / NCALLS);
+	printf("part %s %.3f %.3f %.3f\n", key, med / NCALLS, x[0] / NCALLS, x[n - 1] / NCALLS);
 }
 
 static int parts(int reps)
@@ -482,8 +488,8 @@ static int parts(int reps)
 		v[P_SAVEGPR][k] = time_loop(loop_savegpr);
 		for (int c = 0; c < 4; c++) {
 			int gpr = (c >> 1) ^ (k & 1), inc = c & 1;
-			rel_ops[0].func = gpr ? (inc ? gpr_inc_cb : gpr_empty_cb)
-					      : (inc ? inc_cb : empty_cb);
+			rel_ops[0].func =
+			    gpr ? (inc ? gpr_inc_cb : gpr_empty_cb) : (inc ? inc_cb : empty_cb);
 			rel_ops[0].flags = gpr ? DYNFTRACE_OPS_FL_GPR_ONLY : 0;
 			int e = dynftrace_register_ops(&rel_ops[0]);
 			if (e)
@@ -517,10 +523,10 @@ static int cg(const char *mode, int rel, int irr, const char *cbname, unsigned l
 	if (!strcmp(mode, "nop") || !strcmp(mode, "ret") || !strcmp(mode, "save") ||
 	    !strcmp(mode, "savegpr")) {
 		printf("%lu\n", run_calls(mode[0] == 'n'   ? loop_nop
-					   : mode[0] == 'r' ? loop_ret
-					   : mode[4]	    ? loop_savegpr
-							    : loop_save,
-					   n));
+					  : mode[0] == 'r' ? loop_ret
+					  : mode[4]	   ? loop_savegpr
+							   : loop_save,
+					  n));
 		return 0;
 	}
 	for (m = 0; m < NMODES && strcmp(mode, mode_name[m]); m++)
@@ -546,13 +552,15 @@ static int cg(const char *mode, int rel, int irr, const char *cbname, unsigned l
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "table"))
-		return table(atoi(argv[2]), argc > 3 && !strcmp(argv[3], "empty") ? empty_cb : inc_cb);
+		return table(atoi(argv[2]),
+			     argc > 3 && !strcmp(argv[3], "empty") ? empty_cb : inc_cb);
 	if (argc == 3 && !strcmp(argv[1], "parts")) {
 		setup_ops(empty_cb);
 		return parts(atoi(argv[2]));
 	}
 	if (argc == 7 && !strcmp(argv[1], "cg"))
-		return cg(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5], strtoul(argv[6], NULL, 0));
+		return cg(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5],
+			  strtoul(argv[6], NULL, 0));
 	fprintf(stderr, "usage: ops_table table REPS [inc|empty] | parts REPS | "
 			"cg MODE R I inc|empty N\n");
 	return 2;

@@ -222,8 +222,7 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int ctl_send(struct ctl_conn *c, const char *verb, const char *file, const void *data,
-	     size_t len)
+int ctl_send(struct ctl_conn *c, const char *verb, const char *file, const void *data, size_t len)
 {
 	char line[1200];
 	int n;
@@ -271,8 +270,8 @@ static long conn_line(struct ctl_conn *c, char *line, size_t cap)
 	return (long)n;
 }
 
-int ctl_response(struct ctl_conn *c, int (*sink)(const char *p, size_t n, void *data),
-		 void *data, char *err, size_t errlen)
+int ctl_response(struct ctl_conn *c, int (*sink)(const char *p, size_t n, void *data), void *data,
+		 char *err, size_t errlen)
 {
 	char line[1024];
 	long r = conn_line(c, line, sizeof(line));
@@ -297,8 +296,9 @@ int ctl_response(struct ctl_conn *c, int (*sink)(const char *p, size_t n, void *
 		char *end;
 		unsigned long long len = r >= 0 ? strtoull(line, &end, 10) : 0;
 		if (r <= 0 || *end) {
-			snprintf(err, errlen, r == -1 ? "the process closed the connection"
-						      : "malformed response");
+			snprintf(err, errlen,
+				 r == -1 ? "the process closed the connection"
+					 : "malformed response");
 			return -1;
 		}
 		if (len == 0)
@@ -319,7 +319,8 @@ int ctl_response(struct ctl_conn *c, int (*sink)(const char *p, size_t n, void *
 			if (k > len)
 				k = (size_t)len;
 			if (sink(c->buf + c->off, k, data)) {
-				snprintf(err, errlen, "cannot write the output: %s", strerror(errno));
+				snprintf(err, errlen, "cannot write the output: %s",
+					 strerror(errno));
 				return -2;
 			}
 			c->off += k;

@@ -745,7 +745,7 @@ static void info_catch_up(struct shm_watch *w)
 static void shm_scan(struct shm_watch *w, int final, int status)
 {
 	char path[PATH_MAX], line[160];
-	char (*gone)[256] = NULL;
+	char(*gone)[256] = NULL;
 	size_t ngone = 0;
 	DIR *d = *w->shmdir ? opendir(w->shmdir) : NULL;
 	struct dirent *de;
@@ -800,8 +800,8 @@ static void shm_scan(struct shm_watch *w, int final, int status)
 		if (err == -ENOENT)
 			continue; /* flushed and removed by its runtime meanwhile */
 		if (err && err != -EINVAL)
-			cli_err("warning: recovering the trace buffer of thread %d: %s",
-				(int)r.tid, strerror(-err));
+			cli_err("warning: recovering the trace buffer of thread %d: %s", (int)r.tid,
+				strerror(-err));
 		if (err != -EINVAL && !r.flushed) {
 			snprintf(line, sizeof(line), "salvaged: %s %d %" PRIu64 "\n", r.img,
 				 (int)r.tid, r.events);

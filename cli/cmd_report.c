@@ -272,7 +272,8 @@ static int from_profiles(struct tr_session *s, struct table *t, int *found, FILE
 			no++;
 			if (line[0] == '#' && line[1] == ' ' && notes) {
 				size_t l = strcspn(line + 2, "\n");
-				fprintf(notes, "# profile-%s.txt: %.*s\n", p->key, (int)l, line + 2);
+				fprintf(notes, "# profile-%s.txt: %.*s\n", p->key, (int)l,
+					line + 2);
 				continue;
 			}
 			if (line[0] == '#' || line[0] == '\n')

@@ -34,8 +34,7 @@ void ctl_close(struct ctl_conn *c);
 
 /* Send VERB FILE [DATA]: READ or STREAM without data, WRITE or APPEND with
  * LEN bytes. 0 or -errno. */
-int ctl_send(struct ctl_conn *c, const char *verb, const char *file, const void *data,
-	     size_t len);
+int ctl_send(struct ctl_conn *c, const char *verb, const char *file, const void *data, size_t len);
 
 /*
  * Read one response. OK: every chunk is given to SINK (which returns 0, or
@@ -43,8 +42,8 @@ int ctl_send(struct ctl_conn *c, const char *verb, const char *file, const void 
  * server's message in ERR. Returns -1 with ERR set when the connection
  * breaks (or SINK stopped: -2), -EINTR when interrupted by a signal.
  */
-int ctl_response(struct ctl_conn *c, int (*sink)(const char *p, size_t n, void *data),
-		 void *data, char *err, size_t errlen);
+int ctl_response(struct ctl_conn *c, int (*sink)(const char *p, size_t n, void *data), void *data,
+		 char *err, size_t errlen);
 
 /* A sink that writes to the FILE * in DATA. */
 int ctl_sink_file(const char *p, size_t n, void *data);

@@ -1469,7 +1469,8 @@ int tr_print_unflushed(const struct tr_session *s, FILE *out, const char *prefix
 				"%sprocess %d %s before it could flush: dynftrace record recovered "
 				"its buffers from shared memory (%s events; an event being written "
 				"then is counted lost)\n",
-				prefix, (int)u->pid, how, cli_thousands(u->events, num, sizeof(num)));
+				prefix, (int)u->pid, how,
+				cli_thousands(u->events, num, sizeof(num)));
 		} else {
 			fprintf(out,
 				"%sprocess %d %s before it could flush: events buffered in memory "

@@ -17,9 +17,18 @@
 #define NOINLINE __attribute__((noinline))
 
 static volatile long sink;
-NOINLINE static long parse_token(long x) { return x * 3 + 1; }
-NOINLINE static long hash_token(long x) { return (x << 7) ^ (x >> 3); }
-NOINLINE static long lookup_table(long x) { return hash_token(x) & 1023; }
+NOINLINE static long parse_token(long x)
+{
+	return x * 3 + 1;
+}
+NOINLINE static long hash_token(long x)
+{
+	return (x << 7) ^ (x >> 3);
+}
+NOINLINE static long lookup_table(long x)
+{
+	return hash_token(x) & 1023;
+}
 NOINLINE static long handle_request(long x)
 {
 	return lookup_table(parse_token(x)) + parse_token(x + 1);
@@ -70,7 +79,7 @@ static void show(const char *title, struct counts *c)
 int main(void)
 {
 	static struct counts c = {
-		.name = {"handle_request", "parse_token", "lookup_table", "hash_token"},
+	    .name = {"handle_request", "parse_token", "lookup_table", "hash_token"},
 	};
 	c.ip[0] = (unsigned long)handle_request;
 	c.ip[1] = (unsigned long)parse_token;
@@ -82,8 +91,8 @@ int main(void)
 	int err;
 
 	dynftrace_get_stats(&st);
-	printf("dynftrace demo: %lu sites in %lu objects, all NOPs; starting 2 workers\n",
-	       st.sites, st.objects);
+	printf("dynftrace demo: %lu sites in %lu objects, all NOPs; starting 2 workers\n", st.sites,
+	       st.objects);
 	for (long i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, worker, (void *)(i * 1000));
 	run_for_ms(100);
@@ -111,8 +120,8 @@ int main(void)
 	run_for_ms(50);
 	show("after unregister (all zero: sites are NOPs again):", &c);
 	dynftrace_get_stats(&st);
-	printf("%lu batches, %lu syncs (3 per batch), %lu breakpoint hits emulated\n",
-	       st.batches, st.syncs, st.traps);
+	printf("%lu batches, %lu syncs (3 per batch), %lu breakpoint hits emulated\n", st.batches,
+	       st.syncs, st.traps);
 
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 2; i++)

@@ -104,9 +104,9 @@ struct live_thread_stats {
 	int exited;
 	uint64_t entries; /* records in the buffer now (not yet overwritten or cleared) */
 	uint64_t overrun; /* records overwritten */
-	uint64_t bytes;   /* bytes of records in the buffer now */
+	uint64_t bytes;	  /* bytes of records in the buffer now */
 	uint64_t written; /* records written since the buffer was made */
-	uint64_t read;    /* records consumed by trace_pipe */
+	uint64_t read;	  /* records consumed by trace_pipe */
 };
 void live_for_each_thread(void (*cb)(const struct live_thread_stats *st, void *data),
 			  void *data) HIDDEN;

@@ -95,9 +95,9 @@
 enum { LR_ENTRY = 1, LR_EXIT = 2, LR_CALL = 3, LR_FUNC = 4, LR_MARKER = 5, LR_TEXT = 6 };
 
 #define LIVE_TEXT_PER_REC 16 /* text bytes in a LR_TEXT record (ts and arg) */
-#define LIVE_KEEP_DEAD 16    /* retired, unread buffers kept for `trace` */
-#define LIVE_KB_MIN 8
-#define LIVE_KB_MAX 262144
+#define LIVE_KEEP_DEAD	  16 /* retired, unread buffers kept for `trace` */
+#define LIVE_KB_MIN	  8
+#define LIVE_KB_MAX	  262144
 
 struct live_rec {
 	uint64_t seq; /* index + 1 once written; 0 while being written */
@@ -107,19 +107,19 @@ struct live_rec {
 };
 
 struct live_buf {
-	uint64_t head;    /* records reserved */
-	uint32_t nest;    /* records of this thread being written */
+	uint64_t head;	  /* records reserved */
+	uint32_t nest;	  /* records of this thread being written */
 	uint32_t retired; /* no more records */
-	uint64_t mask;    /* records - 1 */
-	uint64_t gen;     /* live_gen it was made for */
+	uint64_t mask;	  /* records - 1 */
+	uint64_t gen;	  /* live_gen it was made for */
 	size_t map_size;
 	pid_t tid;
 	struct live_buf *next;
 	/* Control thread only. */
-	uint64_t start;   /* first index shown (clear position) */
-	uint64_t pipe;    /* trace_pipe's consuming position */
-	uint64_t read;    /* records consumed by trace_pipe */
-	int refs;         /* open snapshot cursors */
+	uint64_t start; /* first index shown (clear position) */
+	uint64_t pipe;	/* trace_pipe's consuming position */
+	uint64_t read;	/* records consumed by trace_pipe */
+	int refs;	/* open snapshot cursors */
 	char comm[20];
 	struct live_rec rec[] __attribute__((aligned(64)));
 };
@@ -174,8 +174,8 @@ static struct live_buf *live_create(void)
 	struct live_buf *h = __atomic_load_n(&live_head, __ATOMIC_RELAXED);
 	do
 		b->next = h;
-	while (!__atomic_compare_exchange_n(&live_head, &h, b, 1, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED));
+	while (
+	    !__atomic_compare_exchange_n(&live_head, &h, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	return b;
 }
 
@@ -281,7 +281,8 @@ int live_marker(const char *text, size_t len, uint64_t ts)
 	for (uint64_t j = 0; j < k; j++) {
 		uint64_t t[2] = {0, 0};
 		size_t off = j * LIVE_TEXT_PER_REC;
-		memcpy(t, text + off, len - off < LIVE_TEXT_PER_REC ? len - off : LIVE_TEXT_PER_REC);
+		memcpy(t, text + off,
+		       len - off < LIVE_TEXT_PER_REC ? len - off : LIVE_TEXT_PER_REC);
 		rec_write(b, i + 1 + j, t[0], (uint64_t)LR_TEXT << 32, t[1]);
 	}
 	barrier();
@@ -454,10 +455,10 @@ static unsigned rec_depth(const struct live_rec *r)
 /* One thread's stream within a cursor. */
 struct live_src {
 	struct live_buf *b;
-	uint64_t pos;    /* next index */
-	uint64_t end;    /* snapshot: stop here */
-	uint64_t lost;   /* skipped (overwritten) and not yet reported */
-	int have;        /* rec (and text) hold the event at pos, spanning `span` */
+	uint64_t pos;  /* next index */
+	uint64_t end;  /* snapshot: stop here */
+	uint64_t lost; /* skipped (overwritten) and not yet reported */
+	int have;      /* rec (and text) hold the event at pos, spanning `span` */
 	unsigned span;
 	struct live_rec rec;
 	size_t text_len;
@@ -535,7 +536,8 @@ static int src_fetch(struct live_cursor *c, struct live_src *s)
 				uint64_t t2[2] = {tr.ts, tr.arg};
 				size_t off = j * LIVE_TEXT_PER_REC;
 				memcpy(s->text + off, t2,
-				       len - off < LIVE_TEXT_PER_REC ? len - off : LIVE_TEXT_PER_REC);
+				       len - off < LIVE_TEXT_PER_REC ? len - off
+								     : LIVE_TEXT_PER_REC);
 			}
 			if (bad) {
 				s->lost++;
@@ -585,7 +587,8 @@ static void names_refresh(void)
 			names[s->id] = strdup(nm);
 		} else {
 			char buf[64];
-			snprintf(buf, sizeof(buf), "0x%lx", (unsigned long)(s->addr - s->obj->bias));
+			snprintf(buf, sizeof(buf), "0x%lx",
+				 (unsigned long)(s->addr - s->obj->bias));
 			names[s->id] = strdup(buf);
 		}
 	}
@@ -698,8 +701,8 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 	case LR_MARKER:
 		if (t == LR_MARKER && c->graph) {
 			fmt_dur(d, sizeof(d), 0, 0);
-			len += snprintf(l + len, cap - len, "%7d) %s |  %*s/* %.*s */\n", tid, d, ind,
-					"", (int)s->text_len, s->text);
+			len += snprintf(l + len, cap - len, "%7d) %s |  %*s/* %.*s */\n", tid, d,
+					ind, "", (int)s->text_len, s->text);
 			break;
 		}
 		len += snprintf(l + len, cap - len, "%16.16s-%-7d %5llu.%06llu: ", buf_comm(s->b),
@@ -913,13 +916,13 @@ void live_for_each_thread(void (*cb)(const struct live_thread_stats *st, void *d
 		uint64_t head = buf_head(b), n = b->mask + 1;
 		uint64_t in = head - buf_first(b, head);
 		struct live_thread_stats st = {
-			.tid = b->tid,
-			.exited = (int)__atomic_load_n(&b->retired, __ATOMIC_ACQUIRE),
-			.entries = in,
-			.overrun = head > n ? head - n : 0,
-			.bytes = in * sizeof(struct live_rec),
-			.written = head,
-			.read = b->read,
+		    .tid = b->tid,
+		    .exited = (int)__atomic_load_n(&b->retired, __ATOMIC_ACQUIRE),
+		    .entries = in,
+		    .overrun = head > n ? head - n : 0,
+		    .bytes = in * sizeof(struct live_rec),
+		    .written = head,
+		    .read = b->read,
 		};
 		cb(&st, data);
 	}

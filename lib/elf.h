@@ -31,16 +31,16 @@ enum site_kind {
 struct elf_func {
 	uint64_t addr; /* link-time address */
 	uint64_t size;
-	uint32_t name; /* offset into elf_image.names */
+	uint32_t name;	/* offset into elf_image.names */
 	uint8_t global; /* STB_GLOBAL/STB_WEAK rather than STB_LOCAL */
 };
 
 struct elf_site {
-	uint64_t addr; /* link-time address of the site's first byte */
-	uint8_t len;   /* bytes the site owns: 5, or 6 for a 6-byte fentry call */
-	uint8_t kind;  /* enum site_kind */
-	uint8_t endbr; /* an endbr64 directly precedes the site */
-	int32_t func;  /* index into funcs; -1 when no symbol covers the site */
+	uint64_t addr;	 /* link-time address of the site's first byte */
+	uint8_t len;	 /* bytes the site owns: 5, or 6 for a 6-byte fentry call */
+	uint8_t kind;	 /* enum site_kind */
+	uint8_t endbr;	 /* an endbr64 directly precedes the site */
+	int32_t func;	 /* index into funcs; -1 when no symbol covers the site */
 	uint64_t record; /* the record's value: where the compiler's NOPs begin
 			    (before the function with -fpatchable-function-entry=N,M) */
 };
@@ -52,7 +52,7 @@ struct elf_load_seg {
 
 struct elf_image {
 	char *path;
-	int type; /* ET_EXEC or ET_DYN */
+	int type;		   /* ET_EXEC or ET_DYN */
 	struct elf_load_seg *segs; /* PT_LOAD segments, in file order */
 	size_t nsegs;
 	struct elf_func *funcs; /* sorted by addr; aliases at one address: one entry,
@@ -60,17 +60,17 @@ struct elf_image {
 	size_t nfuncs;
 	char *names; /* NUL-terminated names, indexed by elf_func.name */
 	size_t names_len;
-	int has_symtab; /* 1: names from .symtab; 0: from .dynsym only (stripped) */
+	int has_symtab;		/* 1: names from .symtab; 0: from .dynsym only (stripped) */
 	struct elf_site *sites; /* sorted by addr, unique */
 	size_t nsites;
 	size_t nrecords; /* record entries read from the sections */
-	size_t nbad;     /* records refused: outside any executable segment, ... */
+	size_t nbad;	 /* records refused: outside any executable segment, ... */
 	unsigned char build_id[64];
 	size_t build_id_len;
 	char err[256]; /* why elf_load failed, or a warning when it succeeded */
 	/* Added for the CLI, which must know whether to ask the dynamic loader
 	 * for the libraries (the loader crashes on static programs). */
-	char *interp;   /* PT_INTERP path, NULL if none */
+	char *interp;	/* PT_INTERP path, NULL if none */
 	size_t nneeded; /* DT_NEEDED entries in PT_DYNAMIC */
 };
 

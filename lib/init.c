@@ -77,7 +77,7 @@ static void dft_init(void)
 	trace_init();
 	if (trace_recording())
 		dft_fatal_install(); /* a fatal signal flushes the buffers first */
-	ctl_init(); /* live control (issue 6), when DYNFTRACE_CONTROL=1 */
+	ctl_init();		     /* live control (issue 6), when DYNFTRACE_CONTROL=1 */
 	init_running = 0;
 }
 

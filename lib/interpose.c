@@ -317,8 +317,8 @@ PUBLIC int sigpending(sigset_t *set)
  * | fatal_lock_tid | lockers (CAS 0 -> tid; store 0)            | lockers           |
  */
 static const int fatal_sigs[] = {
-	SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGABRT, SIGSYS,    SIGTERM, SIGINT,  SIGHUP,
-	SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ,
+    SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,	SIGABRT, SIGSYS,    SIGTERM, SIGINT,  SIGHUP,
+    SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ,
 };
 static struct sigaction fatal_prog[_NSIG];
 static struct sigaction fatal_act;
@@ -580,7 +580,7 @@ static const char *caller_runpath_lookup(const char *file, const void *caller, c
 		return file;
 	const char *strtab = NULL;
 	const char *rp = NULL;
-	ElfW(Dyn) *d;
+	ElfW(Dyn) * d;
 	size_t rp_off = 0;
 	int have = 0;
 	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
@@ -747,18 +747,18 @@ PUBLIC int execvp(const char *file, char *const argv[])
 }
 
 /* Collect execl-style arguments (NULL-terminated) into a vector. */
-#define EXECL_ARGV(first, ap, argv)                                   \
-	do {                                                                    \
-		size_t n_ = 1;                                                  \
-		va_list c_;                                                     \
-		va_copy(c_, ap);                                                \
-		while (va_arg(c_, char *))                                      \
-			n_++;                                                   \
-		va_end(c_);                                                     \
-		argv = alloca((n_ + 1) * sizeof(char *));                       \
-		argv[0] = (char *)(first);                                      \
-		for (size_t i_ = 1; i_ <= n_; i_++)                             \
-			argv[i_] = va_arg(ap, char *);                          \
+#define EXECL_ARGV(first, ap, argv)                                                                \
+	do {                                                                                       \
+		size_t n_ = 1;                                                                     \
+		va_list c_;                                                                        \
+		va_copy(c_, ap);                                                                   \
+		while (va_arg(c_, char *))                                                         \
+			n_++;                                                                      \
+		va_end(c_);                                                                        \
+		argv = alloca((n_ + 1) * sizeof(char *));                                          \
+		argv[0] = (char *)(first);                                                         \
+		for (size_t i_ = 1; i_ <= n_; i_++)                                                \
+			argv[i_] = va_arg(ap, char *);                                             \
 	} while (0)
 
 PUBLIC int execl(const char *path, const char *arg, ...)

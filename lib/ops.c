@@ -43,8 +43,8 @@
 #include "trace_int.h"
 
 #define OPS_ST_REGISTERED 0x1UL
-#define OPS_ST_DIRECT 0x2UL /* reserved[0] holds the direct target */
-#define OPS_ST_GRAPH 0x4UL  /* the function-graph shortcut's ops (ops_set_graph) */
+#define OPS_ST_DIRECT	  0x2UL /* reserved[0] holds the direct target */
+#define OPS_ST_GRAPH	  0x4UL /* the function-graph shortcut's ops (ops_set_graph) */
 
 /* A selection of sites: sorted unique addresses. */
 struct addr_set {
@@ -59,11 +59,11 @@ struct glob_op {
 
 /* Immutable once published in ops->filter. */
 struct ops_filter {
-	struct addr_set filter;  /* empty: every function */
+	struct addr_set filter; /* empty: every function */
 	struct addr_set notrace;
-	struct glob_op *log;     /* replayed for objects loaded later */
+	struct glob_op *log; /* replayed for objects loaded later */
 	size_t nlog;
-	unsigned long gen;       /* sites_gen the sets were computed at */
+	unsigned long gen; /* sites_gen the sets were computed at */
 };
 
 static struct dynftrace_ops *ops_list;
@@ -80,8 +80,8 @@ static unsigned long recursion_miss;
  * GPR_ONLY ops take the full body, which is always right. */
 #if defined(__clang__) && defined(__has_attribute)
 #if __has_attribute(disable_sanitizer_instrumentation)
-#define LIGHT_NOSAN                                                                        \
-	__attribute__((no_sanitize("address", "thread", "undefined"),                      \
+#define LIGHT_NOSAN                                                                                \
+	__attribute__((no_sanitize("address", "thread", "undefined"),                              \
 		       disable_sanitizer_instrumentation))
 #endif
 #elif defined(__GNUC__)
@@ -89,7 +89,7 @@ static unsigned long recursion_miss;
 #endif
 #ifdef LIGHT_NOSAN
 #define LIGHT_ROUTE 1
-#define LIGHT_FN __attribute__((target("general-regs-only"), noinline)) LIGHT_NOSAN
+#define LIGHT_FN    __attribute__((target("general-regs-only"), noinline)) LIGHT_NOSAN
 #else
 #define LIGHT_ROUTE 0
 #define LIGHT_FN
@@ -99,13 +99,20 @@ static unsigned long recursion_miss;
 LIGHT_FN unsigned long dynftrace_regs_arg(const struct dynftrace_regs *regs, int n)
 {
 	switch (n) {
-	case 0: return regs->rdi;
-	case 1: return regs->rsi;
-	case 2: return regs->rdx;
-	case 3: return regs->rcx;
-	case 4: return regs->r8;
-	case 5: return regs->r9;
-	default: return 0;
+	case 0:
+		return regs->rdi;
+	case 1:
+		return regs->rsi;
+	case 2:
+		return regs->rdx;
+	case 3:
+		return regs->rcx;
+	case 4:
+		return regs->r8;
+	case 5:
+		return regs->r9;
+	default:
+		return 0;
 	}
 }
 
@@ -285,7 +292,8 @@ static void sites_ref_update(const struct ops_filter *f, int delta, struct dynft
 			continue;
 		}
 		s->owner = delta > 0 && ref == 0 ? ops : NULL;
-		s->flags = (s->flags & ~SITE_FL_REF_MASK) | ((ref + (uint32_t)delta) & SITE_FL_REF_MASK);
+		s->flags =
+		    (s->flags & ~SITE_FL_REF_MASK) | ((ref + (uint32_t)delta) & SITE_FL_REF_MASK);
 	}
 }
 
@@ -369,23 +377,22 @@ static void routes_seq_end(void)
 /* Does the site at IP call DEST now? (a `call rel32` naming it; any other
  * bytes, an int3 of a batch included, say no). A macro: the light entry
  * may neither call nor inline a function built for every register. */
-#define SITE_CALLS(ip, dest)                                                               \
-	({                                                                                 \
-		int32_t rel_;                                                              \
-		__builtin_memcpy(&rel_, (const void *)((ip) + 1), sizeof(rel_));           \
-		*(const volatile uint8_t *)(ip) == INSN_CALL &&                           \
-			(ip) + 5 + (uintptr_t)(intptr_t)rel_ == (dest);                    \
+#define SITE_CALLS(ip, dest)                                                                       \
+	({                                                                                         \
+		int32_t rel_;                                                                      \
+		__builtin_memcpy(&rel_, (const void *)((ip) + 1), sizeof(rel_));                   \
+		*(const volatile uint8_t *)(ip) == INSN_CALL &&                                    \
+		    (ip) + 5 + (uintptr_t)(intptr_t)rel_ == (dest);                                \
 	})
 
 /* Seqcount read side of routes_seq: SEQ0 was read (acquire) before the
  * route's state; true if no filter change overlapped those reads. The
  * second read must follow the others: x86 keeps loads in order (TSO), so a
  * compiler barrier does (an acquire fence, which TSan cannot model). */
-#define ROUTES_STABLE(seq0)                                                                \
-	({                                                                                 \
-		barrier();                                                                 \
-		!((seq0) & 1) &&                                                           \
-			__atomic_load_n(&routes_seq.v, __ATOMIC_RELAXED) == (seq0);        \
+#define ROUTES_STABLE(seq0)                                                                        \
+	({                                                                                         \
+		barrier();                                                                         \
+		!((seq0)&1) && __atomic_load_n(&routes_seq.v, __ATOMIC_RELAXED) == (seq0);         \
 	})
 
 /* General registers only: the light path may call it as late_ops' func. */
@@ -1123,7 +1130,7 @@ static void list_func(unsigned long ip, unsigned long parent, struct dynftrace_o
 	for (struct dynftrace_ops *o = __atomic_load_n(&ops_list, __ATOMIC_ACQUIRE); o;
 	     o = __atomic_load_n(&o->next, __ATOMIC_ACQUIRE)) {
 		const struct ops_filter *f =
-			__atomic_load_n((struct ops_filter **)&o->filter, __ATOMIC_ACQUIRE);
+		    __atomic_load_n((struct ops_filter **)&o->filter, __ATOMIC_ACQUIRE);
 		if (filter_wants(f, ip)) {
 			o->func(ip, parent, o, regs);
 			called = 1;
@@ -1175,13 +1182,13 @@ HIDDEN void dft_dispatch(unsigned long ip, unsigned long parent, struct dynftrac
 /* A call that did not pass the fast check (see "Stub reuse and late
  * entries"): OP is called if its filter wants IP now, else it is a late
  * entry. Inside the read side; out of line, so the fast paths stay lean. */
-static __attribute__((noinline, cold)) void entry_slow(struct dynftrace_ops *op,
-							unsigned long ip, unsigned long parent,
-							struct dynftrace_regs *regs)
+static __attribute__((noinline, cold)) void entry_slow(struct dynftrace_ops *op, unsigned long ip,
+						       unsigned long parent,
+						       struct dynftrace_regs *regs)
 {
 	if (op && op != &late_ops && op != &list_ops) {
 		const struct ops_filter *f =
-			__atomic_load_n((struct ops_filter **)&op->filter, __ATOMIC_ACQUIRE);
+		    __atomic_load_n((struct ops_filter **)&op->filter, __ATOMIC_ACQUIRE);
 		if (!filter_wants(f, ip))
 			op = NULL;
 	}
@@ -1209,7 +1216,8 @@ HIDDEN void dft_stub_entry(unsigned long ip, unsigned long parent, struct dynftr
 	struct dynftrace_ops *w = __atomic_load_n(&r->stub_ops[k], __ATOMIC_ACQUIRE);
 	struct dynftrace_ops *op = STUB_OPS(w);
 	/* fast: op is the owner, or late_ops whose func counts */
-	if (likely(!((uintptr_t)w & STUB_VERIFY) || SITE_CALLS(ip, r->base + REGION_STUB0 + 16 * k)) &&
+	if (likely(!((uintptr_t)w & STUB_VERIFY) ||
+		   SITE_CALLS(ip, r->base + REGION_STUB0 + 16 * k)) &&
 	    likely(ROUTES_STABLE(seq)))
 		op->func(ip, parent, op, regs);
 	else
@@ -1219,19 +1227,19 @@ HIDDEN void dft_stub_entry(unsigned long ip, unsigned long parent, struct dynftr
 
 /* The light per-ops body (tramp.S) reads these fields of dft_self. */
 _Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION &&
-		       __builtin_offsetof(struct dft_thread, rcu_nest) == THR_RECURSION + 4 &&
-		       __builtin_offsetof(struct dft_thread, api_depth) == THR_API_DEPTH &&
-		       __builtin_offsetof(struct dft_thread, state) == THR_API_DEPTH + 4 &&
-		       sizeof(dft_self.recursion) == 4 && sizeof(dft_self.rcu_nest) == 4 &&
-		       sizeof(dft_self.api_depth) == 4 && sizeof(dft_self.state) == 4 &&
-		       __builtin_offsetof(struct dft_thread, rcu_ctr) == THR_RCU_CTR &&
-		       sizeof(dft_self.rcu_ctr) == 8 && THR_CALLBACK == (1ul << 32 | 1) &&
-		       THR_IDLE == (unsigned long)THREAD_REGISTERED << 32 &&
-		       THREAD_REGISTERED == THREAD_REGISTERED_ASM &&
-		       __builtin_offsetof(struct dynftrace_ops, func) == 0 &&
-		       __builtin_offsetof(struct dynftrace_ops, flags) == 8 &&
-		       DYNFTRACE_OPS_FL_GPR_ONLY == DYNFTRACE_OPS_FL_GPR_ONLY_ASM,
-       "light body offsets");
+		   __builtin_offsetof(struct dft_thread, rcu_nest) == THR_RECURSION + 4 &&
+		   __builtin_offsetof(struct dft_thread, api_depth) == THR_API_DEPTH &&
+		   __builtin_offsetof(struct dft_thread, state) == THR_API_DEPTH + 4 &&
+		   sizeof(dft_self.recursion) == 4 && sizeof(dft_self.rcu_nest) == 4 &&
+		   sizeof(dft_self.api_depth) == 4 && sizeof(dft_self.state) == 4 &&
+		   __builtin_offsetof(struct dft_thread, rcu_ctr) == THR_RCU_CTR &&
+		   sizeof(dft_self.rcu_ctr) == 8 && THR_CALLBACK == (1ul << 32 | 1) &&
+		   THR_IDLE == (unsigned long)THREAD_REGISTERED << 32 &&
+		   THREAD_REGISTERED == THREAD_REGISTERED_ASM &&
+		   __builtin_offsetof(struct dynftrace_ops, func) == 0 &&
+		   __builtin_offsetof(struct dynftrace_ops, flags) == 8 &&
+		   DYNFTRACE_OPS_FL_GPR_ONLY == DYNFTRACE_OPS_FL_GPR_ONLY_ASM,
+	       "light body offsets");
 
 /* What the light per-ops body's copies need (sites.c): dft_self's offset
  * from the thread pointer (initial-exec TLS: the same in every thread),
@@ -1249,8 +1257,8 @@ HIDDEN void ops_light_slots(intptr_t *tls, const void **seq, const void **gp)
  * its fast path does not handle; all argument registers saved. 0: traced
  * (the thunk calls the function, which returns through it), 1: not. A late
  * entry (the ops left) is counted. */
-HIDDEN unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot,
-					  struct dynftrace_regs *regs, uintptr_t thunk_ret)
+HIDDEN unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot, struct dynftrace_regs *regs,
+					  uintptr_t thunk_ret)
 {
 	struct dft_thread *t = &dft_self;
 	(void)regs;
@@ -1277,7 +1285,8 @@ HIDDEN void dft_callops_entry(unsigned long ip, unsigned long parent, struct dyn
 		return;
 	uintptr_t f = memcmp((const void *)(ip - 4), endbr64, 4) ? ip : ip - 4;
 	unsigned long seq = __atomic_load_n(&routes_seq.v, __ATOMIC_ACQUIRE);
-	struct dynftrace_ops *op = __atomic_load_n((struct dynftrace_ops **)(f - 8), __ATOMIC_ACQUIRE);
+	struct dynftrace_ops *op =
+	    __atomic_load_n((struct dynftrace_ops **)(f - 8), __ATOMIC_ACQUIRE);
 	if (likely(op != NULL) && likely(ROUTES_STABLE(seq)))
 		op->func(ip, parent, op, regs);
 	else
@@ -1356,13 +1365,20 @@ static const char *route_name(uint8_t r)
 	if (r == ROUTE_SINGLE && __atomic_load_n(&dispatch_ops, __ATOMIC_RELAXED) == &list_ops)
 		r = ROUTE_LIST; /* several ops registered (or routes 0): the list runs */
 	switch (r) {
-	case ROUTE_LIST: return "list";
-	case ROUTE_SINGLE: return "ops";
-	case ROUTE_TRAMP: return "tramp";
-	case ROUTE_GRAPH: return "graph";
-	case ROUTE_CALLOPS: return "call_ops";
-	case ROUTE_DIRECT: return "direct";
-	default: return "nop";
+	case ROUTE_LIST:
+		return "list";
+	case ROUTE_SINGLE:
+		return "ops";
+	case ROUTE_TRAMP:
+		return "tramp";
+	case ROUTE_GRAPH:
+		return "graph";
+	case ROUTE_CALLOPS:
+		return "call_ops";
+	case ROUTE_DIRECT:
+		return "direct";
+	default:
+		return "nop";
 	}
 }
 
@@ -1376,15 +1392,15 @@ int dynftrace_for_each_site_info(int (*cb)(const struct dynftrace_site_info *si,
 	for (size_t i = 0; i < site_count && !r; i++) {
 		const struct site *s = &site_tab[i];
 		struct dynftrace_site_info si = {
-			.ip = s->addr,
-			.func = site_func_name(s),
-			.object = s->obj->path,
-			.enabled = !!(s->flags & SITE_FL_ENABLED),
-			.refcount = (int)(s->flags & SITE_FL_REF_MASK),
-			.route = route_name((s->flags & SITE_FL_ENABLED) ? s->route : ROUTE_NONE),
-			.target = s->target,
-			.literal = s->lit,
-			.ops = (s->flags & SITE_FL_REF_MASK) == 1 ? s->owner : NULL,
+		    .ip = s->addr,
+		    .func = site_func_name(s),
+		    .object = s->obj->path,
+		    .enabled = !!(s->flags & SITE_FL_ENABLED),
+		    .refcount = (int)(s->flags & SITE_FL_REF_MASK),
+		    .route = route_name((s->flags & SITE_FL_ENABLED) ? s->route : ROUTE_NONE),
+		    .target = s->target,
+		    .literal = s->lit,
+		    .ops = (s->flags & SITE_FL_REF_MASK) == 1 ? s->owner : NULL,
 		};
 		r = cb(&si, data);
 	}

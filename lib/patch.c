@@ -27,8 +27,8 @@
  * thread can trap in step 3..5 yet run its handler only after step 6 (it was
  * preempted in between): the handler then finds no entry, sees that the
  * address is a declared patch point, and restarts the instruction (it traps
- * again if a newer batch holds it, and then finds that batch). The point set and the vector are freed only after a
- * Dekker-style handshake with the handlers' in-flight counter, so a handler
+ * again if a newer batch holds it, and then finds that batch). The point set and the vector are
+ * freed only after a Dekker-style handshake with the handlers' in-flight counter, so a handler
  * never reads freed memory.
  */
 #include <errno.h>
@@ -325,7 +325,8 @@ static int collect_ranges(struct writer *w, const struct patch_entry *e, size_t 
 					w->r = nr;
 					cap *= 2;
 				}
-				w->r[w->nr++] = (struct prot_range){pg, pg + (uintptr_t)page_size, mprot};
+				w->r[w->nr++] =
+				    (struct prot_range){pg, pg + (uintptr_t)page_size, mprot};
 			}
 		}
 		i++;
@@ -400,8 +401,8 @@ static int code_write(struct writer *w, uintptr_t addr, const uint8_t *src, size
 		ssize_t r = pwrite(w->procmem_fd, src, len, (off_t)addr);
 		if (r != (ssize_t)len) {
 			snprintf(last_error, sizeof(last_error),
-				 "write of %zu bytes at %#lx through /proc/self/mem failed: %s", len,
-				 (unsigned long)addr, r < 0 ? strerror(errno) : "short write");
+				 "write of %zu bytes at %#lx through /proc/self/mem failed: %s",
+				 len, (unsigned long)addr, r < 0 ? strerror(errno) : "short write");
 			return -EIO;
 		}
 		return 0;
@@ -460,8 +461,8 @@ static int check_entries(const struct patch_entry *e, size_t n)
 				sprintf(want + 3 * k, "%02x ", e[i].old[k]);
 			}
 			snprintf(last_error, sizeof(last_error),
-				 "unexpected bytes at %#lx: found %sexpected %s", (unsigned long)e[i].addr,
-				 got, want);
+				 "unexpected bytes at %#lx: found %sexpected %s",
+				 (unsigned long)e[i].addr, got, want);
 			return -EFAULT;
 		}
 	}
@@ -607,7 +608,8 @@ int patch_write_data(const struct patch_entry *e, size_t n)
 		if (memcmp((const void *)e[i].addr, e[i].old, e[i].len)) {
 			last_error_addr = e[i].addr;
 			snprintf(last_error, sizeof(last_error),
-				 "unexpected data at %#lx (a CALL_OPS literal)", (unsigned long)e[i].addr);
+				 "unexpected data at %#lx (a CALL_OPS literal)",
+				 (unsigned long)e[i].addr);
 			return -EFAULT;
 		}
 	}

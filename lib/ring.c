@@ -184,9 +184,6 @@
 #include "ring.h"
 #include "ring_fast.h"
 
-
-
-
 enum { RING_OFF = 0, RING_ON = 1, RING_STOPPING = 2 };
 
 /* Consumer timing. */
@@ -194,7 +191,6 @@ enum { RING_OFF = 0, RING_ON = 1, RING_STOPPING = 2 };
 #define EXITING_POLL_NS	  2000000ull	/* while a marked thread still runs */
 #define LIVENESS_NS	  1000000000ull /* check every thread this often */
 #define QUIESCE_WAIT_NS	  2000000000ull /* shutdown: wait for in-flight events */
-
 
 /* ---- configuration and global state ---------------------------------- */
 
@@ -242,9 +238,6 @@ static void emerg_info_line(const char *line, size_t len);
 static void info_img_line(const char *key, bool has_n, uint64_t n);
 static void info_started(void);
 
-
-
-
 static long sys_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
@@ -271,7 +264,6 @@ static inline uint64_t vdso_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
-
 
 static inline uint64_t clock_read(void)
 {
@@ -795,7 +787,6 @@ static struct ring_buf *buf_create(void)
 
 /* ---- writer ------------------------------------------------------------ */
 
-
 /* A shared buffer's page VP of the first lap gets its memory (buf_map);
  * false when tmpfs has none (the event is dropped, as when full). */
 static __attribute__((noinline)) bool buf_populate(struct ring_buf *b, uint64_t vp)
@@ -1162,7 +1153,8 @@ static void buf_flush(struct ring_buf *b, bool stuck)
 	uint64_t cur = off >> b->page_shift, pos = off & (b->page_size - 1);
 	uint64_t first = b->consumed, cw;
 	if (pos == b->page_size - 1)
-		pos = __atomic_load_n(&b->plug_pos, __ATOMIC_RELAXED); /* plugged: see ring_switch() */
+		pos = __atomic_load_n(&b->plug_pos,
+				      __ATOMIC_RELAXED); /* plugged: see ring_switch() */
 	if (cur + 1 > b->pages && first < cur + 1 - b->pages)
 		first = cur + 1 - b->pages;
 	uint64_t vp = first;
@@ -1748,9 +1740,9 @@ uint64_t ring_clock_error_ns(void)
 
 enum { EM_IDLE = 0, EM_CONSUMER = 1, EM_WANT = 2, EM_DYING = 3 };
 
-#define EMERG_WAIT_NS  5000000000ull /* for the consumer's hand-over */
-#define EMERG_SPIN     200           /* snapshots of a busy writer's page */
-#define EMERG_SNAP     1024          /* buffers whose losses are taken at the stop */
+#define EMERG_WAIT_NS 5000000000ull /* for the consumer's hand-over */
+#define EMERG_SPIN    200	    /* snapshots of a busy writer's page */
+#define EMERG_SNAP    1024	    /* buffers whose losses are taken at the stop */
 
 static uint32_t emerg_state;
 static pid_t emerg_owner;
@@ -1967,7 +1959,7 @@ static void emerg_packet(struct ring_buf *b, int *fd, const uint8_t *page, size_
 	put_u64(hdr + PKT_DISCARDED, disc);
 	if (!ring_pwrite_all(*fd, hdr, RING_HDR_SIZE, b->file_bytes) ||
 	    !ring_pwrite_all(*fd, page + RING_HDR_SIZE, len - RING_HDR_SIZE,
-			  b->file_bytes + RING_HDR_SIZE)) {
+			     b->file_bytes + RING_HDR_SIZE)) {
 		if (ftruncate(*fd, (off_t)b->file_bytes) != 0)
 			b->path[0] = 0; /* not a file of whole packets any more */
 		emerg_disk_error = 1;
@@ -2191,8 +2183,9 @@ int ring_emergency_flush(int sig)
 			full_fence();
 		i = 0;
 		for (b = head; b; b = b->next, i++) {
-			uint64_t lost0 = i < EMERG_SNAP ? emerg_lost0[i]
-							: __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
+			uint64_t lost0 = i < EMERG_SNAP
+					     ? emerg_lost0[i]
+					     : __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
 			if (!err) {
 				emerg_buf_flush(b, b == ring_tls, lost0);
 			} else {

@@ -53,17 +53,17 @@ enum {
  * 2-core VM when the consumer was not scheduled for 5 ms; with 4 MiB none
  * (docs/PERFORMANCE.md). pages is rounded up to a power of two. */
 #define RING_DEFAULT_PAGE_SIZE 65536
-#define RING_DEFAULT_PAGES 64
-#define RING_PAYLOAD_MAX 256
+#define RING_DEFAULT_PAGES     64
+#define RING_PAYLOAD_MAX       256
 
 struct ring_config {
-	const char *ctf_dir;  /* session's ctf/ directory (exists) */
+	const char *ctf_dir;   /* session's ctf/ directory (exists) */
 	const char *info_path; /* session's info file, for "lost:" lines; may be NULL */
-	const char *img;      /* process image name for file names: "PID" or "PID.K"
-				 (docs/FORMAT.md); NULL: the pid */
-	size_t page_size;     /* bytes per page = per CTF packet; power of 2, >= 4096; 0: default */
-	size_t pages;         /* pages per thread, >= 2; 0: default */
-	int overwrite;        /* 1: flight recorder, keep the newest */
+	const char *img;       /* process image name for file names: "PID" or "PID.K"
+				  (docs/FORMAT.md); NULL: the pid */
+	size_t page_size; /* bytes per page = per CTF packet; power of 2, >= 4096; 0: default */
+	size_t pages;	  /* pages per thread, >= 2; 0: default */
+	int overwrite;	  /* 1: flight recorder, keep the newest */
 };
 
 /* Names this process image for the stream files opened from now on
@@ -182,9 +182,9 @@ int ring_proc_stat(pid_t pid, struct ring_proc *p) HIDDEN;
 
 struct ring_thread_stats {
 	pid_t tid;
-	uint64_t events;  /* events written */
-	uint64_t lost;    /* events dropped or overwritten */
-	uint64_t bytes;   /* bytes written to disk so far */
+	uint64_t events; /* events written */
+	uint64_t lost;	 /* events dropped or overwritten */
+	uint64_t bytes;	 /* bytes written to disk so far */
 };
 /* For live control (issue 6): one call per thread buffer, under the
  * consumer's lock. Returns the number of threads. */

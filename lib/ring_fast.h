@@ -92,7 +92,7 @@ struct ring_buf {
 	uint32_t exiting;
 	/* Owner only. */
 	uint32_t nest_size[RING_NEST_MAX];
-	uint64_t plug_pos; /* real end of the plugged page: see ring_switch() */
+	uint64_t plug_pos;  /* real end of the plugged page: see ring_switch() */
 	uint64_t populated; /* first page of lap 0 without memory yet (ring.c,
 			      section 6); UINT64_MAX: all have it */
 	uint64_t lost;
@@ -113,11 +113,11 @@ struct ring_buf {
 	char path[PATH_MAX + 64]; /* the stream file; "" until named */
 	/* For the recorder's salvage (ring_salvage.c): stored by the creator
 	 * before shm_magic, which is stored last. */
-	uint32_t ctl_size;  /* bytes before data: this struct and commit[] */
-	uint32_t overwrite; /* the buffer's mode */
-	char img[32];	    /* IMG of the stream file: "PID" or "PID.K" */
+	uint32_t ctl_size;	      /* bytes before data: this struct and commit[] */
+	uint32_t overwrite;	      /* the buffer's mode */
+	char img[32];		      /* IMG of the stream file: "PID" or "PID.K" */
 	char shm_path[RING_SHM_PATH]; /* the shared file; "": anonymous memory */
-	uint64_t shm_magic; /* RING_SHM_MAGIC once the rest is valid */
+	uint64_t shm_magic;	      /* RING_SHM_MAGIC once the rest is valid */
 };
 
 /* Identifies a shared buffer file of this very layout. */

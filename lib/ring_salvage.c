@@ -188,8 +188,8 @@ static bool salv_reopen(struct salv *v, bool *have_seq, uint64_t *seq)
 	const struct ring_buf *b = v->b;
 	size_t dl = strlen(v->ctf_dir);
 	*have_seq = false;
-	if (!b->path[0] || strncmp(b->path, v->ctf_dir, dl) || strncmp(b->path + dl, "/stream-", 8) ||
-	    strchr(b->path + dl + 1, '/'))
+	if (!b->path[0] || strncmp(b->path, v->ctf_dir, dl) ||
+	    strncmp(b->path + dl, "/stream-", 8) || strchr(b->path + dl + 1, '/'))
 		return false;
 	int fd = open(b->path, O_RDWR | O_CLOEXEC);
 	struct stat st;
@@ -226,8 +226,8 @@ static int salv_create(struct salv *v)
 {
 	char path[PATH_MAX + 64];
 	for (int i = 0; i < 1000; i++) {
-		int n = i ? snprintf(path, sizeof(path), "%s/stream-%s-%d.%d", v->ctf_dir, v->r->img,
-				     (int)v->b->tid, i)
+		int n = i ? snprintf(path, sizeof(path), "%s/stream-%s-%d.%d", v->ctf_dir,
+				     v->r->img, (int)v->b->tid, i)
 			  : snprintf(path, sizeof(path), "%s/stream-%s-%d", v->ctf_dir, v->r->img,
 				     (int)v->b->tid);
 		if (n >= (int)sizeof(path))
@@ -277,7 +277,8 @@ static void salv_packet(struct salv *v, const uint8_t *page, size_t len, uint64_
 		disc = v->last_disc;
 	put_u64(hdr + PKT_DISCARDED, disc);
 	if (!ring_pwrite_all(v->fd, hdr, RING_HDR_SIZE, v->at) ||
-	    !ring_pwrite_all(v->fd, page + RING_HDR_SIZE, len - RING_HDR_SIZE, v->at + RING_HDR_SIZE)) {
+	    !ring_pwrite_all(v->fd, page + RING_HDR_SIZE, len - RING_HDR_SIZE,
+			     v->at + RING_HDR_SIZE)) {
 		v->err = errno ? -errno : -EIO;
 		if (ftruncate(v->fd, (off_t)v->at)) /* whole packets only */
 			v->err = -EIO;
@@ -331,8 +332,8 @@ static void salv_run(struct salv *v)
 			continue;
 		}
 		/* The writer's page, or one left open by an event in flight. */
-		if (nest <= 1 && bytes > RING_HDR_SIZE && bytes < ps && get_u64(page + PKT_SEQ) == vp &&
-		    ring_prefix_ok(page, bytes, ev))
+		if (nest <= 1 && bytes > RING_HDR_SIZE && bytes < ps &&
+		    get_u64(page + PKT_SEQ) == vp && ring_prefix_ok(page, bytes, ev))
 			salv_packet(v, page, bytes, ev, true);
 		else
 			lost += ev;

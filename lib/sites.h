@@ -19,8 +19,8 @@
  * (how many registered ops want the site) and pairs of wanted / enabled bits.
  */
 #define SITE_FL_REF_MASK 0x000fffffu
-#define SITE_FL_ENABLED 0x80000000u  /* the site holds a call (enabled) */
-#define SITE_FL_TRAMP 0x40000000u    /* wants a private trampoline (issue 4) */
+#define SITE_FL_ENABLED	 0x80000000u /* the site holds a call (enabled) */
+#define SITE_FL_TRAMP	 0x40000000u /* wants a private trampoline (issue 4) */
 #define SITE_FL_TRAMP_EN 0x20000000u /* has it */
 #define SITE_FL_DISABLED 0x10000000u /* refused at load: never patched */
 
@@ -28,31 +28,31 @@ struct dft_object;
 struct dynftrace_ops;
 
 /* Trampoline regions (sites.c), see the layout comment there. */
-#define REGION_SIZE 65536
-#define REGION_CALLER 0
-#define REGION_CALLOPS 1024
-#define REGION_OPS 2048
-#define REGION_GRAPH 3072 /* graph shortcut: thunks' entry (dft_gentry_tmpl) */
-#define REGION_GEXIT 4096 /* ... and exit (dft_gexit_tmpl) */
-#define REGION_OPS_LIGHT 5120  /* per-ops body saving general registers only */
+#define REGION_SIZE	     65536
+#define REGION_CALLER	     0
+#define REGION_CALLOPS	     1024
+#define REGION_OPS	     2048
+#define REGION_GRAPH	     3072 /* graph shortcut: thunks' entry (dft_gentry_tmpl) */
+#define REGION_GEXIT	     4096 /* ... and exit (dft_gexit_tmpl) */
+#define REGION_OPS_LIGHT     5120 /* per-ops body saving general registers only */
 #define REGION_CALLOPS_LIGHT 6144 /* CALL_OPS body saving general registers only */
-#define REGION_COPY_MAX 1024 /* room for each template copy */
+#define REGION_COPY_MAX	     1024 /* room for each template copy */
 /* Graph shortcut thunks (tramp.S): THUNK_SIZE bytes per site; the hook
  * (the return address the traced function sees) is THUNK_HOOK bytes past
  * the return address of the thunk's call to the entry. */
-#define THUNK_SIZE 32
-#define THUNK_HOOK 7
+#define THUNK_SIZE   32
+#define THUNK_HOOK   7
 #define REGION_STUB0 7168
 #define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16) /* 3648; idx holds 12 bits */
 /* Stubs [0, REGION_STUBS_FULL) jump to REGION_OPS, the rest to
  * REGION_OPS_LIGHT (DYNFTRACE_OPS_FL_GPR_ONLY ops). */
 #define REGION_STUBS_LIGHT 1024
-#define REGION_STUBS_FULL (REGION_STUBS - REGION_STUBS_LIGHT)
-#define MAX_REGIONS 64
+#define REGION_STUBS_FULL  (REGION_STUBS - REGION_STUBS_LIGHT)
+#define MAX_REGIONS	   64
 
 /* One class of stubs (full or light) of a region: ops.c, patch_lock. */
 struct stub_pool {
-	uint32_t fresh;              /* handed out once at least: the first FRESH */
+	uint32_t fresh;		      /* handed out once at least: the first FRESH */
 	uint32_t ret_head, ret_count; /* FIFO of returned stubs, in the pool's
 					 part of region.retired */
 };
@@ -63,11 +63,11 @@ struct region {
 	/* per-ops stubs; ops.c, under patch_lock except stub_ops (RCU) */
 	/* owner of each stub, bit 0 STUB_VERIFY (ops.c); read by the per-ops bodies */
 	struct dynftrace_ops *stub_ops[REGION_STUBS];
-	uint32_t retired[REGION_STUBS];               /* FIFO rings of the pools */
-	struct stub_pool pool[2];                     /* 0: full, 1: light */
+	uint32_t retired[REGION_STUBS]; /* FIFO rings of the pools */
+	struct stub_pool pool[2];	/* 0: full, 1: light */
 	/* jumps to far direct-call targets: `jmp *0(%rip); .quad addr` */
-	uintptr_t direct_page;   /* 0 until the first far target */
-	uint32_t direct_used;    /* 16-byte slots handed out */
+	uintptr_t direct_page; /* 0 until the first far target */
+	uint32_t direct_used;  /* 16-byte slots handed out */
 };
 extern struct region regions[MAX_REGIONS] HIDDEN;
 extern size_t nregions HIDDEN; /* published with release after a region is set */
@@ -87,30 +87,30 @@ enum site_route {
 };
 
 struct site {
-	uintptr_t addr;    /* runtime address of the 5-byte site */
-	uint32_t flags;    /* SITE_FL_* | refcount */
-	int32_t func;      /* index into obj->img.funcs, -1 if unnamed */
+	uintptr_t addr; /* runtime address of the 5-byte site */
+	uint32_t flags; /* SITE_FL_* | refcount */
+	int32_t func;	/* index into obj->img.funcs, -1 if unnamed */
 	struct dft_object *obj;
-	uintptr_t target;  /* call target while ENABLED */
-	uint32_t id;       /* stable for the process's life, never reused */
-	uint8_t route;     /* enum site_route, while ENABLED */
-	uintptr_t lit;     /* CALL_OPS literal address, 0 if the site has none */
-	uintptr_t lit_val; /* what the literal holds now */
-	struct dynftrace_ops *owner; /* the one ops that wants it (ref == 1) */
+	uintptr_t target;	      /* call target while ENABLED */
+	uint32_t id;		      /* stable for the process's life, never reused */
+	uint8_t route;		      /* enum site_route, while ENABLED */
+	uintptr_t lit;		      /* CALL_OPS literal address, 0 if the site has none */
+	uintptr_t lit_val;	      /* what the literal holds now */
+	struct dynftrace_ops *owner;  /* the one ops that wants it (ref == 1) */
 	struct dynftrace_ops *direct; /* a direct-call ops holding the site */
 };
 
 struct dft_object {
 	char *path;
 	uintptr_t bias;
-	uintptr_t lo, hi;   /* runtime extent of its executable segments */
+	uintptr_t lo, hi; /* runtime extent of its executable segments */
 	struct elf_image img;
-	uintptr_t caller;   /* common trampoline copy within rel32 reach */
+	uintptr_t caller; /* common trampoline copy within rel32 reach */
 	struct region *region;
-	int seen;           /* marks objects still loaded during a rescan */
+	int seen; /* marks objects still loaded during a rescan */
 	size_t nsites;
-	uint32_t id0;       /* its sites' ids are id0 .. id0 + nsites - 1 */
-	uintptr_t thunks;   /* graph shortcut thunks, by id - id0 (patch_lock); 0: none yet */
+	uint32_t id0;	  /* its sites' ids are id0 .. id0 + nsites - 1 */
+	uintptr_t thunks; /* graph shortcut thunks, by id - id0 (patch_lock); 0: none yet */
 	size_t thunks_len;
 };
 
@@ -172,13 +172,13 @@ void ops_set_graph(struct dynftrace_ops *ops) HIDDEN;
  * when there is no memory within reach. patch_lock held. */
 uintptr_t site_thunk(struct site *s) HIDDEN;
 extern struct dynftrace_ops *graph_route_ops HIDDEN;
-extern uint32_t site_next_id HIDDEN; /* ids below it have been handed out */
+extern uint32_t site_next_id HIDDEN;   /* ids below it have been handed out */
 extern unsigned long sites_gen HIDDEN; /* bumped when objects come or go */
 
 /* Tracer hook: an object's sites were added (patch_lock held). */
 void trace_sites_added(struct dft_object *o) HIDDEN;
 
 /* ops.c hooks, called by sites.c with patch_lock held. */
-void ops_sites_added(uintptr_t lo, uintptr_t hi) HIDDEN;    /* a new object's sites */
-void ops_sites_removed(uintptr_t lo, uintptr_t hi) HIDDEN;  /* before they leave */
+void ops_sites_added(uintptr_t lo, uintptr_t hi) HIDDEN;   /* a new object's sites */
+void ops_sites_removed(uintptr_t lo, uintptr_t hi) HIDDEN; /* before they leave */
 #endif

@@ -435,8 +435,7 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 	}
 	struct shadow_ent *e = &g->ent[g->depth - 1];
 	uintptr_t orig = e->orig;
-	if (likely(e->kind == TR_GRAPH && !(e->fl & (SE_NOTRACE | SE_ROOT)) &&
-		   (e->fl & SE_RING))) {
+	if (likely(e->kind == TR_GRAPH && !(e->fl & (SE_NOTRACE | SE_ROOT)) && (e->fl & SE_RING))) {
 		/* The common case: the exit event carries its own time, read
 		 * once for both sinks. */
 		g->depth--;
@@ -1085,7 +1084,7 @@ HIDDEN void trace_atfork_child(void)
 
 /* Live control state (see the last section). */
 static int tracing_on = 1; /* tctl_lock (trace_init before) */
-static int ops_on;         /* trace_ops is registered: tctl_lock (trace_init before) */
+static int ops_on;	   /* trace_ops is registered: tctl_lock (trace_init before) */
 static int list_parse(const char *text, const char *seps, struct glob_list *out);
 
 static int set_globs(int notrace, const char *list)
@@ -1094,7 +1093,8 @@ static int set_globs(int notrace, const char *list)
 	int err = 0, first = 1;
 	if (!copy)
 		return -ENOMEM;
-	for (char *save, *g = strtok_r(copy, ",", &save); g && !err; g = strtok_r(NULL, ",", &save)) {
+	for (char *save, *g = strtok_r(copy, ",", &save); g && !err;
+	     g = strtok_r(NULL, ",", &save)) {
 		err = notrace ? dynftrace_set_notrace(&trace_ops, g, first)
 			      : dynftrace_set_filter(&trace_ops, g, first);
 		if (err == -ENOENT) {
@@ -1124,7 +1124,8 @@ HIDDEN void trace_init(void)
 	else if (!strcmp(tr, "nop"))
 		trace_cfg.kind = TR_NONE;
 	else {
-		dft_log("unknown tracer '%s' (function_graph, function, profile, nop): not trace_rec_on",
+		dft_log("unknown tracer '%s' (function_graph, function, profile, nop): not "
+			"trace_rec_on",
 			tr);
 		return;
 	}
@@ -1154,9 +1155,9 @@ HIDDEN void trace_init(void)
 	snprintf(info, sizeof(info), "%s/info", trace_cfg.dir);
 	mkdir(ctf, 0755);
 	struct ring_config rc = {
-		.ctf_dir = ctf,
-		.info_path = info,
-		.img = trace_cfg.img,
+	    .ctf_dir = ctf,
+	    .info_path = info,
+	    .img = trace_cfg.img,
 	};
 	ring_config_size(&rc, kb);
 	v = getenv("DYNFTRACE_OVERWRITE");
@@ -1182,8 +1183,8 @@ HIDDEN void trace_init(void)
 	/* The state live control starts from (-F with function_graph or
 	 * profile: graph roots; with function: the filter). */
 	if (trace_cfg.filter)
-		list_parse(trace_cfg.filter, ",", &lists[trace_cfg.kind == TR_FUNCTION ? TL_FILTER
-									     : TL_GRAPH_FUNCTION]);
+		list_parse(trace_cfg.filter, ",",
+			   &lists[trace_cfg.kind == TR_FUNCTION ? TL_FILTER : TL_GRAPH_FUNCTION]);
 	if (trace_cfg.notrace)
 		list_parse(trace_cfg.notrace, ",", &lists[TL_NOTRACE]);
 	if (lists[TL_GRAPH_FUNCTION].n)
@@ -1197,7 +1198,8 @@ HIDDEN void trace_init(void)
 	v = getenv("DYNFTRACE_GRAPH_SHORTCUT"); /* 0: the per-ops route (comparisons) */
 	graph_shortcut = !(v && !strcmp(v, "0"));
 	ops_set_graph(graph_shortcut && trace_ops.func == graph_entry ? &trace_ops : NULL);
-	if ((trace_cfg.kind == TR_FUNCTION && trace_cfg.filter && (err = set_globs(0, trace_cfg.filter))) ||
+	if ((trace_cfg.kind == TR_FUNCTION && trace_cfg.filter &&
+	     (err = set_globs(0, trace_cfg.filter))) ||
 	    (trace_cfg.notrace && (err = set_globs(1, trace_cfg.notrace)))) {
 		dft_log("bad filter: %s", strerror(-err));
 		return;
@@ -1237,10 +1239,10 @@ static pthread_mutex_t tctl_lock = PTHREAD_MUTEX_INITIALIZER;
 #define LIST_MAX 4096
 
 static const char *const tracer_names[] = {
-	[TR_NONE] = "nop",
-	[TR_FUNCTION] = "function",
-	[TR_GRAPH] = "function_graph",
-	[TR_PROFILE] = "profile",
+    [TR_NONE] = "nop",
+    [TR_FUNCTION] = "function",
+    [TR_GRAPH] = "function_graph",
+    [TR_PROFILE] = "profile",
 };
 
 static void list_free(struct glob_list *l)
@@ -1308,7 +1310,7 @@ static int list_check(const struct glob_list *l, char *why, size_t whylen)
 static int ops_apply(const struct glob_list *l, int notrace, int replace)
 {
 	int (*set)(struct dynftrace_ops *, const char *, int) =
-		notrace ? dynftrace_set_notrace : dynftrace_set_filter;
+	    notrace ? dynftrace_set_notrace : dynftrace_set_filter;
 	if (replace && !l->n)
 		return set(&trace_ops, NULL, 1);
 	for (size_t i = 0; i < l->n; i++) {
@@ -1322,7 +1324,7 @@ static int ops_apply(const struct glob_list *l, int notrace, int replace)
 static const char *list_name(enum trace_list l)
 {
 	static const char *const names[TL_COUNT] = {"set_ftrace_filter", "set_ftrace_notrace",
-						     "set_graph_function", "set_graph_notrace"};
+						    "set_graph_function", "set_graph_notrace"};
 	return names[l];
 }
 
@@ -1426,7 +1428,8 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 	if (ops_on) {
 		err = dynftrace_unregister_ops(&trace_ops);
 		if (err) {
-			WHY("cannot stop the %s tracer: %s", tracer_names[trace_cfg.kind], strerror(-err));
+			WHY("cannot stop the %s tracer: %s", tracer_names[trace_cfg.kind],
+			    strerror(-err));
 			return err;
 		}
 		ops_on = 0;
@@ -1590,10 +1593,8 @@ void trace_read_profile(struct sbuf *out)
 	prof_lock_take();
 	struct prof_ent *all = prof_collect(&n);
 	prof_lock_drop();
-	sb_printf(out, "  %-30s %10s    %-15s %-15s %s\n", "Function", "Hit", "Time", "Avg",
-		  "s^2");
-	sb_printf(out, "  %-30s %10s    %-15s %-15s %s\n", "--------", "---", "----", "---",
-		  "---");
+	sb_printf(out, "  %-30s %10s    %-15s %-15s %s\n", "Function", "Hit", "Time", "Avg", "s^2");
+	sb_printf(out, "  %-30s %10s    %-15s %-15s %s\n", "--------", "---", "----", "---", "---");
 	struct prof_row *rows = all ? calloc(n, sizeof(*rows)) : NULL;
 	size_t k = 0;
 	for (uint32_t i = 0; rows && i < n; i++)

@@ -42,8 +42,8 @@ int trace_get_tracing_on(void) HIDDEN;
 
 /* The function lists, with the kernel's semantics. */
 enum trace_list {
-	TL_FILTER,         /* set_ftrace_filter: only these (empty: all) */
-	TL_NOTRACE,        /* set_ftrace_notrace: never these */
+	TL_FILTER,	   /* set_ftrace_filter: only these (empty: all) */
+	TL_NOTRACE,	   /* set_ftrace_notrace: never these */
 	TL_GRAPH_FUNCTION, /* set_graph_function: graphs rooted here (empty: all) */
 	TL_GRAPH_NOTRACE,  /* set_graph_notrace: not these, nor what they call */
 	TL_COUNT

@@ -35,7 +35,7 @@ extern int trace_rec_on HIDDEN; /* set by trace_init before any callback */
 /* Graph roots (set_graph_function, or -F with function_graph/profile) and
  * graph_notrace functions, by site id; replaced under patch_lock, read
  * under RCU (callbacks). NULL: no graph list. */
-#define ROOT_FL_ROOT 1
+#define ROOT_FL_ROOT	1
 #define ROOT_FL_NOTRACE 2
 struct root_map {
 	uint32_t n;
@@ -47,33 +47,33 @@ extern struct root_map *trace_roots HIDDEN;
 
 /* Shadow stack: the thread's own (see trace.c). */
 struct shadow_ent {
-	uintptr_t *slot; /* where the return address lives */
-	uintptr_t orig;  /* the real return address */
-	uintptr_t hook;  /* what *slot holds while hooked: dft_return_tramp or a thunk's */
-	uint64_t ts;     /* entry time */
+	uintptr_t *slot;   /* where the return address lives */
+	uintptr_t orig;	   /* the real return address */
+	uintptr_t hook;	   /* what *slot holds while hooked: dft_return_tramp or a thunk's */
+	uint64_t ts;	   /* entry time */
 	uint64_t child_ns; /* time spent in traced callees (profile) */
 	uint32_t id;
-	uint8_t hooked;  /* *slot holds hook (or will: a thunk's call writes it) */
-	uint8_t kind;    /* enum tracer_kind at entry */
-	uint8_t fl;      /* SE_* */
-	uint8_t epoch;   /* live_epoch at entry (low bits) */
+	uint8_t hooked; /* *slot holds hook (or will: a thunk's call writes it) */
+	uint8_t kind;	/* enum tracer_kind at entry */
+	uint8_t fl;	/* SE_* */
+	uint8_t epoch;	/* live_epoch at entry (low bits) */
 };
-#define SE_RING 1    /* its entry event went to the ring: exit goes there too */
-#define SE_LIVE 2    /* ... to the in-memory buffer */
+#define SE_RING	   1 /* its entry event went to the ring: exit goes there too */
+#define SE_LIVE	   2 /* ... to the in-memory buffer */
 #define SE_NOTRACE 4 /* a graph_notrace function: nothing below it is traced */
-#define SE_ROOT 8    /* a graph root (-F, set_graph_function) */
+#define SE_ROOT	   8 /* a graph root (-F, set_graph_function) */
 
 #define SHADOW_MAX 4096
 
 struct fg_thread {
 	uint32_t depth;
-	uint32_t filter_depth; /* open -F roots */
+	uint32_t filter_depth;	/* open -F roots */
 	uint32_t notrace_depth; /* open graph_notrace frames */
-	uint64_t overflow;     /* entries not traced for lack of room */
-	struct prof_ent *prof; /* profile table, by site id (see prof_lock) */
+	uint64_t overflow;	/* entries not traced for lack of room */
+	struct prof_ent *prof;	/* profile table, by site id (see prof_lock) */
 	uint32_t prof_n;
-	uint32_t prof_linked;  /* on prof_threads */
-	uint64_t prof_gen;     /* the profile session its counters belong to */
+	uint32_t prof_linked; /* on prof_threads */
+	uint64_t prof_gen;    /* the profile session its counters belong to */
 	struct fg_thread *prof_next, *prof_prev;
 	struct shadow_ent ent[SHADOW_MAX];
 };

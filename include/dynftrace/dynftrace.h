@@ -92,9 +92,9 @@ struct dynftrace_ops {
 	/* Internal, owned by the runtime (protected by its mutex); must be
 	 * zero before the first dynftrace_register_ops/set_filter. */
 	struct dynftrace_ops *next; /* RCU list of registered ops */
-	void *filter;               /* struct ops_filter *: which sites are wanted */
-	unsigned long state;        /* OPS_ST_* bits */
-	void *tramp;                /* private trampoline, if any */
+	void *filter;		    /* struct ops_filter *: which sites are wanted */
+	unsigned long state;	    /* OPS_ST_* bits */
+	void *tramp;		    /* private trampoline, if any */
 	unsigned long reserved[8];
 };
 
@@ -135,26 +135,26 @@ DYNFTRACE_API int dynftrace_set_notrace(struct dynftrace_ops *ops, const char *g
 DYNFTRACE_API int dynftrace_free_filter(struct dynftrace_ops *ops);
 
 struct dynftrace_stats {
-	unsigned long batches;       /* patch batches run */
-	unsigned long syncs;         /* cross-thread syncs done by batches */
-	unsigned long sites_patched; /* site writes completed by batches */
-	unsigned long traps;         /* breakpoint hits handled by emulation */
-	unsigned long sites;         /* sites known in the process */
-	unsigned long sites_enabled; /* sites currently calling a trampoline */
-	unsigned long objects;       /* objects (exe + libraries) with sites */
-	unsigned long grace_periods; /* RCU grace periods waited for */
-	unsigned long recursion_miss; /* callbacks skipped by the recursion guard */
-	unsigned long converted;     /* sites turned into the canonical NOP at load */
-	unsigned long refused;       /* sites refused for unexpected bytes */
-	unsigned long last_batch_ns; /* wall time of the last batch */
+	unsigned long batches;		/* patch batches run */
+	unsigned long syncs;		/* cross-thread syncs done by batches */
+	unsigned long sites_patched;	/* site writes completed by batches */
+	unsigned long traps;		/* breakpoint hits handled by emulation */
+	unsigned long sites;		/* sites known in the process */
+	unsigned long sites_enabled;	/* sites currently calling a trampoline */
+	unsigned long objects;		/* objects (exe + libraries) with sites */
+	unsigned long grace_periods;	/* RCU grace periods waited for */
+	unsigned long recursion_miss;	/* callbacks skipped by the recursion guard */
+	unsigned long converted;	/* sites turned into the canonical NOP at load */
+	unsigned long refused;		/* sites refused for unexpected bytes */
+	unsigned long last_batch_ns;	/* wall time of the last batch */
 	unsigned long last_batch_sites; /* sites in the last batch */
-	unsigned long late_entries;  /* entries that found no ops wanting their site
-					(the site changed meanwhile: a stub whose ops
-					left or was reused, a cleared or changed
-					CALL_OPS literal, a list walk finding nobody);
-					nothing called, harmless */
-	int killed;                  /* tracing stopped after an inconsistency */
-	char kill_reason[160];       /* why, when killed */
+	unsigned long late_entries;	/* entries that found no ops wanting their site
+					   (the site changed meanwhile: a stub whose ops
+					   left or was reused, a cleared or changed
+					   CALL_OPS literal, a list walk finding nobody);
+					   nothing called, harmless */
+	int killed;			/* tracing stopped after an inconsistency */
+	char kill_reason[160];		/* why, when killed */
 };
 
 DYNFTRACE_API void dynftrace_get_stats(struct dynftrace_stats *st);
@@ -178,9 +178,9 @@ DYNFTRACE_API int dynftrace_for_each_site(dynftrace_site_cb cb, void *data);
  * the environment sets the initial mask. Re-routes every enabled site at
  * once. -EINVAL: unknown bits.
  */
-#define DYNFTRACE_ROUTE_TRAMP 0x1u
+#define DYNFTRACE_ROUTE_TRAMP	 0x1u
 #define DYNFTRACE_ROUTE_CALL_OPS 0x2u
-#define DYNFTRACE_ROUTE_LIST 0x0u /* none of the above: the baseline */
+#define DYNFTRACE_ROUTE_LIST	 0x0u /* none of the above: the baseline */
 DYNFTRACE_API int dynftrace_set_routes(unsigned routes);
 
 /*
@@ -211,24 +211,25 @@ DYNFTRACE_API int dynftrace_register_direct(struct dynftrace_ops *ops, unsigned 
 /* One site, as the kernel's enabled_functions shows it. */
 struct dynftrace_site_info {
 	unsigned long ip;
-	const char *func;   /* NULL when the object has no symbol for it */
+	const char *func; /* NULL when the object has no symbol for it */
 	const char *object;
-	int enabled;        /* holds a call */
-	int refcount;       /* ops that want it */
-	const char *route;  /* "nop"; "list" (the list function runs: several ops
-			       want the site, or one does but several are
-			       registered, or routes are 0); "ops" (the only
-			       registered ops, via the common trampoline);
-			       "tramp" (its per-ops trampoline); "call_ops"
-			       (the literal holds the ops, or the list ops);
-			       "graph" (the graph tracer's shortcut, its only
-			       ops, see lib/graph_fast.c); "direct" */
-	unsigned long target;  /* call target when enabled */
-	unsigned long literal; /* address of its CALL_OPS literal, 0 if none */
+	int enabled;		   /* holds a call */
+	int refcount;		   /* ops that want it */
+	const char *route;	   /* "nop"; "list" (the list function runs: several ops
+				      want the site, or one does but several are
+				      registered, or routes are 0); "ops" (the only
+				      registered ops, via the common trampoline);
+				      "tramp" (its per-ops trampoline); "call_ops"
+				      (the literal holds the ops, or the list ops);
+				      "graph" (the graph tracer's shortcut, its only
+				      ops, see lib/graph_fast.c); "direct" */
+	unsigned long target;	   /* call target when enabled */
+	unsigned long literal;	   /* address of its CALL_OPS literal, 0 if none */
 	struct dynftrace_ops *ops; /* the one ops when refcount == 1 */
 };
-DYNFTRACE_API int dynftrace_for_each_site_info(
-	int (*cb)(const struct dynftrace_site_info *si, void *data), void *data);
+DYNFTRACE_API int dynftrace_for_each_site_info(int (*cb)(const struct dynftrace_site_info *si,
+							 void *data),
+					       void *data);
 
 #ifdef __cplusplus
 }

@@ -35,15 +35,15 @@
 DYNFTRACE_TRACEPOINT_EVENT(ctl_tp, TP_PROTO(int n, const char *s, void *p), TP_ARGS(n, s, p),
 			   TP_FIELDS(tp_field(int, n) tp_field_string(s) tp_field_ptr(void *, p)))
 
-#define NOINLINE __attribute__((noinline))
-#define LEAF(x) ((unsigned long)(x) * 2654435761ul)
+#define NOINLINE  __attribute__((noinline))
+#define LEAF(x)	  ((unsigned long)(x)*2654435761ul)
 #define WORK_B(x) (LEAF(x) ^ ((unsigned long)(x) >> 3))
 #define WORK_A(x) (WORK_B((x) + 1) + LEAF(x))
 
 static unsigned long sink;
 static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long (*dl_fn)(unsigned long); /* dl_lock */
-static void *dl_handle;                        /* main thread */
+static void *dl_handle;			      /* main thread */
 static char **saved_argv;
 
 NOINLINE unsigned long leaf_c(unsigned long x)

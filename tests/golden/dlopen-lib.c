@@ -4,7 +4,10 @@
 
 static volatile int lib_sink;
 
-NOINLINE void lib_inner(void) { lib_sink++; }
+NOINLINE void lib_inner(void)
+{
+	lib_sink++;
+}
 NOINLINE int lib_entry(int x)
 {
 	lib_inner();

@@ -4,7 +4,10 @@
 
 GOLDEN_SINK;
 
-NOINLINE void exec_leaf(void) { sink++; }
+NOINLINE void exec_leaf(void)
+{
+	sink++;
+}
 NOINLINE void exec_main(void)
 {
 	exec_leaf();

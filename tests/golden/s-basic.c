@@ -4,8 +4,14 @@
 
 GOLDEN_SINK;
 
-NOINLINE void leaf1(void) { sink++; }
-NOINLINE void leaf2(void) { sink += 2; }
+NOINLINE void leaf1(void)
+{
+	sink++;
+}
+NOINLINE void leaf2(void)
+{
+	sink += 2;
+}
 NOINLINE void inner(void)
 {
 	leaf1();

@@ -8,7 +8,10 @@
 
 GOLDEN_SINK;
 
-NOINLINE void before_dlopen(void) { sink++; }
+NOINLINE void before_dlopen(void)
+{
+	sink++;
+}
 NOINLINE int call_lib(int (*fn)(int))
 {
 	int r = fn(2);

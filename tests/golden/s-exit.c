@@ -8,7 +8,10 @@
 
 GOLDEN_SINK;
 
-NOINLINE void at_exit_handler(void) { sink++; }
+NOINLINE void at_exit_handler(void)
+{
+	sink++;
+}
 NOINLINE void leave_now(void)
 {
 	sink++;

@@ -7,14 +7,23 @@
 
 GOLDEN_SINK;
 
-NOINLINE void before(void) { sink++; }
-NOINLINE void child_leaf(void) { sink++; }
+NOINLINE void before(void)
+{
+	sink++;
+}
+NOINLINE void child_leaf(void)
+{
+	sink++;
+}
 NOINLINE void child_work(void)
 {
 	child_leaf();
 	sink++;
 }
-NOINLINE void after(void) { sink++; }
+NOINLINE void after(void)
+{
+	sink++;
+}
 
 int main(void)
 {

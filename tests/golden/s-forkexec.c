@@ -11,8 +11,14 @@
 
 GOLDEN_SINK;
 
-NOINLINE void before_fork(void) { sink++; }
-NOINLINE void after_wait(void) { sink++; }
+NOINLINE void before_fork(void)
+{
+	sink++;
+}
+NOINLINE void after_wait(void)
+{
+	sink++;
+}
 
 int main(void)
 {

@@ -21,7 +21,10 @@ NOINLINE void top(void)
 	middle();
 	sink++;
 }
-NOINLINE void after_jump(void) { sink++; }
+NOINLINE void after_jump(void)
+{
+	sink++;
+}
 
 int main(void)
 {

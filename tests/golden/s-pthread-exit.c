@@ -25,7 +25,10 @@ NOINLINE void *thread_main(void *arg)
 	sink++;
 	return 0;
 }
-NOINLINE void after_join(void) { sink++; }
+NOINLINE void after_join(void)
+{
+	sink++;
+}
 
 int main(void)
 {

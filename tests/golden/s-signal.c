@@ -5,7 +5,10 @@
 
 GOLDEN_SINK;
 
-NOINLINE void in_handler(void) { sink++; }
+NOINLINE void in_handler(void)
+{
+	sink++;
+}
 NOINLINE void handler(int sig)
 {
 	in_handler();
@@ -16,7 +19,10 @@ NOINLINE void raise_it(void)
 	raise(SIGUSR1);
 	sink++;
 }
-NOINLINE void after(void) { sink++; }
+NOINLINE void after(void)
+{
+	sink++;
+}
 
 int main(void)
 {

@@ -12,7 +12,10 @@ NOINLINE void nap(void)
 	nanosleep(&ts, 0);
 	sink++;
 }
-NOINLINE void busy(void) { sink++; }
+NOINLINE void busy(void)
+{
+	sink++;
+}
 
 int main(void)
 {

@@ -8,7 +8,10 @@
 
 GOLDEN_SINK;
 
-NOINLINE void work(int n) { sink += n; }
+NOINLINE void work(int n)
+{
+	sink += n;
+}
 NOINLINE void *thread_main(void *arg)
 {
 	work((int)(long)arg);

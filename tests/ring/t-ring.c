@@ -707,8 +707,7 @@ static int t_plug(const char *dir)
 	ok(first_drop > 0 && entries == 0 && s->b_n == 0,
 	   "after the first drop (marker %llu), no smaller event was kept (%llu written, %llu "
 	   "read)",
-	   (unsigned long long)first_drop, (unsigned long long)entries,
-	   (unsigned long long)s->b_n);
+	   (unsigned long long)first_drop, (unsigned long long)entries, (unsigned long long)s->b_n);
 	ok(s->a_n == markers && s->a_next == first_drop && s->lost == 1000 - markers,
 	   "markers 0..%llu kept, %llu lost", (unsigned long long)s->a_next - 1,
 	   (unsigned long long)s->lost);

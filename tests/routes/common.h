@@ -20,15 +20,14 @@
 /* The functions, CALL_OPS build first. */
 enum { NFUNC = 12, NFUNC_CO = 6 };
 static unsigned long (*const rt_fn[NFUNC])(unsigned long) = {
-	co_f0, co_f1, co_f2, co_f3, co_keep, co_late,
-	tr_f0, tr_f1, tr_f2, tr_f3, tr_keep, tr_late,
+    co_f0, co_f1, co_f2, co_f3, co_keep, co_late, tr_f0, tr_f1, tr_f2, tr_f3, tr_keep, tr_late,
 };
 static const char *const rt_name[NFUNC] = {
-	"co_f0", "co_f1", "co_f2", "co_f3", "co_keep", "co_late",
-	"tr_f0", "tr_f1", "tr_f2", "tr_f3", "tr_keep", "tr_late",
+    "co_f0", "co_f1", "co_f2", "co_f3", "co_keep", "co_late",
+    "tr_f0", "tr_f1", "tr_f2", "tr_f3", "tr_keep", "tr_late",
 };
 #define RT_FN_KIND(i) ((i) % NFUNC_CO) /* index for routes_expect() */
-#define RT_IS_CO(i) ((i) < NFUNC_CO)
+#define RT_IS_CO(i)   ((i) < NFUNC_CO)
 
 /* Site states, finest first; the classes the transition checks use merge
  * "ops" (single ops through the common trampoline) and "tramp". */
@@ -72,8 +71,8 @@ static int rt_snap_cb(const struct dynftrace_site_info *si, void *data)
 		s->target = si->target;
 		s->literal = si->literal;
 		s->lit_val = si->literal
-				     ? __atomic_load_n((unsigned long *)si->literal, __ATOMIC_RELAXED)
-				     : 0;
+				 ? __atomic_load_n((unsigned long *)si->literal, __ATOMIC_RELAXED)
+				 : 0;
 		s->ops = si->ops;
 		s->found++;
 	}

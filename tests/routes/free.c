@@ -61,7 +61,7 @@
 
 #include "common.h"
 
-#define MAGIC 0x5ca1ab1e5ca1ab1eUL
+#define MAGIC  0x5ca1ab1e5ca1ab1eUL
 #define POISON 0xdb
 
 struct priv {
@@ -215,8 +215,8 @@ NO_TSAN int pthread_setspecific(pthread_key_t key, const void *val)
 			sched_yield();
 	}
 	if (!real_setspecific)
-		real_setspecific = (int (*)(pthread_key_t, const void *))dlsym(
-			RTLD_NEXT, "pthread_setspecific");
+		real_setspecific =
+		    (int (*)(pthread_key_t, const void *))dlsym(RTLD_NEXT, "pthread_setspecific");
 	return real_setspecific(key, val);
 }
 
@@ -426,9 +426,9 @@ enum { REUSE_UNWANTED, REUSE_WANTED, MOVED_TO_LIST };
 static int stub_case(int kind)
 {
 	static const char *const what[] = {
-		"stub reused by an ops that does not want the parked thread's site",
-		"stub reused by an ops that wants the parked thread's site",
-		"site moved off the stub to the list while the stub's ops stays",
+	    "stub reused by an ops that does not want the parked thread's site",
+	    "stub reused by an ops that wants the parked thread's site",
+	    "site moved off the stub to the list while the stub's ops stays",
 	};
 	const int fn = 11; /* tr_late */
 	struct dynftrace_stats st;
@@ -487,12 +487,12 @@ static int stub_case(int kind)
 	unsigned long late = st.late_entries - late0, na = tag_count(0, fn), nb = tag_count(1, fn);
 	/* want: A's calls, B's calls, late entries for tr_late */
 	static const unsigned long want[3][3] = {{0, 0, 1}, {0, 1, 0}, {1, 0, 0}};
-	int good = na == want[kind][0] && nb == want[kind][1] && late == want[kind][2] &&
-		   !parked_result;
+	int good =
+	    na == want[kind][0] && nb == want[kind][1] && late == want[kind][2] && !parked_result;
 	diag("%s%s: %d ops lifetimes; tr_late reached A %lu, B %lu times; %lu late entries "
 	     "(want %lu %lu %lu)",
-	     good ? "" : "WRONG: ", what[kind], cycles, na, nb, late, want[kind][0],
-	     want[kind][1], want[kind][2]);
+	     good ? "" : "WRONG: ", what[kind], cycles, na, nb, late, want[kind][0], want[kind][1],
+	     want[kind][2]);
 	dynftrace_unregister_ops(&b);
 	dynftrace_free_filter(&b);
 	if (a) {
@@ -601,7 +601,7 @@ int main(void)
 
 	tap_plan(19);
 	real_setspecific =
-		(int (*)(pthread_key_t, const void *))dlsym(RTLD_NEXT, "pthread_setspecific");
+	    (int (*)(pthread_key_t, const void *))dlsym(RTLD_NEXT, "pthread_setspecific");
 
 	/* part 1 */
 	pthread_t t[2];
@@ -640,11 +640,10 @@ int main(void)
 		long late;
 		const char *what;
 	} le[] = {
-		{10, DYNFTRACE_ROUTE_TRAMP, ST_TRAMP, 1, "a private trampoline: lands in late_ops"},
-		{5, DYNFTRACE_ROUTE_CALL_OPS, ST_CALLOPS, 1,
-		 "the CALL_OPS literal: finds it cleared"},
-		{11, DYNFTRACE_ROUTE_CALL_OPS, ST_OPS, 1,
-		 "the common trampoline: the list without the ops"},
+	    {10, DYNFTRACE_ROUTE_TRAMP, ST_TRAMP, 1, "a private trampoline: lands in late_ops"},
+	    {5, DYNFTRACE_ROUTE_CALL_OPS, ST_CALLOPS, 1, "the CALL_OPS literal: finds it cleared"},
+	    {11, DYNFTRACE_ROUTE_CALL_OPS, ST_OPS, 1,
+	     "the common trampoline: the list without the ops"},
 	};
 	for (size_t k = 0; k < sizeof(le) / sizeof(le[0]); k++) {
 		int skipped;
@@ -665,8 +664,8 @@ int main(void)
 
 	/* part 3 */
 	static const char *const sname[3] = {"reused by an ops that does not want the site",
-					      "reused by an ops that wants the site",
-					      "site moved to the list, the stub's ops stays"};
+					     "reused by an ops that wants the site",
+					     "site moved to the list, the stub's ops stays"};
 	for (int k = REUSE_UNWANTED; k <= MOVED_TO_LIST; k++) {
 		int r = stub_case(k);
 		if (r < 0)
@@ -682,20 +681,22 @@ int main(void)
 		const char *glob, *what;
 		unsigned long flags;
 	} fw[] = {
-		{11, DYNFTRACE_ROUTE_TRAMP, "tr_f0", "a private trampoline", 0},
-		{5, DYNFTRACE_ROUTE_CALL_OPS, "co_f0", "a CALL_OPS literal", 0},
-		{11, DYNFTRACE_ROUTE_TRAMP, "tr_f0", "a light private trampoline (GPR_ONLY)",
-		 DYNFTRACE_OPS_FL_GPR_ONLY},
-		{5, DYNFTRACE_ROUTE_CALL_OPS, "co_f0", "a light CALL_OPS body (GPR_ONLY)",
-		 DYNFTRACE_OPS_FL_GPR_ONLY},
+	    {11, DYNFTRACE_ROUTE_TRAMP, "tr_f0", "a private trampoline", 0},
+	    {5, DYNFTRACE_ROUTE_CALL_OPS, "co_f0", "a CALL_OPS literal", 0},
+	    {11, DYNFTRACE_ROUTE_TRAMP, "tr_f0", "a light private trampoline (GPR_ONLY)",
+	     DYNFTRACE_OPS_FL_GPR_ONLY},
+	    {5, DYNFTRACE_ROUTE_CALL_OPS, "co_f0", "a light CALL_OPS body (GPR_ONLY)",
+	     DYNFTRACE_OPS_FL_GPR_ONLY},
 	};
 	for (int k = 0; k < 4; k++) {
 		int r = filter_window(fw[k].fn, fw[k].mask, fw[k].glob, fw[k].flags);
 		if (r < 0)
 			skip("filter change: the engine wrote without mprotect; cannot park it");
 		else
-			ok(r == 1, "through %s during a filter change that drops the site: no "
-				   "callback, a late entry", fw[k].what);
+			ok(r == 1,
+			   "through %s during a filter change that drops the site: no "
+			   "callback, a late entry",
+			   fw[k].what);
 	}
 	dynftrace_get_stats(&st);
 	ok(!st.killed, "not killed%s%s", st.killed ? ": " : "", st.killed ? st.kill_reason : "");

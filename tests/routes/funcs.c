@@ -11,8 +11,8 @@
 #include "funcs.h"
 
 #define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define FN(n) CAT(PFX, n)
+#define CAT(a, b)  CAT_(a, b)
+#define FN(n)	   CAT(PFX, n)
 
 NOINLINE unsigned long FN(f0)(unsigned long x)
 {

@@ -5,12 +5,12 @@
 
 #define NOINLINE __attribute__((noinline))
 
-#define ROUTES_DECLARE(p)                                                                  \
-	unsigned long p##f0(unsigned long x);                                               \
-	unsigned long p##f1(unsigned long x);                                               \
-	unsigned long p##f2(unsigned long x);                                               \
-	unsigned long p##f3(unsigned long x);                                               \
-	unsigned long p##keep(unsigned long x);                                             \
+#define ROUTES_DECLARE(p)                                                                          \
+	unsigned long p##f0(unsigned long x);                                                      \
+	unsigned long p##f1(unsigned long x);                                                      \
+	unsigned long p##f2(unsigned long x);                                                      \
+	unsigned long p##f3(unsigned long x);                                                      \
+	unsigned long p##keep(unsigned long x);                                                    \
 	unsigned long p##late(unsigned long x);
 ROUTES_DECLARE(co_)
 ROUTES_DECLARE(tr_)

@@ -154,19 +154,19 @@ static void liar_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o
 			 "pcmpeqd %%xmm4, %%xmm4\n\t"
 			 "pcmpeqd %%xmm5, %%xmm5\n\t"
 			 "pcmpeqd %%xmm6, %%xmm6\n\t"
-			 "pcmpeqd %%xmm7, %%xmm7"
-			 ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7");
+			 "pcmpeqd %%xmm7, %%xmm7" ::
+			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7");
 }
 
 #ifdef GPR_CALL_OPS
-#define MAIN_ROUTES DYNFTRACE_ROUTE_CALL_OPS
-#define MAIN_NAME "call_ops"
-#define SHARED_NAME "call_ops" /* the list ops in the literal */
+#define MAIN_ROUTES  DYNFTRACE_ROUTE_CALL_OPS
+#define MAIN_NAME    "call_ops"
+#define SHARED_NAME  "call_ops" /* the list ops in the literal */
 #define BODY(target) (target)
 #else
-#define MAIN_ROUTES DYNFTRACE_ROUTE_TRAMP
-#define MAIN_NAME "tramp"
-#define SHARED_NAME "list"
+#define MAIN_ROUTES  DYNFTRACE_ROUTE_TRAMP
+#define MAIN_NAME    "tramp"
+#define SHARED_NAME  "list"
 #define BODY(target) stub_body(target)
 #endif
 
@@ -189,7 +189,7 @@ int main(void)
 	struct dynftrace_ops d = {.func = plain_cb, .flags = DYNFTRACE_OPS_FL_GPR_ONLY};
 	errors += dynftrace_set_filter(&d, "g_other", 1) != 0;
 	ok(dynftrace_register_ops(&bad) == -EINVAL &&
-		   dynftrace_register_direct(&d, (unsigned long)g_other) == -EINVAL,
+	       dynftrace_register_direct(&d, (unsigned long)g_other) == -EINVAL,
 	   "unknown ops flag and GPR_ONLY with a direct call refused with -EINVAL");
 	dynftrace_free_filter(&d);
 
@@ -223,7 +223,7 @@ int main(void)
 	dynftrace_get_stats(&st1);
 	unsigned long calls = gpr_calls - c0;
 	ok(wrong == 0 && calls == (unsigned long)NX * NFUNCS && gpr_arg0_bad == 0 &&
-		   st1.late_entries == st0.late_entries,
+	       st1.late_entries == st0.late_entries,
 	   "doubles, floats, varargs, structures: results identical to untraced (%d of %d differ); "
 	   "%lu callbacks, want %d; argument 0 right",
 	   wrong, NX * NRES, calls, NX * NFUNCS);
@@ -248,9 +248,8 @@ int main(void)
 	gpr_nest = 0;
 	dynftrace_get_stats(&st1);
 	calls = gpr_calls - c0;
-	ok(wrong == 0 && calls == (unsigned long)NX * NFUNCS &&
-		   gpr_nested_calls - nest0 == calls &&
-		   st1.recursion_miss - st0.recursion_miss == calls,
+	ok(wrong == 0 && calls == (unsigned long)NX * NFUNCS && gpr_nested_calls - nest0 == calls &&
+	       st1.recursion_miss - st0.recursion_miss == calls,
 	   "a traced call from the callback: skipped by the guard (%lu of %lu), results identical "
 	   "(%d differ)",
 	   st1.recursion_miss - st0.recursion_miss, calls, wrong);

@@ -46,8 +46,8 @@ static void cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *op,
 
 static int old_api_ok;
 static struct rt_snap snap;
-static int old_cb(unsigned long ip, const char *func, const char *object, int enabled,
-		  int refcount, void *data)
+static int old_cb(unsigned long ip, const char *func, const char *object, int enabled, int refcount,
+		  void *data)
 {
 	(void)object, (void)data;
 	for (int i = 0; func && i < NFUNC; i++)
@@ -76,12 +76,14 @@ static int check(const char *when, const int *reg, unsigned mask)
 		else if (s->ip != fn && s->ip != fn + 4)
 			snprintf(why, sizeof(why), "ip %#lx, function at %#lx", s->ip, fn);
 		else if (s->st != want)
-			snprintf(why, sizeof(why), "route %s, want %s", st_name[s->st], st_name[want]);
+			snprintf(why, sizeof(why), "route %s, want %s", st_name[s->st],
+				 st_name[want]);
 		else if (s->refcount != ref || s->enabled != (ref > 0))
 			snprintf(why, sizeof(why), "refcount %d enabled %d, want %d", s->refcount,
 				 s->enabled, ref);
 		else if (s->ops != owner)
-			snprintf(why, sizeof(why), "ops %p, want %p", (void *)s->ops, (void *)owner);
+			snprintf(why, sizeof(why), "ops %p, want %p", (void *)s->ops,
+				 (void *)owner);
 		else if (s->literal != (RT_IS_CO(i) ? fn - 8 : 0))
 			snprintf(why, sizeof(why), "literal at %#lx, want %#lx", s->literal,
 				 RT_IS_CO(i) ? fn - 8 : 0);
@@ -94,13 +96,14 @@ static int check(const char *when, const int *reg, unsigned mask)
 				 s->enabled ? "a call of" : "a NOP", s->target);
 		else if (s->enabled) {
 			unsigned long *t = s->st == ST_CALLOPS ? &callops
-					   : s->st == ST_TRAMP	   ? &stub[(long)owner->private]
-								   : &common;
+					   : s->st == ST_TRAMP ? &stub[(long)owner->private]
+							       : &common;
 			if (!*t)
 				*t = s->target;
 			else if (*t != s->target)
-				snprintf(why, sizeof(why), "target %#lx, another site of the route %#lx",
-					 s->target, *t);
+				snprintf(why, sizeof(why),
+					 "target %#lx, another site of the route %#lx", s->target,
+					 *t);
 		}
 		if (why[0]) {
 			bad++;
@@ -112,7 +115,8 @@ static int check(const char *when, const int *reg, unsigned mask)
 			if (stub[o] && ((o != p && stub[o] == stub[p]) || stub[o] == common ||
 					stub[o] == callops)) {
 				bad++;
-				diag("%s: ops %d's stub %#lx is another route's target", when, o, stub[o]);
+				diag("%s: ops %d's stub %#lx is another route's target", when, o,
+				     stub[o]);
 			}
 	old_api_ok = 1;
 	dynftrace_for_each_site(old_cb, NULL);
@@ -132,8 +136,8 @@ static int check(const char *when, const int *reg, unsigned mask)
 			unsigned long want = reg[o] && !fnmatch(glob_of[o], rt_name[i], 0);
 			if (counts[o][i] != want) {
 				bad++;
-				diag("%s: %s: ops %d called %lu times, want %lu", when, rt_name[i], o,
-				     counts[o][i], want);
+				diag("%s: %s: ops %d called %lu times, want %lu", when, rt_name[i],
+				     o, counts[o][i], want);
 			}
 		}
 	return bad;
@@ -196,7 +200,8 @@ int main(int argc, char **argv)
 		errors += dynftrace_set_routes(m) != 0;
 		bad = check(when, reg, m);
 		ok(!bad && !errors,
-		   "%s: route, refcount, ops, literal, target and callbacks of every site (%d wrong)",
+		   "%s: route, refcount, ops, literal, target and callbacks of every site (%d "
+		   "wrong)",
 		   when, bad);
 	}
 	/* B leaves: f1 belongs to C alone; with CALL_OPS its literal now
@@ -217,8 +222,8 @@ int main(int argc, char **argv)
 		errors += dynftrace_register_ops(&ops[2]) != 0;
 		reg[1] = reg[2] = 1;
 	}
-	ok(!bad2 && !errors, "as ops leave, shared sites go to the one left, then to NOPs (%d wrong)",
-	   bad2);
+	ok(!bad2 && !errors,
+	   "as ops leave, shared sites go to the one left, then to NOPs (%d wrong)", bad2);
 	for (int o = 0; o < NOPS; o++) {
 		errors += dynftrace_unregister_ops(&ops[o]) != 0;
 		reg[o] = 0;
@@ -228,7 +233,7 @@ int main(int argc, char **argv)
 	struct dynftrace_stats st;
 	dynftrace_get_stats(&st);
 	ok(!bad && !errors && !st.killed,
-	   "all unregistered: NOPs, literals 0; no API error, not killed (%d wrong, %d errors)", bad,
-	   errors);
+	   "all unregistered: NOPs, literals 0; no API error, not killed (%d wrong, %d errors)",
+	   bad, errors);
 	return tap_done();
 }

@@ -46,8 +46,8 @@ enum { NWORK = 2, NOPS = 4, OPS_GPR = 2, OPS_K = 3, BURST = 300 };
 static struct dynftrace_ops ops[NOPS];
 static const char *const ops_name[NOPS] = {"A", "B", "C", "K"};
 static const char *const pool[] = {
-	"*_f0",	  "*_f[01]", "*_f[12]", "*_f[0-3]", "*_f3",	"co_f*",
-	"tr_f*", "*_f[02]", "*_keep",  "*_[fk][1e]*", "*_f[13]", "co_[fk]*",
+    "*_f0",  "*_f[01]", "*_f[12]", "*_f[0-3]",	  "*_f3",    "co_f*",
+    "tr_f*", "*_f[02]", "*_keep",  "*_[fk][1e]*", "*_f[13]", "co_[fk]*",
 };
 #define NPOOL ((int)(sizeof(pool) / sizeof(pool[0])))
 
@@ -156,10 +156,11 @@ static void check_model(int step)
 		if (why) {
 			bad++;
 			if (mismatches + bad <= 5)
-				diag("step %d: %s: %s is wrong: route %s (want %s), ref %d (want %d), "
+				diag("step %d: %s: %s is wrong: route %s (want %s), ref %d (want "
+				     "%d), "
 				     "ops %p (want %p), literal %#lx",
-				     step, rt_name[i], why, st_name[s->st], st_name[want], s->refcount,
-				     ref, (void *)s->ops, (void *)owner, s->lit_val);
+				     step, rt_name[i], why, st_name[s->st], st_name[want],
+				     s->refcount, ref, (void *)s->ops, (void *)owner, s->lit_val);
 		}
 	}
 	/* Distinct routes never share a target; distinct ops never share a stub;
@@ -179,8 +180,8 @@ static void check_model(int step)
 		body[g] = b;
 	}
 	for (int o = 0; o < NOPS; o++) {
-		if (tramp_of[o] &&
-		    (tramp_of[o] == common || tramp_of[o] == callops[0] || tramp_of[o] == callops[1]))
+		if (tramp_of[o] && (tramp_of[o] == common || tramp_of[o] == callops[0] ||
+				    tramp_of[o] == callops[1]))
 			bad++;
 		for (int p = o + 1; p < NOPS; p++)
 			if (tramp_of[o] && tramp_of[o] == tramp_of[p])
@@ -268,12 +269,14 @@ static void quiet_window(int step)
 			int ref;
 			rt_model(i, opp, reg, glob_of, NOPS, mask, &owner, &ref);
 			int wants = reg[o] && (!glob_of[o] || !fnmatch(glob_of[o], rt_name[i], 0));
-			unsigned long got = __atomic_load_n(&counts[o][i], __ATOMIC_RELAXED) - before[o][i];
+			unsigned long got =
+			    __atomic_load_n(&counts[o][i], __ATOMIC_RELAXED) - before[o][i];
 			unsigned long exp = wants ? (unsigned long)NWORK * BURST : 0;
 			if (got != exp) {
 				bad++;
 				if (window_bad + bad <= 5)
-					diag("step %d, quiet window: ops %s got %lu callbacks for %s, "
+					diag("step %d, quiet window: ops %s got %lu callbacks for "
+					     "%s, "
 					     "want %lu (route %s, mask %u)",
 					     step, ops_name[o], got, rt_name[i], exp,
 					     st_name[cur.s[i].st], mask);
@@ -325,7 +328,8 @@ int main(void)
 			layout = 0;
 	if (!ok(layout, "every function has one site; co_* have a CALL_OPS literal, tr_* none")) {
 		for (int i = 0; i < NFUNC; i++)
-			diag("%s: %d sites, literal %#lx", rt_name[i], sn.s[i].found, sn.s[i].literal);
+			diag("%s: %d sites, literal %#lx", rt_name[i], sn.s[i].found,
+			     sn.s[i].literal);
 		return 1;
 	}
 
@@ -358,7 +362,8 @@ int main(void)
 	for (step = 1; step <= max_steps; step++) {
 		int r = rand() % 10, o = rand() % 3, err = 0;
 		if (r < 4) {
-			err = reg[o] ? dynftrace_unregister_ops(&ops[o]) : dynftrace_register_ops(&ops[o]);
+			err = reg[o] ? dynftrace_unregister_ops(&ops[o])
+				     : dynftrace_register_ops(&ops[o]);
 			reg[o] = !reg[o];
 			nreg++;
 		} else if (r < 7) {
@@ -428,8 +433,9 @@ int main(void)
 	   "target (%d mismatches, %lu unknown routes)",
 	   mismatches, other);
 	int miss = missing_pairs(1);
-	ok(miss == 0, "every site went through every possible ordered pair of {nop, list, "
-		      "tramp/ops, call_ops} (%d pairs missing)",
+	ok(miss == 0,
+	   "every site went through every possible ordered pair of {nop, list, "
+	   "tramp/ops, call_ops} (%d pairs missing)",
 	   miss);
 	ok(windows > 0 && window_bad == 0,
 	   "callback counts exact per ops and function in %d quiet windows (%d wrong)", windows,

@@ -13,7 +13,8 @@ static int print_site(unsigned long ip, const char *fn, const char *obj, int en,
 {
 	Dl_info info;
 	unsigned long link = ip;
-	(void)en; (void)ref;
+	(void)en;
+	(void)ref;
 	if (dladdr((void *)ip, &info) && info.dli_fbase &&
 	    ((const Elf64_Ehdr *)info.dli_fbase)->e_type == ET_DYN)
 		link = ip - (unsigned long)info.dli_fbase;

@@ -58,7 +58,8 @@ static void *conn_main(void *arg)
 {
 	long id = (long)arg;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int one = 1;
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
@@ -84,7 +85,8 @@ static void *conn_main(void *arg)
 			seqs[i] = (unsigned long)(first + i);
 			make_key(seqs[i], key, &kl);
 			want[i] = soak_reference(key, kl);
-			rl += (size_t)snprintf(req + rl, sizeof(req) - rl, "GET %lu %s\n", seqs[i], key);
+			rl += (size_t)snprintf(req + rl, sizeof(req) - rl, "GET %lu %s\n", seqs[i],
+					       key);
 		}
 		size_t off = 0;
 		while (off < rl) {
@@ -112,7 +114,8 @@ static void *conn_main(void *arg)
 		for (int i = 0; i < nb; i++) {
 			unsigned long s;
 			unsigned long long v;
-			if (sscanf(p, "VAL %lu %llx", &s, &v) != 2 || s != seqs[i] || v != want[i]) {
+			if (sscanf(p, "VAL %lu %llx", &s, &v) != 2 || s != seqs[i] ||
+			    v != want[i]) {
 				if (__atomic_fetch_add(&wrong, 1, __ATOMIC_RELAXED) < 5)
 					fprintf(stderr, "wrong answer to %lu: %.60s\n", seqs[i], p);
 			} else {
@@ -141,13 +144,24 @@ int main(int argc, char **argv)
 	int conns = 4, opt;
 	while ((opt = getopt(argc, argv, "p:c:n:t:b:")) != -1) {
 		switch (opt) {
-		case 'p': port = atoi(optarg); break;
-		case 'c': conns = atoi(optarg); break;
-		case 'n': total = atol(optarg); break;
-		case 't': seconds = atof(optarg); break;
-		case 'b': batch = atoi(optarg); break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 'c':
+			conns = atoi(optarg);
+			break;
+		case 'n':
+			total = atol(optarg);
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		case 'b':
+			batch = atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: client -p PORT [-c CONNS] [-n TOTAL] [-t SECONDS] [-b BATCH]\n");
+			fprintf(stderr, "usage: client -p PORT [-c CONNS] [-n TOTAL] [-t SECONDS] "
+					"[-b BATCH]\n");
 			return 2;
 		}
 	}

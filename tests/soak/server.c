@@ -68,7 +68,8 @@ NOINLINE int parse_request(char *line, unsigned long *seq, char **key, size_t *l
 	if (*len == 0 || *len > 64)
 		return -1;
 	for (size_t i = 0; i < *len; i++)
-		if (!((*key)[i] >= 'a' && (*key)[i] <= 'z') && !((*key)[i] >= '0' && (*key)[i] <= '9'))
+		if (!((*key)[i] >= 'a' && (*key)[i] <= 'z') &&
+		    !((*key)[i] >= '0' && (*key)[i] <= '9'))
 			return -1;
 	return 0;
 }

@@ -403,8 +403,8 @@ int main(int argc, char **argv)
 	   api_mismatch);
 	/* Random windows may all find filters that select nothing the workers
 	 * run; the last one (ops 0 traces everything) must trace. */
-	ok(last_window_traced,
-	   "%lu of %lu windows traced something, the last one included", windows_traced, windows);
+	ok(last_window_traced, "%lu of %lu windows traced something, the last one included",
+	   windows_traced, windows);
 	ok(window_bad == 0,
 	   "every window: exactly one callback per call per ops for selected functions, "
 	   "none for others (%lu bad windows)",

@@ -6,9 +6,21 @@
 
 #define NOINLINE __attribute__((noinline))
 static volatile int sink;
-NOINLINE int leaf_a(int x) { sink += x; return x + 1; }
-NOINLINE int leaf_b(int x) { sink += x; return x + 2; }
-NOINLINE int other_c(int x) { sink += x; return x + 3; }
+NOINLINE int leaf_a(int x)
+{
+	sink += x;
+	return x + 1;
+}
+NOINLINE int leaf_b(int x)
+{
+	sink += x;
+	return x + 2;
+}
+NOINLINE int other_c(int x)
+{
+	sink += x;
+	return x + 3;
+}
 NOINLINE double fp_args(double a, double b, long c, long d, long e, long f, long g, long h)
 {
 	return a * b + (double)(c + d + e + f + g + h);
@@ -16,16 +28,24 @@ NOINLINE double fp_args(double a, double b, long c, long d, long e, long f, long
 
 /* volatile: the compiler cannot see that traced calls run the callbacks */
 static volatile unsigned long hits[2], last_ip[2], last_arg0[2];
-static void cb0(unsigned long ip, unsigned long pip, struct dynftrace_ops *o, struct dynftrace_regs *r)
+static void cb0(unsigned long ip, unsigned long pip, struct dynftrace_ops *o,
+		struct dynftrace_regs *r)
 {
-	hits[0]++; last_ip[0] = ip; last_arg0[0] = dynftrace_regs_arg(r, 0);
-	(void)pip; (void)o;
+	hits[0]++;
+	last_ip[0] = ip;
+	last_arg0[0] = dynftrace_regs_arg(r, 0);
+	(void)pip;
+	(void)o;
 	leaf_b(0); /* recursion guard: must not call us again */
 }
-static void cb1(unsigned long ip, unsigned long pip, struct dynftrace_ops *o, struct dynftrace_regs *r)
+static void cb1(unsigned long ip, unsigned long pip, struct dynftrace_ops *o,
+		struct dynftrace_regs *r)
 {
-	hits[1]++; last_ip[1] = ip; last_arg0[1] = dynftrace_regs_arg(r, 0);
-	(void)pip; (void)o;
+	hits[1]++;
+	last_ip[1] = ip;
+	last_arg0[1] = dynftrace_regs_arg(r, 0);
+	(void)pip;
+	(void)o;
 }
 
 int main(void)
@@ -42,7 +62,9 @@ int main(void)
 	ok(dynftrace_set_filter(&a, "[abc", 0) == -EINVAL, "bad glob -> -EINVAL");
 	ok(dynftrace_register_ops(&a) == 0, "register a");
 	ok(dynftrace_register_ops(&a) == -EBUSY, "double register -> -EBUSY");
-	leaf_a(7); leaf_b(8); other_c(9);
+	leaf_a(7);
+	leaf_b(8);
+	other_c(9);
 	ok(hits[0] == 2, "a saw leaf_a and leaf_b only (%lu)", hits[0]);
 	ok(last_arg0[0] == 8, "arg0 seen (%lu)", last_arg0[0]);
 	ok(last_ip[0] >= (unsigned long)leaf_b && last_ip[0] < (unsigned long)leaf_b + 16,
@@ -51,13 +73,15 @@ int main(void)
 
 	ok(dynftrace_register_ops(&b) == 0, "register b (all functions)");
 	hits[0] = hits[1] = 0;
-	leaf_a(1); other_c(2);
+	leaf_a(1);
+	other_c(2);
 	ok(hits[0] == 1 && hits[1] == 2, "list: a=1 (%lu) b=2 (%lu)", hits[0], hits[1]);
 	ok(fp_args(1.5, 2.0, 1, 2, 3, 4, 5, 6) == 24.0, "fp and stack args survive the trampoline");
 
 	ok(dynftrace_set_notrace(&b, "other_*", 1) == 0, "b notrace other_*");
 	hits[1] = 0;
-	other_c(1); leaf_a(1);
+	other_c(1);
+	leaf_a(1);
 	ok(hits[1] == 1, "notrace honoured (%lu)", hits[1]);
 
 	ok(dynftrace_unregister_ops(&a) == 0, "unregister a");
@@ -67,8 +91,10 @@ int main(void)
 	ok(dynftrace_unregister_ops(&b) == 0, "unregister b");
 	ok(dynftrace_unregister_ops(&b) == -EINVAL, "double unregister -> -EINVAL");
 	dynftrace_get_stats(&st);
-	ok(st.sites_enabled == 0 && !st.killed, "all sites NOP again, not killed (%s)", st.kill_reason);
-	ok(st.syncs == 3 * st.batches, "3 syncs per batch (%lu syncs, %lu batches)", st.syncs, st.batches);
+	ok(st.sites_enabled == 0 && !st.killed, "all sites NOP again, not killed (%s)",
+	   st.kill_reason);
+	ok(st.syncs == 3 * st.batches, "3 syncs per batch (%lu syncs, %lu batches)", st.syncs,
+	   st.batches);
 	dynftrace_free_filter(&a);
 	dynftrace_free_filter(&b);
 	return tap_done();

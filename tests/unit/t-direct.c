@@ -35,7 +35,8 @@ NOINLINE double target_fp(double x, double y)
 	return x * y + 1.0;
 }
 
-static void cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o, struct dynftrace_regs *r)
+static void cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o,
+	       struct dynftrace_regs *r)
 {
 	(void)ip, (void)pip, (void)o, (void)r;
 	ops_hits++;
@@ -56,18 +57,20 @@ int main(void)
 	ok(dynftrace_set_filter(&d, "target_*", 1) == 0, "direct ops selects target_*");
 	ok(dynftrace_register_direct(&d, (unsigned long)direct_fn) == 0, "register direct");
 	ok(target_fn(1, 2, 3, 4, 5, 6) == 91, "traced function computes right");
-	ok(direct_hits == 1 && direct_arg0 == 1 && direct_arg5 == 6, "direct saw the call and its args (%lu %lu %lu)",
-	   direct_hits, direct_arg0, direct_arg5);
+	ok(direct_hits == 1 && direct_arg0 == 1 && direct_arg5 == 6,
+	   "direct saw the call and its args (%lu %lu %lu)", direct_hits, direct_arg0, direct_arg5);
 	ok(target_fp(2.0, 3.5) == 8.0 && direct_hits == 2, "fp args untouched, second hit");
 	dynftrace_for_each_site_info(show, &route);
 	ok(route && !strcmp(route, "direct"), "site info says direct (%s)", route ? route : "?");
 	dynftrace_set_filter(&d2, "target_fn", 1);
-	ok(dynftrace_register_direct(&d2, (unsigned long)direct_fn) == -EBUSY, "one direct call per site");
+	ok(dynftrace_register_direct(&d2, (unsigned long)direct_fn) == -EBUSY,
+	   "one direct call per site");
 	ok(dynftrace_set_filter(&other, "target_*", 1) == 0 && dynftrace_register_ops(&other) == 0,
 	   "another ops registers");
 	ops_hits = 0;
 	sink = target_fn(1, 1, 1, 1, 1, 1);
-	ok(ops_hits == 0 && direct_hits == 3, "a direct site is exclusive (%lu %lu)", ops_hits, direct_hits);
+	ok(ops_hits == 0 && direct_hits == 3, "a direct site is exclusive (%lu %lu)", ops_hits,
+	   direct_hits);
 	ok(dynftrace_unregister_ops(&d) == 0, "unregister direct");
 	sink = target_fn(1, 1, 1, 1, 1, 1);
 	ok(direct_hits == 3 && ops_hits == 1, "direct gone, the other ops sees the site again");
@@ -75,10 +78,10 @@ int main(void)
 	dynftrace_free_filter(&other);
 
 	/* A far target: a copy of the function far from the code. */
-	uint8_t far_code[] = {0x50,                                     /* push %rax */
-			      0x48, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0,       /* movabs $hits,%rax */
-			      0xf0, 0x48, 0xff, 0x00,                   /* lock incq (%rax) */
-			      0x58, 0xc3};                              /* pop %rax; ret */
+	uint8_t far_code[] = {0x50,					/* push %rax */
+			      0x48, 0xb8, 0,	0,    0, 0, 0, 0, 0, 0, /* movabs $hits,%rax */
+			      0xf0, 0x48, 0xff, 0x00,			/* lock incq (%rax) */
+			      0x58, 0xc3};				/* pop %rax; ret */
 	volatile unsigned long *hp = &direct_hits;
 	memcpy(far_code + 3, &hp, 8);
 	void *far = mmap((void *)0x100000000000UL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,

@@ -9,19 +9,33 @@
 
 #define NOINLINE __attribute__((noinline))
 static volatile int sink;
-NOINLINE int good_fn(int x) { sink += x; return x + 1; }
-NOINLINE int victim_fn(int x) { sink += x; return x + 2; }
+NOINLINE int good_fn(int x)
+{
+	sink += x;
+	return x + 1;
+}
+NOINLINE int victim_fn(int x)
+{
+	sink += x;
+	return x + 2;
+}
 
 static volatile unsigned long hits;
-static void cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o, struct dynftrace_regs *r)
+static void cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o,
+	       struct dynftrace_regs *r)
 {
-	(void)ip; (void)pip; (void)o; (void)r;
+	(void)ip;
+	(void)pip;
+	(void)o;
+	(void)r;
 	hits++;
 }
 
 static int find_site(unsigned long ip, const char *fn, const char *obj, int en, int ref, void *data)
 {
-	(void)obj; (void)en; (void)ref;
+	(void)obj;
+	(void)en;
+	(void)ref;
 	if (fn && !strcmp(fn, "victim_fn")) {
 		*(unsigned long *)data = ip;
 		return 1;
@@ -65,6 +79,7 @@ int main(void)
 	ok(hits == 0 && victim_fn(1) == 3, "nothing traced, code still runs");
 	ok(dynftrace_register_ops(&b) == -ENODEV, "API answers -ENODEV after the kill");
 	ok(dynftrace_unregister_ops(&a) == 0 && dynftrace_free_filter(&a) == 0 &&
-	   dynftrace_free_filter(&b) == 0, "ops can still be unregistered and released");
+	       dynftrace_free_filter(&b) == 0,
+	   "ops can still be unregistered and released");
 	return tap_done();
 }

@@ -113,7 +113,8 @@ int main(void)
 			cb_calls = inner_calls = 0;
 			seen_ip = 0;
 			seen_site = f.ip;
-			double (*volatile fn)(long, long, long, long, long, long, double, double) = rt_args;
+			double (*volatile fn)(long, long, long, long, long, long, double, double) =
+			    rt_args;
 			double r = fn(1, 2, 3, 4, 5, 6, 1.5, 4.0);
 			rt_caller_mark();
 			dynftrace_get_stats(&st1);
@@ -121,19 +122,20 @@ int main(void)
 			for (int i = 0; i < 6; i++)
 				args_ok &= seen_args[i] == (unsigned long)i + 1;
 			ok(!err && f.route && !strcmp(f.route, want) && cb_calls == 1 &&
-				   seen_ops == &ops && seen_ip == f.ip,
+			       seen_ops == &ops && seen_ip == f.ip,
 			   "%s, mask %u: route %s (want %s), callback once (%lu) with its ops and "
 			   "the site's ip",
 			   two ? "two ops" : "one ops", masks[m], f.route ? f.route : "?", want,
 			   cb_calls);
-			ok(args_ok && r == 91.0 + 6.0, "%s, mask %u: regs give the 6 arguments; "
+			ok(args_ok && r == 91.0 + 6.0,
+			   "%s, mask %u: regs give the 6 arguments; "
 			   "the function got them and its doubles (%g)",
 			   two ? "two ops" : "one ops", masks[m], r);
 			ok(seen_parent >= caller_lo && seen_parent < caller_hi,
 			   "%s, mask %u: parent_ip %#lx is in main()", two ? "two ops" : "one ops",
 			   masks[m], seen_parent);
 			ok(inner_calls == 1 && st1.recursion_miss == st0.recursion_miss + 1 &&
-				   deadlk_routes && deadlk_info,
+			       deadlk_routes && deadlk_info,
 			   "%s, mask %u: inner traced call ran untraced; API calls from the "
 			   "callback give -EDEADLK",
 			   two ? "two ops" : "one ops", masks[m]);

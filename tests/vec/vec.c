@@ -24,8 +24,8 @@
 #include "vec_funcs.h"
 #include "../unit/tap.h"
 
-static __m256d r4(__m256d a, __m256d b, __m256d c, __m256d d, __m256d e, __m256d f,
-		  __m256d g, __m256d h)
+static __m256d r4(__m256d a, __m256d b, __m256d c, __m256d d, __m256d e, __m256d f, __m256d g,
+		  __m256d h)
 {
 	__m256d r = _mm256_add_pd(a, _mm256_mul_pd(b, _mm256_set1_pd(2)));
 	r = _mm256_add_pd(r, _mm256_mul_pd(c, _mm256_set1_pd(3)));
@@ -37,8 +37,8 @@ static __m256d r4(__m256d a, __m256d b, __m256d c, __m256d d, __m256d e, __m256d
 }
 
 #ifdef __AVX512F__
-static __m512d r8(__m512d a, __m512d b, __m512d c, __m512d d, __m512d e, __m512d f,
-		  __m512d g, __m512d h)
+static __m512d r8(__m512d a, __m512d b, __m512d c, __m512d d, __m512d e, __m512d f, __m512d g,
+		  __m512d h)
 {
 	__m512d r = _mm512_add_pd(a, _mm512_mul_pd(b, _mm512_set1_pd(2)));
 	r = _mm512_add_pd(r, _mm512_mul_pd(c, _mm512_set1_pd(3)));
@@ -115,10 +115,10 @@ static void libc_cb(unsigned long ip, unsigned long pip, struct dynftrace_ops *o
 
 #ifdef __AVX512F__
 #define NFUNCS 4
-#define WHAT "ymm and zmm"
+#define WHAT   "ymm and zmm"
 #else
 #define NFUNCS 2
-#define WHAT "ymm"
+#define WHAT   "ymm"
 #endif
 
 int main(int argc, char **argv)
@@ -133,9 +133,9 @@ int main(int argc, char **argv)
 		unsigned mask;
 		const char *route;
 	} r[] = {
-		{DYNFTRACE_ROUTE_LIST, "list"},
-		{DYNFTRACE_ROUTE_TRAMP, "tramp"},
-		{DYNFTRACE_ROUTE_CALL_OPS, "call_ops"},
+	    {DYNFTRACE_ROUTE_LIST, "list"},
+	    {DYNFTRACE_ROUTE_TRAMP, "tramp"},
+	    {DYNFTRACE_ROUTE_CALL_OPS, "call_ops"},
 	};
 	tap_plan(4);
 	ok(compare(ROUNDS) == 0, "untraced: results equal the reference");

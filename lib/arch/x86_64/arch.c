@@ -27,7 +27,7 @@
  */
 enum { SYNC_MB_CORE, SYNC_MB, SYNC_MPROTECT };
 static int sync_mode = -1; /* set once by arch_sync_init, then read-only */
-static void *sync_page;    /* for the mprotect fallback */
+static void *sync_page;	   /* for the mprotect fallback */
 
 static int membarrier(int cmd, unsigned int flags)
 {

@@ -6,11 +6,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#define INSN_SIZE 5   /* every patchable instruction: call/jmp rel32, nop5 */
+#define INSN_SIZE 5 /* every patchable instruction: call/jmp rel32, nop5 */
 #define INSN_INT3 0xcc
 #define INSN_CALL 0xe8
-#define INSN_JMP 0xe9
-#define INSN_RET 0xc3
+#define INSN_JMP  0xe9
+#define INSN_RET  0xc3
 
 /* The canonical 5-byte NOP every site becomes. */
 static const uint8_t insn_nop5[INSN_SIZE] = {0x0f, 0x1f, 0x44, 0x00, 0x00};

@@ -4,20 +4,20 @@
 #define DYNFTRACE_ARCH_REGS_H
 
 /* Offsets used by tramp.S; checked against the struct by _Static_assert. */
-#define REGS_RDI 0
-#define REGS_RSI 8
-#define REGS_RDX 16
-#define REGS_RCX 24
-#define REGS_R8 32
-#define REGS_R9 40
-#define REGS_RAX 48
-#define REGS_R10 56
-#define REGS_R11 64
-#define REGS_RBP 72
-#define REGS_SP 80  /* rsp at the traced function's entry: &return address */
-#define REGS_IP 88  /* site address */
-#define REGS_RET 96 /* rax, rdx on return (graph tracer) */
-#define REGS_XMM 112
+#define REGS_RDI  0
+#define REGS_RSI  8
+#define REGS_RDX  16
+#define REGS_RCX  24
+#define REGS_R8	  32
+#define REGS_R9	  40
+#define REGS_RAX  48
+#define REGS_R10  56
+#define REGS_R11  64
+#define REGS_RBP  72
+#define REGS_SP	  80 /* rsp at the traced function's entry: &return address */
+#define REGS_IP	  88 /* site address */
+#define REGS_RET  96 /* rax, rdx on return (graph tracer) */
+#define REGS_XMM  112
 #define REGS_SIZE 240
 /* The light bodies' frame: REGS_SIZE + 8 keeps %rsp 16-byte aligned at the
  * C call (the 8 bytes hold &dft_self). */
@@ -26,69 +26,69 @@
  * argument registers, when the CPU has them (tramp.S, SAVE_VEC_UPPER):
  * bits 128-255 of ymm0-7 (8 x 16 bytes), then bits 256-511 of zmm0-7
  * (8 x 32 bytes). */
-#define VEC_UP 248
-#define VEC_UP_ZMM (VEC_UP + 8 * 16)
+#define VEC_UP	    248
+#define VEC_UP_ZMM  (VEC_UP + 8 * 16)
 #define TRAMP_FRAME (VEC_UP_ZMM + 8 * 32) /* 632: 8 mod 16, as LIGHT_FRAME */
 /* arch_vec_kind(): what SAVE_VEC_UPPER saves */
-#define VEC_SSE 0    /* xmm only */
-#define VEC_AVX 1    /* and the ymm upper halves */
+#define VEC_SSE	   0 /* xmm only */
+#define VEC_AVX	   1 /* and the ymm upper halves */
 #define VEC_AVX512 2 /* and the zmm upper halves */
 
 /* struct dft_thread (internal.h) fields used by the light per-ops body
  * (tramp.S), as offsets from dft_self; checked in ops.c. It reads and
  * writes them as two quadwords (same-size stores forward to the loads of
  * the next call): recursion and rcu_nest, then api_depth and state. */
-#define THR_RECURSION 0 /* rcu_nest at 4 */
-#define THR_API_DEPTH 8 /* state at 12 */
-#define THR_RCU_CTR 16
-#define THR_CALLBACK 0x100000001 /* recursion 1, rcu_nest 1 */
-#define THR_IDLE 0x100000000 /* api_depth 0, state THREAD_REGISTERED */
-#define DYNFTRACE_OPS_FL_GPR_ONLY_ASM 1 /* in the low byte of ops->flags */
-#define THREAD_REGISTERED_ASM 1
+#define THR_RECURSION		      0 /* rcu_nest at 4 */
+#define THR_API_DEPTH		      8 /* state at 12 */
+#define THR_RCU_CTR		      16
+#define THR_CALLBACK		      0x100000001 /* recursion 1, rcu_nest 1 */
+#define THR_IDLE		      0x100000000 /* api_depth 0, state THREAD_REGISTERED */
+#define DYNFTRACE_OPS_FL_GPR_ONLY_ASM 1		  /* in the low byte of ops->flags */
+#define THREAD_REGISTERED_ASM	      1
 
 /* What the graph shortcut's exit (tramp.S: dft_graph_exit) reads and
  * writes; checked in graph_fast.c. struct fg_thread and shadow_ent
  * (trace_int.h): */
-#define FG_DEPTH 0
+#define FG_DEPTH	 0
 #define FG_NOTRACE_DEPTH 8
-#define FG_ENT 64
-#define SE_SIZE 48
-#define SE_SLOT 0
-#define SE_ORIG 8
-#define SE_HOOK 16
-#define SE_TS 24
-#define SE_CHILD_NS 32
-#define SE_ID 40
-#define SE_HOOKED 44 /* then kind, fl, epoch: one byte each */
-#define SE_KIND 45
-#define SHADOW_MAX_ASM 4096
-#define TR_GRAPH_ASM 2
-#define SE_RING_ASM 1
-#define THUNK_HOOK_ASM 7
+#define FG_ENT		 64
+#define SE_SIZE		 48
+#define SE_SLOT		 0
+#define SE_ORIG		 8
+#define SE_HOOK		 16
+#define SE_TS		 24
+#define SE_CHILD_NS	 32
+#define SE_ID		 40
+#define SE_HOOKED	 44 /* then kind, fl, epoch: one byte each */
+#define SE_KIND		 45
+#define SHADOW_MAX_ASM	 4096
+#define TR_GRAPH_ASM	 2
+#define SE_RING_ASM	 1
+#define THUNK_HOOK_ASM	 7
 /* struct trace_cfg (trace_int.h): kind at 0 */
-#define CFG_MAX_DEPTH 4164
+#define CFG_MAX_DEPTH	4164
 #define CFG_TIME_FILTER 4168
 /* struct ring_buf (ring_fast.h): */
-#define RB_OFFSET 0
-#define RB_LAST_TS 8
-#define RB_DATA 16
-#define RB_COMMIT 24
-#define RB_BUF_MASK 32
-#define RB_PAGE_SIZE 40
-#define RB_PAGE_SHIFT 44
-#define RB_NEST 48
-#define RB_STOP 52
-#define RING_NEST_MAX_ASM 8
-#define RING_TS_WRAP_ASM 8192
+#define RB_OFFSET	     0
+#define RB_LAST_TS	     8
+#define RB_DATA		     16
+#define RB_COMMIT	     24
+#define RB_BUF_MASK	     32
+#define RB_PAGE_SIZE	     40
+#define RB_PAGE_SHIFT	     44
+#define RB_NEST		     48
+#define RB_STOP		     52
+#define RING_NEST_MAX_ASM    8
+#define RING_TS_WRAP_ASM     8192
 #define RING_COMPACT_HDR_ASM 2
-#define RING_EV_ENTRY_ASM 0
-#define RING_EV_EXIT_ASM 1
+#define RING_EV_ENTRY_ASM    0
+#define RING_EV_EXIT_ASM     1
 /* struct clk_params (ring_fast.h), clk_mode: */
 #define CLK_BASE_TSC 0
-#define CLK_BASE_NS 8
-#define CLK_MULT 16
-#define CLK_P_SIZE 24
-#define CLK_TSC_ASM 1
+#define CLK_BASE_NS  8
+#define CLK_MULT     16
+#define CLK_P_SIZE   24
+#define CLK_TSC_ASM  1
 
 #ifndef __ASSEMBLER__
 struct dynftrace_regs {

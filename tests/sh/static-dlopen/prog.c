@@ -108,12 +108,12 @@ int main(int argc, char **argv)
 		}
 		dynftrace_static_get_stats(&st);
 		CHECK(st.jump_tables == st0.jump_tables + 1 && st.calls == st0.calls + 2 &&
-			      st.tracepoints == st0.tracepoints + 1,
+			  st.tracepoints == st0.tracepoints + 1,
 		      "library's tables registered");
 		CHECK(dlclose(h) == 0, "dlclose");
 		dynftrace_static_get_stats(&st);
 		CHECK(st.jump_tables == st0.jump_tables && st.calls == st0.calls &&
-			      st.tracepoints == st0.tracepoints && st.call_sites == st0.call_sites,
+			  st.tracepoints == st0.tracepoints && st.call_sites == st0.call_sites,
 		      "library's tables unregistered at dlclose");
 		CHECK(dynftrace_tracepoint_find("lib_tp") == NULL, "tracepoint gone");
 	}
@@ -128,7 +128,8 @@ int main(int argc, char **argv)
 	printf("%s 4 - tables unregistered at dlclose\n", failures ? "not ok" : "ok");
 	printf("%s 5 - %d checks, %d failed\n", failures ? "not ok" : "ok", checks, failures);
 	printf("ok 6 - a thread ran the program's branch meanwhile (%lu hits)\n", spins);
-	printf("%s 7 - %lu callback register/unregister cycles raced with dlopen/dlclose, %lu errors\n",
+	printf("%s 7 - %lu callback register/unregister cycles raced with dlopen/dlclose, %lu "
+	       "errors\n",
 	       churn && !churn_err ? "ok" : "not ok", churn, churn_err);
 	return failures != 0;
 }
