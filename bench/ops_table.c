@@ -85,13 +85,14 @@ NOINLINE unsigned long NAME(loop)(unsigned long n)
 	{                                                                                          \
 		return x ^ 0x##n##u;                                                               \
 	}
+/* clang-format cannot settle on a layout for these: */
+/* clang-format off */
 #define D16(h)                                                                                     \
-	D(h##0)                                                                                    \
-	D(h##1) D(h##2) D(h##3) D(h##4) D(h##5) D(h##6) D(h##7) D(h##8) D(h##9) D(h##a) D(h##b)    \
-	    D(h##c) D(h##d) D(h##e) D(h##f)
-D16(0)
-D16(1) D16(2) D16(3) D16(4) D16(5) D16(6) D16(7) D16(8) D16(9) D16(a) D16(b) D16(c) D16(d) D16(e)
-    D16(f)
+	D(h##0) D(h##1) D(h##2) D(h##3) D(h##4) D(h##5) D(h##6) D(h##7)                            \
+	D(h##8) D(h##9) D(h##a) D(h##b) D(h##c) D(h##d) D(h##e) D(h##f)
+D16(0) D16(1) D16(2) D16(3) D16(4) D16(5) D16(6) D16(7)
+D16(8) D16(9) D16(a) D16(b) D16(c) D16(d) D16(e) D16(f)
+/* clang-format on */
 #endif
 
 #else
