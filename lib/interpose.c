@@ -633,6 +633,29 @@ static const char *caller_runpath_lookup(const char *file, const void *caller, c
 	return file;
 }
 
+/*
+ * The unload barrier: code that uses memory of a loaded object from outside
+ * it (the control thread's events/ files use tracepoints, which live in
+ * their objects) holds dft_unload_lock for reading; dlclose holds it for
+ * writing across the unload, so an object cannot go away meanwhile.
+ *
+ * dlopen holds it for writing too, across the load and its rescan. Without
+ * that, another thread's dlopen could map the same file again, at the same
+ * address, between a dlclose's unmap and its rescan: the rescan would take
+ * the new copy for the old object and apply the old object's records
+ * (patched sites, thunks, filter addresses) to fresh code.
+ *
+ * A constructor's or destructor's own dlopen/dlclose (nested: unload_depth)
+ * does not take it again. Lock order:
+ * dft_unload_lock -> tp_lock -> patch_lock -> the loader's lock. A
+ * constructor or destructor that takes patch_lock (static keys, static
+ * calls) runs under the loader's lock, which is safe because the only
+ * holder of patch_lock that waits for the loader, dlclose, holds
+ * dft_unload_lock for writing, which excludes every other wrapped load.
+ */
+HIDDEN pthread_rwlock_t dft_unload_lock = PTHREAD_RWLOCK_INITIALIZER;
+static __thread int unload_depth __attribute__((tls_model("initial-exec")));
+
 PUBLIC void *dlopen(const char *file, int mode)
 {
 	static void *(*real)(const char *, int);
@@ -640,22 +663,23 @@ PUBLIC void *dlopen(const char *file, int mode)
 		real = (void *(*)(const char *, int))dft_real("dlopen");
 	char buf[PATH_MAX];
 	const char *f = caller_runpath_lookup(file, __builtin_return_address(0), buf, sizeof(buf));
+	/* Excludes dlclose (see the unload barrier below): an object unloaded
+	 * by another thread's dlclose is forgotten before this load may put a
+	 * new copy at its address. */
+	int outer = unload_depth++ == 0;
+	if (outer)
+		pthread_rwlock_wrlock(&dft_unload_lock);
 	void *h = real(f, mode);
-	if (h && file)
+	if (h && file) {
+		int e = errno;
 		sites_rescan();
+		errno = e;
+	}
+	if (outer)
+		pthread_rwlock_unlock(&dft_unload_lock);
+	unload_depth--;
 	return h;
 }
-
-/*
- * The unload barrier: code that uses memory of a loaded object from outside
- * it (the control thread's events/ files use tracepoints, which live in
- * their objects) holds dft_unload_lock for reading; dlclose holds it for
- * writing across the unload, so an object cannot go away meanwhile. A
- * destructor's own dlclose (nested) does not take it again. Lock order:
- * dft_unload_lock -> tp_lock -> patch_lock.
- */
-HIDDEN pthread_rwlock_t dft_unload_lock = PTHREAD_RWLOCK_INITIALIZER;
-static __thread int unload_depth __attribute__((tls_model("initial-exec")));
 
 /* fork (init.c): no unload in flight while the address space is copied. */
 HIDDEN int dft_unload_fork_prepare(void)

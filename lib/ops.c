@@ -57,10 +57,17 @@ struct glob_op {
 	int notrace;
 };
 
-/* Immutable once published in ops->filter. */
+/* Immutable once published in ops->filter.
+ *
+ * `selective` records whether the filter set selected functions when the
+ * user last changed it. An object's unload removes its addresses from the
+ * set; if that empties it, the ops must want nothing, not every function:
+ * removing an object's addresses may change what a filter wants inside
+ * that object only (see "Objects and filters" below). */
 struct ops_filter {
-	struct addr_set filter; /* empty: every function */
+	struct addr_set filter; /* empty and !selective: every function */
 	struct addr_set notrace;
+	int selective;	     /* the filter set selects (empty: nothing) */
 	struct glob_op *log; /* replayed for objects loaded later */
 	size_t nlog;
 	unsigned long gen; /* sites_gen the sets were computed at */
@@ -137,7 +144,7 @@ static int filter_wants(const struct ops_filter *f, uintptr_t ip)
 {
 	if (!f)
 		return 1;
-	if (f->filter.n && !set_has(&f->filter, ip))
+	if ((f->filter.n || f->selective) && !set_has(&f->filter, ip))
 		return 0;
 	return !(f->notrace.n && set_has(&f->notrace, ip));
 }
@@ -238,6 +245,7 @@ static struct ops_filter *filter_clone(const struct ops_filter *f)
 		return n;
 	n->filter.n = f->filter.n;
 	n->notrace.n = f->notrace.n;
+	n->selective = f->selective;
 	n->gen = f->gen;
 	n->filter.a = malloc((f->filter.n + 1) * sizeof(uintptr_t));
 	n->notrace.a = malloc((f->notrace.n + 1) * sizeof(uintptr_t));
@@ -780,9 +788,14 @@ int dynftrace_register_ops(struct dynftrace_ops *ops)
 		}
 		nf->log = f->log;
 		nf->nlog = f->nlog;
+		nf->selective = f->selective;
 		f->log = NULL;
 		f->nlog = 0;
 		if (filter_replay(nf, 0, 0)) {
+			f->log = nf->log; /* keep the history for a retry */
+			f->nlog = nf->nlog;
+			nf->log = NULL;
+			nf->nlog = 0;
 			filter_free(nf);
 			err = -ENOMEM;
 			goto out;
@@ -986,20 +999,32 @@ static int set_glob(struct dynftrace_ops *ops, const char *glob, int reset, int 
 	if (old && old->gen != sites_gen && old->nlog) {
 		/* recompute from the log over today's sites */
 		struct ops_filter *fresh = calloc(1, sizeof(*fresh));
-		if (fresh) {
-			fresh->log = nf->log;
-			fresh->nlog = nf->nlog;
-			nf->log = NULL;
-			nf->nlog = 0;
+		if (!fresh) {
+			/* the clone may name addresses of unloaded objects: never
+			 * use it */
 			filter_free(nf);
-			nf = fresh;
-			if (filter_replay(nf, 0, 0)) {
-				filter_free(nf);
-				err = -ENOMEM;
-				goto out;
-			}
+			err = -ENOMEM;
+			goto out;
+		}
+		fresh->log = nf->log;
+		fresh->nlog = nf->nlog;
+		fresh->selective = nf->selective;
+		fresh->gen = sites_gen;
+		nf->log = NULL;
+		nf->nlog = 0;
+		filter_free(nf);
+		nf = fresh;
+		if (filter_replay(nf, 0, 0)) {
+			filter_free(nf);
+			err = -ENOMEM;
+			goto out;
 		}
 	}
+	/* A change of the filter set decides anew whether it selects (an
+	 * emptied set means every function, as in the kernel); a change of
+	 * notrace keeps that. */
+	if (!notrace)
+		nf->selective = nf->filter.n != 0;
 	if (!nf->nlog && !nf->filter.n && !nf->notrace.n) {
 		/* Both selections reset: no filter at all, as a zeroed ops. This
 		 * is how a caller releases the memory before freeing the ops. */
@@ -1053,6 +1078,29 @@ int dynftrace_free_filter(struct dynftrace_ops *ops)
 
 /* ---- objects coming and going (sites.c, patch_lock held) --------------- */
 
+/*
+ * Objects and filters. The accounting invariant, kept under patch_lock:
+ *
+ *   for every site S in site_tab:
+ *     ref(S) == number of registered ops O with filter_wants(O->filter, S)
+ *
+ * A filter change (set_glob), a registration, an object's sites added
+ * (ops_sites_added) and removed (ops_sites_removed) each run whole under
+ * patch_lock, so none sees another half done. An object's sites leave
+ * site_tab together with their references; the filters of registered ops
+ * lose the object's addresses in the same critical section, and that must
+ * change nothing outside the object (an emptied filter set stays
+ * `selective`). A filter of an ops not registered keeps stale addresses
+ * until it is used; `gen` tells, and it is then recomputed from its glob
+ * log over today's sites, never applied as it is: a new object may be
+ * mapped where the old one was.
+ *
+ * Unload and load are ordered too: dlclose holds patch_lock across the
+ * unmap and its rescan, and dlopen and dlclose exclude each other
+ * (interpose.c), so no object is unloaded and loaded again at the same
+ * address between an unmap and the rescan that forgets it.
+ */
+
 void ops_sites_added(uintptr_t lo, uintptr_t hi)
 {
 	int changed = 0;
@@ -1104,8 +1152,11 @@ void ops_sites_removed(uintptr_t lo, uintptr_t hi)
 		if (!f)
 			continue;
 		struct ops_filter *nf = filter_clone(f);
-		if (!nf)
+		if (!nf) {
+			/* Its addresses may soon be another object's. */
+			dft_kill("out of memory forgetting an unloaded object's functions");
 			continue;
+		}
 		size_t before = nf->filter.n;
 		set_remove_range(&nf->filter, lo, hi);
 		set_remove_range(&nf->notrace, lo, hi);

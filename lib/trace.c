@@ -1366,32 +1366,30 @@ int trace_set_list(enum trace_list l, const char *text, int append, char *why, s
 		WHY("out of memory");
 		goto out;
 	}
+	/* Checked and applied in one patch_lock section (recursive: the ops
+	 * API takes it again): no object comes or goes in between, so every
+	 * glob that matched at the check still matches when applied. */
 	patch_lock();
 	err = list_check(&add, why, whylen);
-	if (!err && (l == TL_GRAPH_FUNCTION || l == TL_GRAPH_NOTRACE)) {
-		struct glob_list old = *cur;
-		*cur = next;
-		next = old; /* freed below */
-		build_roots();
+	if (err)
+		goto unlock;
+	if (l == TL_FILTER || l == TL_NOTRACE) {
+		err = ops_apply(append ? &add : &next, l == TL_NOTRACE, !append);
+		if (err) {
+			if (err == -ENODEV)
+				WHY("tracing was stopped for good: %s", dft_kill_reason);
+			else
+				WHY("cannot apply %s: %s", list_name(l), strerror(-err));
+			ops_apply(cur, l == TL_NOTRACE, 1); /* back to what it was */
+			goto unlock;
+		}
 	}
-	patch_unlock();
-	if (err || l == TL_GRAPH_FUNCTION || l == TL_GRAPH_NOTRACE)
-		goto out;
-	err = ops_apply(append ? &add : &next, l == TL_NOTRACE, !append);
-	if (err) {
-		if (err == -ENODEV)
-			WHY("tracing was stopped for good: %s", dft_kill_reason);
-		else if (err == -ENOENT)
-			WHY("a function of %s went away meanwhile", list_name(l));
-		else
-			WHY("cannot apply %s: %s", list_name(l), strerror(-err));
-		ops_apply(cur, l == TL_NOTRACE, 1); /* back to what it was */
-		goto out;
-	}
-	patch_lock();
 	struct glob_list old = *cur;
 	*cur = next;
-	next = old;
+	next = old; /* freed below */
+	if (l == TL_GRAPH_FUNCTION || l == TL_GRAPH_NOTRACE)
+		build_roots();
+unlock:
 	patch_unlock();
 out:
 	pthread_mutex_unlock(&tctl_lock);
