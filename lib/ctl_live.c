@@ -144,9 +144,8 @@ static __thread uint64_t live_tls_failgen __attribute__((tls_model("initial-exec
 
 static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
 {
-#if defined(__x86_64__) && !defined(LIVE_TSAN)
-	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory");
-	return v;
+#ifndef LIVE_TSAN
+	return arch_local_xadd(p, v);
 #else
 	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 #endif

@@ -36,17 +36,6 @@
  * puts M NOPs before the symbol). */
 #define PREFIX_PAD_MAX 16
 
-/*
- * Per-architecture knowledge. Only the site fix-up differs between
- * architectures; everything else in this file is generic ELF64.
- */
-struct elf_arch {
-	uint16_t machine;
-	/* Adjust *addr (the record value or the function start) to the site,
-	 * set the site's endbr and len from the code bytes. */
-	void (*fix_site)(const struct elf_image *img, struct elf_site *site, void *ctx);
-};
-
 /* The mapped file and, for MEM, the load bias; lives during elf_load(). */
 struct reader {
 	const unsigned char *map;
@@ -149,37 +138,16 @@ static int is_exec_addr(const struct elf_image *img, uint64_t addr, int in_file)
 	return s && (s->flags & PF_X);
 }
 
-/* ---- x86-64 ------------------------------------------------------------ */
-
-static const unsigned char endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
-
-static void x86_64_fix_site(const struct elf_image *img, struct elf_site *site, void *ctx)
+/* Per-architecture knowledge (lib/arch/<arch>/elf_site.c): only the site
+ * fix-up differs; everything else in this file is generic ELF64. */
+static int arch_read(const struct elf_image *img, const void *ctx, uint64_t addr, void *buf,
+		     size_t len)
 {
-	const struct reader *r = ctx;
-	unsigned char b[4];
-	int32_t f;
-
-	if (read_addr(img, r, site->addr, b, 4) == 0 && !memcmp(b, endbr64, 4)) {
-		/* Prefix-pad case: the site was put at the symbol, which starts
-		 * with the endbr64; the NOPs follow it. */
-		site->addr += 4;
-		site->endbr = 1;
-	} else if (site->addr >= 4 && read_addr(img, r, site->addr - 4, b, 4) == 0 &&
-		   !memcmp(b, endbr64, 4)) {
-		/* The compiler pointed the record past the endbr64. Only trust
-		 * the bytes when they are the function's first ones. */
-		f = elf_func_lookup(img, site->addr - 4);
-		site->endbr = f < 0 || img->funcs[f].addr == site->addr - 4;
-	}
-
-	site->len = 5;
-	if (read_addr(img, r, site->addr, b, 2) == 0 &&
-	    ((b[0] == 0xff && b[1] == 0x15) || (b[0] == 0x67 && b[1] == 0xe8)))
-		site->len = 6; /* call *__fentry__@GOTPCREL(%rip), or relaxed */
+	return read_addr(img, ctx, addr, buf, len);
 }
 
-static const struct elf_arch arches[] = {
-    {EM_X86_64, x86_64_fix_site},
+static const struct elf_arch *const arches[] = {
+    &elf_arch_x86_64,
 };
 
 /* ---- headers ----------------------------------------------------------- */
@@ -199,8 +167,8 @@ static int check_ehdr(struct elf_image *img, struct reader *r, const struct elf_
 	*arch = NULL;
 	if (eh->e_ident[EI_CLASS] == ELFCLASS64 && eh->e_ident[EI_DATA] == ELFDATA2LSB) {
 		for (size_t i = 0; i < sizeof(arches) / sizeof(arches[0]); i++)
-			if (arches[i].machine == eh->e_machine)
-				*arch = &arches[i];
+			if (arches[i]->machine == eh->e_machine)
+				*arch = arches[i];
 	}
 	if (!*arch) {
 		set_err(img, "%s: not an x86-64 ELF object", r->path);
@@ -890,7 +858,7 @@ static int make_sites(struct elf_image *img, struct reader *r, const struct elf_
 		if (!covered(img, symsz, v) && (f = func_after(img, v)) >= 0)
 			s->addr = img->funcs[f].addr;
 		s->kind = recs[i].kind;
-		arch->fix_site(img, s, r);
+		arch->fix_site(img, s, arch_read, r);
 		seg = seg_of(img, s->addr, s->len, !r->mem);
 		if (!seg || !(seg->flags & PF_X)) {
 			img->nbad++;

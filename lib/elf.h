@@ -8,14 +8,13 @@
  * libc only; never trusts the file: every offset and size is checked, and a
  * damaged file gives -EINVAL with a message in img->err, never a crash.
  *
- * Site rules (x86-64), from a record value R (a link-time address):
+ * Site rules, from a record value R (a link-time address):
  *  - __patchable_function_entries (-fpatchable-function-entry=N[,M]): R is
  *    the first NOP. When M > 0, R lies before the function symbol; the site
- *    is then the symbol's address. An endbr64 at the site is skipped (gcc and
- *    clang already point R past it when M == 0).
+ *    is then the symbol's address.
  *  - __mcount_loc (-pg -mfentry -mrecord-mcount [-mnop-mcount]): R is the
- *    `call __fentry__` (e8 rel32, 5 bytes; or ff 15 / 67 e8 rel32, 6 bytes,
- *    in PIE code) or the 5-byte NOP.
+ *    compiler's call of __fentry__ or its NOP.
+ * What each architecture's compilers put there: lib/arch/<arch>/elf_site.c.
  */
 #ifndef DYNFTRACE_ELF_H
 #define DYNFTRACE_ELF_H
@@ -39,7 +38,8 @@ struct elf_site {
 	uint64_t addr;	 /* link-time address of the site's first byte */
 	uint8_t len;	 /* bytes the site owns: 5, or 6 for a 6-byte fentry call */
 	uint8_t kind;	 /* enum site_kind */
-	uint8_t endbr;	 /* an endbr64 directly precedes the site */
+	uint8_t marker;	 /* length of the landing marker (arch.h) right before the
+			    site, 0 if none */
 	int32_t func;	 /* index into funcs; -1 when no symbol covers the site */
 	uint64_t record; /* the record's value: where the compiler's NOPs begin
 			    (before the function with -fpatchable-function-entry=N,M) */
@@ -92,5 +92,20 @@ const char *elf_func_name(const struct elf_image *img, int32_t func);
 
 /* Index of the function covering link-time address ADDR, or -1. */
 int32_t elf_func_lookup(const struct elf_image *img, uint64_t addr);
+
+/*
+ * What an architecture knows of its compiled sites (lib/arch/<arch>/
+ * elf_site.c): FIX_SITE moves SITE->addr (the record value or the function
+ * start) to the site's first byte and sets its len and marker, reading code
+ * bytes at link-time addresses with READ (0 or -1).
+ */
+typedef int (*elf_read_fn)(const struct elf_image *img, const void *ctx, uint64_t addr, void *buf,
+			   size_t len);
+struct elf_arch {
+	uint16_t machine; /* EM_* */
+	void (*fix_site)(const struct elf_image *img, struct elf_site *site, elf_read_fn read,
+			 const void *ctx);
+};
+extern const struct elf_arch elf_arch_x86_64;
 
 #endif

@@ -38,7 +38,7 @@
 #include "ring_fast.h"
 #include "sites.h"
 #include "trace_int.h"
-#include "regs.h"
+#include "arch.h"
 
 /* The entry and exit in assembly (tramp.S: dft_graph_entry, dft_graph_exit)
  * use these layouts (regs.h). */
@@ -124,7 +124,7 @@ fast_put(struct ring_buf *b, uint32_t n, uint64_t off, unsigned id, uint64_t ts,
  * The header's size (compact unless the time moved by RING_TS_WRAP or
  * more) is decided by a branch, not computed: the branch is predicted, so
  * the reservation (page check, cmpxchg of the offset) does not wait for
- * rdtsc and the clock conversion, whose latency is the longest here.
+ * the cycle counter read and the clock conversion, whose latency is the longest here.
  */
 static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b, unsigned id,
 							     uint64_t tsc, uint64_t *tsp)

@@ -17,7 +17,7 @@
 #define ARRAY_SIZE(a)	 (sizeof(a) / sizeof((a)[0]))
 #define READ_ONCE(x)	 __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define barrier()	 __asm__ __volatile__("" ::: "memory")
+#define barrier()	 __atomic_signal_fence(__ATOMIC_SEQ_CST) /* compiler only */
 
 /*
  * Per-thread state, in static TLS (initial-exec: no allocation, usable from
@@ -90,9 +90,6 @@ static inline void rcu_read_unlock(void)
 }
 
 /* membarrier wrappers (sync.c in arch) */
-int arch_sync_init(void) HIDDEN;
-void arch_sync_core(void) HIDDEN;   /* all threads: full barrier + core serialise */
-void arch_sync_memory(void) HIDDEN; /* all threads: full barrier */
 
 /* interpose.c */
 void *dft_real(const char *name) HIDDEN;

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "jump_internal.h"
-#include "insn.h"
+#include "arch.h"
 #include <dynftrace/static_key.h>
 
 HIDDEN struct jump_counters jump_ctr;
@@ -72,23 +72,15 @@ static int je_want_jmp(const struct dynftrace_jump_entry *e, int on)
 	return on ? jwe : !jwe;
 }
 
-static void je_bytes(const struct dynftrace_jump_entry *e, int jmp, uint8_t out[INSN_SIZE])
+static void je_bytes(const struct dynftrace_jump_entry *e, int jmp, uint8_t out[ARCH_SITE_SIZE])
 {
-	if (jmp)
-		insn_make_rel32(INSN_JMP, je_code(e), je_target(e), out);
-	else
-		memcpy(out, insn_nop5, INSN_SIZE);
+	arch_jump_label_insn(je_code(e), je_target(e), jmp, out);
 }
 
 /* 1: JMP, 0: NOP, -EFAULT: neither (not ours or corrupted). */
 static int je_current(const struct dynftrace_jump_entry *e)
 {
-	const uint8_t *p = (const uint8_t *)je_code(e);
-	if (!memcmp(p, insn_nop5, INSN_SIZE))
-		return 0;
-	if (p[0] == INSN_JMP && insn_rel32_target(je_code(e), p) == je_target(e))
-		return 1;
-	return -EFAULT;
+	return arch_jump_label_state(je_code(e), je_target(e));
 }
 
 int jump_engine_ready(void)
@@ -164,7 +156,7 @@ dynftrace_jump_register(const struct dynftrace_jump_entry *start,
 		if (want != cur) {
 			struct patch_entry *p = &pe[np++];
 			p->addr = je_code(e);
-			p->len = INSN_SIZE;
+			p->len = ARCH_SITE_SIZE;
 			je_bytes(e, cur, p->old);
 			je_bytes(e, want, p->new);
 		}
@@ -244,7 +236,7 @@ static int key_apply(struct static_key *key, int on)
 			}
 			struct patch_entry *p = &pe[n++];
 			p->addr = je_code(e);
-			p->len = INSN_SIZE;
+			p->len = ARCH_SITE_SIZE;
 			je_bytes(e, !want, p->old);
 			je_bytes(e, want, p->new);
 		}

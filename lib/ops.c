@@ -38,8 +38,7 @@
 #include "internal.h"
 #include "patch.h"
 #include "sites.h"
-#include "regs.h"
-#include "insn.h"
+#include "arch.h"
 #include "trace_int.h"
 
 #define OPS_ST_REGISTERED 0x1UL
@@ -105,22 +104,7 @@ static unsigned long recursion_miss;
 /* Callable from a GPR_ONLY callback. */
 LIGHT_FN unsigned long dynftrace_regs_arg(const struct dynftrace_regs *regs, int n)
 {
-	switch (n) {
-	case 0:
-		return regs->rdi;
-	case 1:
-		return regs->rsi;
-	case 2:
-		return regs->rdx;
-	case 3:
-		return regs->rcx;
-	case 4:
-		return regs->r8;
-	case 5:
-		return regs->r9;
-	default:
-		return 0;
-	}
+	return ARCH_REGS_ARG(regs, n);
 }
 
 /* ---- address sets ------------------------------------------------------ */
@@ -382,16 +366,7 @@ static void routes_seq_end(void)
 	__atomic_store_n(&routes_seq.v, routes_seq.v + 1, __ATOMIC_RELEASE);
 }
 
-/* Does the site at IP call DEST now? (a `call rel32` naming it; any other
- * bytes, an int3 of a batch included, say no). A macro: the light entry
- * may neither call nor inline a function built for every register. */
-#define SITE_CALLS(ip, dest)                                                                       \
-	({                                                                                         \
-		int32_t rel_;                                                                      \
-		__builtin_memcpy(&rel_, (const void *)((ip) + 1), sizeof(rel_));                   \
-		*(const volatile uint8_t *)(ip) == INSN_CALL &&                                    \
-		    (ip) + 5 + (uintptr_t)(intptr_t)rel_ == (dest);                                \
-	})
+#define SITE_CALLS(ip, dest) ARCH_SITE_CALLS(ip, dest)
 
 /* Seqcount read side of routes_seq: SEQ0 was read (acquire) before the
  * route's state; true if no filter change overlapped those reads. The
@@ -495,7 +470,7 @@ static int stub_get(struct dynftrace_ops *ops, struct region *r)
 static void stub_mark_verify(const struct site *s)
 {
 	struct region *r = s->obj->region;
-	uintptr_t k = (s->target - r->base - REGION_STUB0) / 16;
+	uintptr_t k = (s->target - r->base - REGION_STUB0) / ARCH_STUB_SIZE;
 	if (s->target < r->base + REGION_STUB0 || k >= REGION_STUBS)
 		return;
 	uintptr_t w = (uintptr_t)__atomic_load_n(&r->stub_ops[k], __ATOMIC_RELAXED);
@@ -539,9 +514,12 @@ enum site_action { ACT_IGNORE, ACT_MAKE_CALL, ACT_MAKE_NOP, ACT_MODIFY_CALL };
 
 /* A site calls its target, but jumps to its graph thunk (which calls the
  * function itself: see tramp.S). */
-static inline uint8_t site_op(uint8_t route)
+static void site_insn(uintptr_t site, uint8_t route, uintptr_t target, uint8_t out[ARCH_SITE_SIZE])
 {
-	return route == ROUTE_GRAPH ? INSN_JMP : INSN_CALL;
+	if (route == ROUTE_GRAPH)
+		arch_site_jump(site, target, out);
+	else
+		arch_site_call(site, target, out);
 }
 
 /*
@@ -565,7 +543,7 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 	if (want && s->direct) {
 		/* A direct call owns the site (register_ftrace_direct). */
 		uintptr_t a = s->direct->reserved[0];
-		*target = insn_rel32_ok(s->addr, a) ? a : region_far_jump(r, a);
+		*target = arch_site_reaches(s->addr, a) ? a : region_far_jump(r, a);
 		*route = ROUTE_DIRECT;
 		if (!*target) {
 			*target = s->obj->caller;
@@ -589,7 +567,7 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 			*route = ROUTE_CALLOPS;
 			*lit = (uintptr_t)o;
 		} else if ((route_mask & DYNFTRACE_ROUTE_TRAMP) && (k = stub_get(o, r)) >= 0) {
-			*target = r->base + REGION_STUB0 + 16 * (uintptr_t)k;
+			*target = r->base + REGION_STUB0 + ARCH_STUB_SIZE * (uintptr_t)k;
 			*route = ROUTE_TRAMP;
 		}
 	} else if (want && (route_mask & DYNFTRACE_ROUTE_CALL_OPS) && s->lit) {
@@ -621,11 +599,11 @@ static void disable_all(void)
 			continue;
 		struct patch_entry *e = &v[n];
 		e->addr = s->addr;
-		e->len = INSN_SIZE;
-		insn_make_rel32(site_op(s->route), s->addr, s->target, e->old);
-		if (memcmp((const void *)s->addr, e->old, INSN_SIZE))
+		e->len = ARCH_SITE_SIZE;
+		site_insn(s->addr, s->route, s->target, e->old);
+		if (memcmp((const void *)s->addr, e->old, ARCH_SITE_SIZE))
 			continue; /* not what we wrote: leave it alone */
-		memcpy(e->new, insn_nop5, INSN_SIZE);
+		arch_site_nop(e->new);
 		n++;
 	}
 	if (patch_batch(v, n) == 0) {
@@ -690,15 +668,15 @@ static int update_sites(void)
 			stub_mark_verify(s); /* leaving its stub */
 		struct patch_entry *e = &v[n];
 		e->addr = s->addr;
-		e->len = INSN_SIZE;
+		e->len = ARCH_SITE_SIZE;
 		if (s->flags & SITE_FL_ENABLED)
-			insn_make_rel32(site_op(s->route), s->addr, s->target, e->old);
+			site_insn(s->addr, s->route, s->target, e->old);
 		else
-			memcpy(e->old, insn_nop5, INSN_SIZE);
+			arch_site_nop(e->old);
 		if (a == ACT_MAKE_NOP)
-			memcpy(e->new, insn_nop5, INSN_SIZE);
+			arch_site_nop(e->new);
 		else
-			insn_make_rel32(site_op(route), s->addr, target, e->new);
+			site_insn(s->addr, route, target, e->new);
 		act[n++] = (uint32_t)i;
 	}
 	err = patch_write_data(lv, nl);
@@ -712,9 +690,10 @@ static int update_sites(void)
 	if (err == 0) {
 		for (size_t k = 0; k < n; k++) {
 			struct site *s = &site_tab[act[k]];
-			if (v[k].new[0] == INSN_CALL || v[k].new[0] == INSN_JMP) {
+			uintptr_t t = arch_site_branch_target(s->addr, v[k].new, NULL);
+			if (t) {
 				s->flags |= SITE_FL_ENABLED;
-				s->target = insn_rel32_target(s->addr, v[k].new);
+				s->target = t;
 				s->route = routes[act[k]];
 			} else {
 				s->flags &= ~SITE_FL_ENABLED;
@@ -1268,7 +1247,7 @@ HIDDEN void dft_stub_entry(unsigned long ip, unsigned long parent, struct dynftr
 	struct dynftrace_ops *op = STUB_OPS(w);
 	/* fast: op is the owner, or late_ops whose func counts */
 	if (likely(!((uintptr_t)w & STUB_VERIFY) ||
-		   SITE_CALLS(ip, r->base + REGION_STUB0 + 16 * k)) &&
+		   SITE_CALLS(ip, r->base + REGION_STUB0 + ARCH_STUB_SIZE * k)) &&
 	    likely(ROUTES_STABLE(seq)))
 		op->func(ip, parent, op, regs);
 	else
@@ -1297,9 +1276,7 @@ _Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION
  * routes_seq and the RCU counter. */
 HIDDEN void ops_light_slots(intptr_t *tls, const void **seq, const void **gp)
 {
-	uintptr_t tp;
-	__asm__("movq %%fs:0, %0" : "=r"(tp));
-	*tls = (intptr_t)((uintptr_t)&dft_self - tp);
+	*tls = (intptr_t)((uintptr_t)&dft_self - arch_thread_pointer());
 	*seq = &routes_seq.v;
 	*gp = &rcu_gp_ctr;
 }
@@ -1330,11 +1307,10 @@ HIDDEN unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot, struct d
  * longer wants the site (a filter change in flight), is a late entry. */
 HIDDEN void dft_callops_entry(unsigned long ip, unsigned long parent, struct dynftrace_regs *regs)
 {
-	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	struct dft_thread *t = &dft_self;
 	if (cb_enter(t))
 		return;
-	uintptr_t f = memcmp((const void *)(ip - 4), endbr64, 4) ? ip : ip - 4;
+	uintptr_t f = ip - (uintptr_t)arch_marker_before(ip);
 	unsigned long seq = __atomic_load_n(&routes_seq.v, __ATOMIC_ACQUIRE);
 	struct dynftrace_ops *op =
 	    __atomic_load_n((struct dynftrace_ops **)(f - 8), __ATOMIC_ACQUIRE);

@@ -516,7 +516,7 @@ int patch_batch(const struct patch_entry *entries, size_t n)
 	}
 	__atomic_store_n(&cur_batch, b, __ATOMIC_SEQ_CST);
 
-	static const uint8_t int3 = 0xcc;
+	const uint8_t int3 = arch_breakpoint;
 	size_t i = 0, done1 = 0, done2 = 0;
 	for (i = 0; i < n && !err; i++, done1++)
 		err = code_write(&w, b->e[i].addr, &int3, 1);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "arch.h"
 
 __thread struct dft_thread dft_self __attribute__((tls_model("initial-exec")));
 

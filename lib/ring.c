@@ -97,7 +97,7 @@
  *
  * 5. Trace clock
  * --------------
- * CLOCK_MONOTONIC nanoseconds. With an invariant TSC, rdtsc scaled by
+ * CLOCK_MONOTONIC nanoseconds. With an invariant TSC, the cycle counter scaled by
  * mult (32.32 fixed point) from a base: ns = base_ns + (tsc - base_tsc) *
  * mult >> 32. Until the consumer has calibrated (a few ms after ring_init)
  * and without an invariant TSC, the vDSO. The consumer re-synchronises
@@ -299,35 +299,15 @@ static void clk_sample(uint64_t *tsc, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 7; i++) {
-		uint64_t t1 = rdtsc();
+		uint64_t t1 = clk_cycles();
 		uint64_t n = vdso_now();
-		uint64_t t2 = rdtsc();
+		uint64_t t2 = clk_cycles();
 		if (t2 - t1 < best) {
 			best = t2 - t1;
 			*tsc = t1 + (t2 - t1) / 2;
 			*ns = n;
 		}
 	}
-}
-
-static bool tsc_invariant(void)
-{
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	char buf[16384];
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	char *flags = strstr(buf, "\nflags");
-	if (!flags)
-		return false;
-	char *eol = strchr(flags + 1, '\n');
-	if (eol)
-		*eol = 0;
-	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
 }
 
 /* Consumer: called on every wake-up; returns ns until it wants to run. */
@@ -551,7 +531,7 @@ static int metadata_init(void)
 	if (access(path, F_OK) == 0)
 		return metadata_read_uuid(path);
 	if (getrandom(trace_uuid, sizeof(trace_uuid), 0) != (ssize_t)sizeof(trace_uuid)) {
-		uint64_t a = vdso_now() ^ ((uint64_t)getpid() << 32), b = rdtsc();
+		uint64_t a = vdso_now() ^ ((uint64_t)getpid() << 32), b = clk_cycles();
 		memcpy(trace_uuid, &a, 8);
 		memcpy(trace_uuid + 8, &b, 8);
 	}
@@ -1465,7 +1445,7 @@ int ring_init(const struct ring_config *cfg)
 	else if (e && *e)
 		dft_log("DYNFTRACE_CLOCK=%s: expected vdso or tsc; choosing", e);
 	if (clk_want == 0)
-		clk_want = tsc_invariant() ? 1 : -1;
+		clk_want = arch_cycles_constant() ? 1 : -1;
 	if (clk_want < 0)
 		__atomic_store_n(&clk_mode, CLK_VDSO, __ATOMIC_RELEASE);
 	else if (!clk_calibrating)

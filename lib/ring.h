@@ -99,7 +99,7 @@ void ring_event_end(uint8_t *payload) HIDDEN;
 void ring_count_lost(uint64_t lost) HIDDEN;
 
 /* The trace clock: CLOCK_MONOTONIC nanoseconds (the fastest source that
- * gives them: calibrated rdtsc when the TSC is invariant, else the vDSO). */
+ * gives them: the calibrated cycle counter when the TSC is invariant, else the vDSO). */
 uint64_t ring_now(void) HIDDEN;
 
 /* The calling thread is exiting: its buffer is flushed and freed by the
@@ -191,7 +191,7 @@ struct ring_thread_stats {
 int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data),
 			 void *data) HIDDEN;
 
-/* Which source ring_now() reads now: "tsc" (calibrated rdtsc) or "vdso"
+/* Which source ring_now() reads now: "tsc" (the calibrated cycle counter) or "vdso"
  * (clock_gettime). Starts as "vdso"; the consumer switches to "tsc" a few
  * ms after ring_init when the TSC is invariant (constant_tsc + nonstop_tsc)
  * or DYNFTRACE_CLOCK=tsc, never with DYNFTRACE_CLOCK=vdso. */

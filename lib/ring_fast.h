@@ -11,14 +11,13 @@
 #define DYNFTRACE_RING_FAST_H
 
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include "internal.h"
+#include "arch.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define RING_TSAN 1
@@ -147,25 +146,19 @@ static inline void local_add(uint64_t *p, uint64_t v)
 	__atomic_fetch_add(p, v, __ATOMIC_RELEASE);
 }
 #else
-/* One instruction each, no lock prefix: atomic against a signal handler on
- * the same thread, which is all the owner needs; the consumer only reads. */
+/* One instruction each, atomic against a signal handler on the same thread
+ * (arch_impl.h). */
 static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
 {
-	uint64_t prev;
-	__asm__ __volatile__("cmpxchgq %2, %1"
-			     : "=a"(prev), "+m"(*p)
-			     : "r"(new), "0"(old)
-			     : "memory", "cc");
-	return prev == old;
+	return arch_local_cmpxchg(p, old, new);
 }
 static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
 {
-	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory", "cc");
-	return v;
+	return arch_local_xadd(p, v);
 }
 static inline void local_add(uint64_t *p, uint64_t v)
 {
-	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "r"(v) : "memory", "cc");
+	arch_local_add(p, v);
 }
 #endif
 
@@ -214,12 +207,12 @@ extern uint32_t clk_mode HIDDEN;
 extern uint32_t clk_seq HIDDEN;
 extern struct clk_params clk_p[2] HIDDEN;
 
-static inline uint64_t rdtsc(void)
+static inline uint64_t clk_cycles(void)
 {
-	return __builtin_ia32_rdtsc();
+	return arch_cycles();
 }
 
-/* A TSC read before base_tsc (an update a few cycles ago, rdtsc executed
+/* A TSC read before base_tsc (an update a few cycles ago, the counter read
  * early) counts as base_tsc: the function stays monotonic. */
 static inline uint64_t clk_apply(uint64_t tsc, uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
 {
@@ -237,7 +230,7 @@ static inline bool clk_tsc_read(uint64_t *ns)
 	uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
 	uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
 	uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
-	uint64_t tsc = rdtsc();
+	uint64_t tsc = clk_cycles();
 	barrier();
 	*ns = clk_apply(tsc, bt, bn, m);
 	return __atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq;
@@ -255,7 +248,7 @@ static inline void write_header(uint8_t *p, unsigned id, uint64_t ts, uint32_t h
 	}
 }
 
-/* The clock for a TSC value read earlier (by a trampoline, so that rdtsc's
+/* The clock for a TSC value read earlier (by a trampoline, so that the read's
  * latency overlaps other work), when it is less than 2^32 ticks past the
  * latch's base and the rate is under 1 ns per tick (the consumer moves the
  * latch every second at most, the TSC runs at more than 1 GHz): one 64-bit
@@ -281,16 +274,7 @@ static inline bool clk_tsc_to_ns(uint64_t tsc, uint64_t *ns)
 /* futex wake without libc: graph_fast.c may not call out. */
 static inline long ring_futex_wake(uint32_t *uaddr)
 {
-	long ret;
-	register long r10 __asm__("r10") = 0;
-	register long r8 __asm__("r8") = 0;
-	register long r9 __asm__("r9") = 0;
-	__asm__ __volatile__("syscall"
-			     : "=a"(ret)
-			     : "0"((long)SYS_futex), "D"(uaddr), "S"((long)FUTEX_WAKE_PRIVATE),
-			       "d"(1L), "r"(r10), "r"(r8), "r"(r9)
-			     : "rcx", "r11", "memory");
-	return ret;
+	return arch_futex_wake_raw(uaddr);
 }
 
 /* Wake the consumer if it says it waits. */

@@ -32,7 +32,6 @@
 #include "patch.h"
 #include "sites.h"
 #include "arch.h"
-#include "insn.h"
 
 HIDDEN struct site *site_tab;
 HIDDEN size_t site_count;
@@ -97,7 +96,7 @@ void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
  *          the common case in assembly, else it jumps to the +2048 body
  *   +6144  light CALL_OPS body (dft_callops_light_tmpl): general registers
  *          only, for a literal holding a GPR_ONLY ops, else the +1024 copy
- *   +7168  REGION_STUBS stubs, stub k = `push $(region << 12 | k); jmp body`,
+ *   +7168  REGION_STUBS stubs, stub k hands `region << 12 | k` to its body,
  *          body +2048 for the first REGION_STUBS_FULL, +5120 for the rest
  * Each template has REGION_COPY_MAX (1 KiB) of room: the full ones keep
  * the ymm/zmm upper halves too (EVEX instructions are long).
@@ -163,7 +162,7 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			continue;
 		}
 		char *b = p;
-		memset(b, 0xcc, REGION_SIZE);
+		arch_fill_trap(b, REGION_SIZE);
 		put_copy(b, REGION_CALLER, dft_caller_tmpl, dft_caller_tmpl_end,
 			 dft_caller_tmpl_slot, (void *)dft_dispatch);
 		put_copy(b, REGION_CALLOPS, dft_caller_tmpl, dft_caller_tmpl_end,
@@ -204,13 +203,10 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl, dft_callops_light_tmpl_gp,
 			 (void *)gp);
 		for (uint32_t k = 0; k < REGION_STUBS; k++) {
-			uint8_t *st = (uint8_t *)b + REGION_STUB0 + 16 * k;
-			uint32_t idx = rno << 12 | k;
+			uint8_t *st = (uint8_t *)b + REGION_STUB0 + ARCH_STUB_SIZE * k;
 			uintptr_t body =
 			    base + (k < REGION_STUBS_FULL ? REGION_OPS : REGION_OPS_LIGHT);
-			st[0] = 0x68; /* push imm32 */
-			memcpy(st + 1, &idx, 4);
-			insn_make_rel32(INSN_JMP, (uintptr_t)st + 5, body, st + 5);
+			arch_stub_write(st, rno << 12 | k, body);
 		}
 		if (mprotect(p, REGION_SIZE, PROT_READ | PROT_EXEC) != 0) {
 			munmap(p, REGION_SIZE);
@@ -241,22 +237,18 @@ uintptr_t region_far_jump(struct region *r, uintptr_t addr)
 	}
 	uintptr_t page = r->direct_page;
 	/* reuse a jump to the same target */
-	for (uint32_t i = 0; i < r->direct_used; i++) {
-		uintptr_t t;
-		memcpy(&t, (const void *)(page + 16 * i + 6), sizeof(t));
-		if (t == addr)
-			return page + 16 * i;
-	}
-	if (r->direct_used >= (uint32_t)(pg / 16))
+	for (uint32_t i = 0; i < r->direct_used; i++)
+		if (arch_far_jump_target((const uint8_t *)(page + ARCH_FAR_JUMP_SIZE * i)) == addr)
+			return page + ARCH_FAR_JUMP_SIZE * i;
+	if (r->direct_used >= (uint32_t)(pg / ARCH_FAR_JUMP_SIZE))
 		return 0;
-	uint8_t j[16] = {0xff, 0x25, 0, 0, 0, 0};
-	memcpy(j + 6, &addr, 8);
-	j[14] = j[15] = 0xcc;
+	uint8_t j[ARCH_FAR_JUMP_SIZE];
+	arch_far_jump_write(j, addr);
 	if (mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE) != 0)
 		return 0;
-	memcpy((void *)(page + 16 * r->direct_used), j, 16);
+	memcpy((void *)(page + ARCH_FAR_JUMP_SIZE * r->direct_used), j, sizeof(j));
 	mprotect((void *)page, (size_t)pg, PROT_READ | PROT_EXEC);
-	return page + 16 * r->direct_used++;
+	return page + ARCH_FAR_JUMP_SIZE * r->direct_used++;
 }
 
 /*
@@ -269,21 +261,7 @@ uintptr_t region_far_jump(struct region *r, uintptr_t addr)
  */
 static void thunk_write(uint8_t *t, uint32_t id, uintptr_t site, const struct region *r)
 {
-	uintptr_t a = (uintptr_t)t;
-	t[0] = 0x41; /* mov $id, %r11d */
-	t[1] = 0xbb;
-	memcpy(t + 2, &id, 4);
-	insn_make_rel32(INSN_CALL, a + 6, r->base + REGION_GRAPH, t + 6);
-	t[11] = 0x75; /* jnz 26 */
-	t[12] = 26 - 13;
-	insn_make_rel32(INSN_CALL, a + 13, site + INSN_SIZE, t + 13);
-	insn_make_rel32(INSN_CALL, a + 18, r->base + REGION_GEXIT, t + 18);
-	t[23] = 0x41; /* push %r11 */
-	t[24] = 0x53;
-	t[25] = 0xc3; /* ret */
-	insn_make_rel32(INSN_JMP, a + 26, site + INSN_SIZE, t + 26);
-	t[31] = 0xcc;
-	_Static_assert(THUNK_SIZE == 32 && THUNK_HOOK == 18 - 11, "thunk layout");
+	arch_graph_thunk_write(t, id, site, r->base + REGION_GRAPH, r->base + REGION_GEXIT);
 }
 
 static int thunk_reaches(uintptr_t p, size_t len, const struct dft_object *o)
@@ -311,7 +289,7 @@ static int thunks_make(struct dft_object *o)
 			munmap(p, len);
 			continue;
 		}
-		memset(p, 0xcc, len);
+		arch_fill_trap(p, len);
 		for (size_t k = 0; k < site_count; k++) {
 			const struct site *s = &site_tab[k];
 			if (s->obj == o)
@@ -385,24 +363,16 @@ static int is_fentry_target(uintptr_t target)
 }
 
 /*
- * Is TARGET a PLT stub (jmp *GOT, optionally after endbr64 / bnd) whose GOT
- * slot leads to __fentry__/mcount, or still points back into the object
- * (lazy binding, not resolved yet)?
+ * Is TARGET a PLT stub whose GOT slot leads to __fentry__/mcount, or still
+ * points back into the object (lazy binding, not resolved yet)?
  */
 static int plt_to_fentry(const struct dft_object *o, uintptr_t target)
 {
-	const uint8_t *p = (const uint8_t *)target;
 	if (target < o->lo || target + 16 > o->hi)
 		return 0;
-	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
-		p += 4; /* endbr64 */
-	if (p[0] == 0xf2)
-		p++; /* bnd */
-	if (p[0] != 0xff || p[1] != 0x25)
+	uintptr_t slot = arch_plt_got_slot(target);
+	if (!slot)
 		return 0;
-	int32_t d;
-	memcpy(&d, p + 2, 4);
-	uintptr_t slot = (uintptr_t)(p + 6) + (intptr_t)d;
 	uintptr_t val = *(const uintptr_t *)slot;
 	if (val >= o->lo && val < o->hi)
 		return 1; /* lazy: the stub's resolver path */
@@ -420,25 +390,19 @@ static int classify(const struct dft_object *o, const struct elf_site *es, uintp
 	pe->addr = a;
 	pe->len = es->len;
 	memcpy(pe->old, p, es->len);
-	memcpy(pe->new, insn_nop5, INSN_SIZE);
-	if (es->len == 6)
-		pe->new[5] = 0x90;
-	if (es->len == INSN_SIZE && !memcmp(p, insn_nop5, INSN_SIZE))
+	arch_nop_fill(pe->new, es->len);
+	uintptr_t target = 0;
+	switch (arch_site_compiled(p, es->len, a, &target)) {
+	case ARCH_SITE_CANONICAL:
 		return 0;
-	if (insn_is_nops(p, es->len))
+	case ARCH_SITE_NOPS:
 		return 1;
-	if (es->kind != SITE_FENTRY)
+	case ARCH_SITE_CALL:
+	case ARCH_SITE_CALL_GOT:
+		if (es->kind == SITE_FENTRY)
+			break;
 		return -1;
-	uintptr_t target;
-	if (es->len == 5 && p[0] == INSN_CALL) {
-		target = insn_rel32_target(a, p);
-	} else if (es->len == 6 && p[0] == 0x67 && p[1] == INSN_CALL) {
-		target = insn_rel32_target(a + 1, p + 1);
-	} else if (es->len == 6 && p[0] == 0xff && p[1] == 0x15) {
-		int32_t d;
-		memcpy(&d, p + 2, 4);
-		target = *(const uintptr_t *)(a + 6 + (intptr_t)d); /* the GOT slot */
-	} else {
+	default:
 		return -1;
 	}
 	int f = is_fentry_target(target);
@@ -549,14 +513,14 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		/* CALL_OPS: the compiler left 8+ NOP bytes before the function
 		 * (-fpatchable-function-entry=13,8); an aligned 8-byte slot
 		 * just before the entry becomes the site's ops literal. */
-		uintptr_t fstart = a - (es->endbr ? 4 : 0);
+		uintptr_t fstart = a - es->marker;
 		s->lit = 0;
 		s->lit_val = 0;
 		s->owner = NULL;
 		s->direct = NULL;
 		s->route = ROUTE_NONE;
 		if (bias + es->record + 8 <= fstart && !((fstart - 8) & 7) && fstart - 8 >= o->lo &&
-		    insn_is_nops((const uint8_t *)(fstart - 8), 8)) {
+		    arch_is_nops((const uint8_t *)(fstart - 8), 8)) {
 			struct patch_entry *le = &lits[nlit++];
 			le->addr = fstart - 8;
 			le->len = 8;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
 #include "elf.h"
 
 /*
@@ -37,13 +38,14 @@ struct dynftrace_ops;
 #define REGION_OPS_LIGHT     5120 /* per-ops body saving general registers only */
 #define REGION_CALLOPS_LIGHT 6144 /* CALL_OPS body saving general registers only */
 #define REGION_COPY_MAX	     1024 /* room for each template copy */
-/* Graph shortcut thunks (tramp.S): THUNK_SIZE bytes per site; the hook
- * (the return address the traced function sees) is THUNK_HOOK bytes past
- * the return address of the thunk's call to the entry. */
-#define THUNK_SIZE   32
-#define THUNK_HOOK   7
+/* Graph shortcut thunks (arch_graph_thunk_write): THUNK_SIZE bytes per
+ * site; the hook (the return address the traced function sees) is
+ * THUNK_HOOK bytes past the return address of the thunk's call to the
+ * entry. */
+#define THUNK_SIZE   ARCH_THUNK_SIZE
+#define THUNK_HOOK   ARCH_THUNK_HOOK
 #define REGION_STUB0 7168
-#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / 16) /* 3648; idx holds 12 bits */
+#define REGION_STUBS ((REGION_SIZE - REGION_STUB0) / ARCH_STUB_SIZE) /* idx holds 12 bits */
 /* Stubs [0, REGION_STUBS_FULL) jump to REGION_OPS, the rest to
  * REGION_OPS_LIGHT (DYNFTRACE_OPS_FL_GPR_ONLY ops). */
 #define REGION_STUBS_LIGHT 1024

@@ -39,18 +39,15 @@
 #include <string.h>
 
 #include "jump_internal.h"
-#include "insn.h"
+#include "arch.h"
 #include <dynftrace/static_call.h>
 
 #define SITE_SCAN_MAX 256
-#define TRAMP_FAR_OFF 8
-
-static const uint8_t insn_ret5[INSN_SIZE] = {INSN_RET, 0xcc, 0xcc, 0xcc, 0xcc};
 
 struct sc_site {
 	uintptr_t addr; /* the call or jmp instruction */
 	struct dynftrace_static_call_key *key;
-	uint8_t op;   /* INSN_CALL or INSN_JMP (tail call) */
+	uint8_t tail; /* a tail call (jump), else a call */
 	uint8_t cond; /* static_call_cond */
 };
 
@@ -77,37 +74,22 @@ static struct dynftrace_static_call_key *key_of(const struct dynftrace_scall_ent
 }
 
 /* The trampoline's 5 bytes for target FUNC. */
-static void tramp_bytes(uintptr_t tramp, void *func, uint8_t out[INSN_SIZE])
+static void tramp_bytes(uintptr_t tramp, void *func, uint8_t out[ARCH_SITE_SIZE])
 {
-	if (!func)
-		memcpy(out, insn_ret5, INSN_SIZE);
-	else if (insn_rel32_ok(tramp, (uintptr_t)func))
-		insn_make_rel32(INSN_JMP, tramp, (uintptr_t)func, out);
-	else
-		insn_make_rel32(INSN_JMP, tramp, tramp + TRAMP_FAR_OFF, out);
+	arch_static_call_tramp(tramp, (uintptr_t)func, out);
 }
 
 /* A site's 5 bytes for target FUNC. */
-static void site_bytes(const struct sc_site *s, void *func, uint8_t out[INSN_SIZE])
+static void site_bytes(const struct sc_site *s, void *func, uint8_t out[ARCH_SITE_SIZE])
 {
-	uintptr_t tramp = (uintptr_t)s->key->tramp;
-	if (!func && s->cond)
-		memcpy(out, s->op == INSN_CALL ? insn_nop5 : insn_ret5, INSN_SIZE);
-	else if (func && insn_rel32_ok(s->addr, (uintptr_t)func))
-		insn_make_rel32(s->op, s->addr, (uintptr_t)func, out);
-	else
-		insn_make_rel32(s->op, s->addr, tramp, out);
+	arch_static_call_site(s->addr, s->tail, s->cond, (uintptr_t)func, (uintptr_t)s->key->tramp,
+			      out);
 }
 
 /* Is the trampoline at T one of ours (its far path intact)? */
 static int tramp_valid(uintptr_t t, struct dynftrace_static_call_key *key)
 {
-	const uint8_t *p = (const uint8_t *)t;
-	int32_t d;
-	if (p[TRAMP_FAR_OFF] != 0xff || p[TRAMP_FAR_OFF + 1] != 0x25)
-		return 0;
-	memcpy(&d, p + TRAMP_FAR_OFF + 2, 4);
-	return t + TRAMP_FAR_OFF + 6 + (intptr_t)d == (uintptr_t)&key->far;
+	return arch_static_call_tramp_valid(t, (uintptr_t)&key->far);
 }
 
 /* Executable segment of the object containing ADDR. */
@@ -134,23 +116,15 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /*
- * Find the call/jmp of TRAMP after MARKER: the first byte e8/e9 whose rel32
- * lands exactly on TRAMP, within SITE_SCAN_MAX bytes and the text segment.
- * 0 if none.
+ * Find the call or jump to TRAMP after MARKER, within SITE_SCAN_MAX bytes
+ * and the text segment. 0 if none.
  */
-static uintptr_t site_find(uintptr_t marker, uintptr_t tramp, uintptr_t text_hi, uint8_t *op)
+static uintptr_t site_find(uintptr_t marker, uintptr_t tramp, uintptr_t text_hi, int *tail)
 {
 	uintptr_t end = marker + SITE_SCAN_MAX;
 	if (end > text_hi)
 		end = text_hi;
-	for (uintptr_t p = marker; p + INSN_SIZE <= end; p++) {
-		const uint8_t *b = (const uint8_t *)p;
-		if ((b[0] == INSN_CALL || b[0] == INSN_JMP) && insn_rel32_target(p, b) == tramp) {
-			*op = b[0];
-			return p;
-		}
-	}
-	return 0;
+	return arch_static_call_find(marker, end, tramp, tail);
 }
 
 static int cmp_site(const void *a, const void *b)
@@ -170,9 +144,9 @@ static void sctable_free(struct sctable *t)
 
 /* Append a patch entry if the bytes change. */
 static int pe_add(struct patch_entry **pe, size_t *n, size_t *cap, uintptr_t addr,
-		  const uint8_t cur[INSN_SIZE], const uint8_t want[INSN_SIZE])
+		  const uint8_t cur[ARCH_SITE_SIZE], const uint8_t want[ARCH_SITE_SIZE])
 {
-	if (!memcmp(cur, want, INSN_SIZE))
+	if (!memcmp(cur, want, ARCH_SITE_SIZE))
 		return 0;
 	if (*n == *cap) {
 		size_t nc = *cap ? 2 * *cap : 16;
@@ -184,9 +158,9 @@ static int pe_add(struct patch_entry **pe, size_t *n, size_t *cap, uintptr_t add
 	}
 	struct patch_entry *p = &(*pe)[(*n)++];
 	p->addr = addr;
-	p->len = INSN_SIZE;
-	memcpy(p->old, cur, INSN_SIZE);
-	memcpy(p->new, want, INSN_SIZE);
+	p->len = ARCH_SITE_SIZE;
+	memcpy(p->old, cur, ARCH_SITE_SIZE);
+	memcpy(p->new, want, ARCH_SITE_SIZE);
 	return 0;
 }
 
@@ -230,7 +204,7 @@ __attribute__((visibility("default"))) int dynftrace_static_call_register(
 	for (size_t i = 0; i < nc; i++) {
 		uintptr_t tr = (uintptr_t)tramp_of(&cs[i]);
 		struct dynftrace_static_call_key *key = key_of(&cs[i]);
-		uint8_t want[INSN_SIZE];
+		uint8_t want[ARCH_SITE_SIZE];
 		if (!tramp_valid(tr, key)) {
 			dft_log("static call: trampoline at %#lx is damaged", (unsigned long)tr);
 			err = -EFAULT;
@@ -252,10 +226,10 @@ __attribute__((visibility("default"))) int dynftrace_static_call_register(
 			uintptr_t m = rel_addr(&ss[i].marker);
 			struct dynftrace_static_call_key *key =
 			    *(struct dynftrace_static_call_key *const *)rel_addr(&ss[i].keyref);
-			uint8_t op = 0;
+			int tail = 0;
 			uintptr_t a = 0;
 			if (key->tramp && m >= q.lo && m < q.hi)
-				a = site_find(m, (uintptr_t)key->tramp, q.hi, &op);
+				a = site_find(m, (uintptr_t)key->tramp, q.hi, &tail);
 			if (!a) {
 				jump_ctr.call_sites_missed++;
 				continue;
@@ -263,7 +237,7 @@ __attribute__((visibility("default"))) int dynftrace_static_call_register(
 			struct sc_site *s = &t->sites[t->nsites++];
 			s->addr = a;
 			s->key = key;
-			s->op = op;
+			s->tail = (uint8_t)tail;
 			s->cond = (ss[i].flags & DYNFTRACE_SCSITE_F_COND) != 0;
 		}
 		/* Two markers may lead to one call: keep it once. */
@@ -279,7 +253,7 @@ __attribute__((visibility("default"))) int dynftrace_static_call_register(
 		t->nsites = k;
 		for (size_t i = 0; i < k; i++) {
 			struct sc_site *s = &t->sites[i];
-			uint8_t want[INSN_SIZE];
+			uint8_t want[ARCH_SITE_SIZE];
 			t->points[t->npoints++] = s->addr;
 			site_bytes(s, __atomic_load_n(&s->key->func, __ATOMIC_RELAXED), want);
 			err = pe_add(&pe, &npe, &cap, s->addr, (const uint8_t *)s->addr, want);
@@ -353,7 +327,7 @@ int static_call_update_locked(struct dynftrace_static_call_key *key, void *func)
 	uintptr_t tr = (uintptr_t)key->tramp;
 	struct patch_entry *pe = NULL;
 	size_t npe = 0, cap = 0;
-	uint8_t want[INSN_SIZE];
+	uint8_t want[ARCH_SITE_SIZE];
 	int err;
 
 	if (!tr)
@@ -372,7 +346,7 @@ int static_call_update_locked(struct dynftrace_static_call_key *key, void *func)
 	if (!err) {
 		/* Only the far path reads it; a stale value there is as good as a
 		 * thread that already took the old jmp. */
-		if (func && !insn_rel32_ok(tr, (uintptr_t)func))
+		if (func && !arch_site_reaches(tr, (uintptr_t)func))
 			__atomic_store_n(&key->far, func, __ATOMIC_RELEASE);
 		err = patch_batch(pe, npe);
 		if (err)

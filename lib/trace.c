@@ -9,7 +9,7 @@
  *   DYNFTRACE_TIME_FILTER=NS  DYNFTRACE_BUFFER_KB=N  DYNFTRACE_OVERWRITE=1
  *
  * function_graph hooks returns with a per-thread shadow stack: at entry the
- * callback saves the return address found at regs->sp and replaces it with
+ * callback saves the return address found at its entry and replaces it with
  * dft_return_tramp (tramp.S), which calls dft_graph_return(). Frames that
  * never return are detected by stack position:
  *   - longjmp/siglongjmp: an entry whose slot lies below the current stack
@@ -48,7 +48,7 @@
 #include "dynftrace/dynftrace.h"
 #include "internal.h"
 #include "patch.h"
-#include "regs.h"
+#include "arch.h"
 #include "ring.h"
 #include "sites.h"
 #include "ctl.h"
@@ -411,7 +411,8 @@ static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftr
 {
 	(void)parent_ip;
 	(void)ops;
-	trace_graph_enter(site_id_lookup(ip), (uintptr_t *)regs->sp, (uintptr_t)dft_return_tramp);
+	trace_graph_enter(site_id_lookup(ip), ARCH_REGS_RET_SLOT(regs),
+			  (uintptr_t)dft_return_tramp);
 }
 
 /* Called by dft_return_tramp and the graph thunks' exit (the slow path);

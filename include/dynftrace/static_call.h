@@ -127,27 +127,14 @@ void dynftrace_static_get_stats(struct dynftrace_static_stats *st);
 	DYNFTRACE_EXTERN_C struct dynftrace_static_call_key __SCK__##name;                         \
 	DYNFTRACE_EXTERN_C __typeof__(func) __SCT__##name
 
-/* The trampoline, in the defining object. FIRST is its initial instruction. */
-#define DYNFTRACE_SC_TRAMP_JMP_FAR ".byte 0xe9, 0x03, 0x00, 0x00, 0x00"
-#define DYNFTRACE_SC_TRAMP_RET	   ".byte 0xc3, 0xcc, 0xcc, 0xcc, 0xcc"
-#define DYNFTRACE_SC_TRAMP_ASM(name, first)                                                        \
-	__asm__(".pushsection .text, \"ax\", @progbits\n\t"                                        \
-		".balign 16\n\t"                                                                   \
-		".globl __SCT__" #name "\n\t"                                                      \
-		".protected __SCT__" #name "\n\t"                                                  \
-		".type __SCT__" #name ", @function\n"                                              \
-		"__SCT__" #name ":\n"                                                              \
-		".Ldft_sct_" #name ":\n\t" first "\n\t"                                            \
-		".byte 0xcc, 0xcc, 0xcc\n\t"                                                       \
-		".byte 0xff, 0x25\n\t"                                                             \
-		".long __SCKL__" #name " + 8 - (. + 4)\n\t"                                        \
-		".byte 0xcc, 0xcc\n\t"                                                             \
-		".size __SCT__" #name ", 16\n\t"                                                   \
-		".pushsection dynftrace_scall, \"a\"\n\t"                                          \
-		".balign 4\n\t"                                                                    \
-		".long .Ldft_sct_" #name " - ., __SCKL__" #name " - .\n\t"                         \
-		".popsection\n\t"                                                                  \
-		".popsection")
+/* The trampoline, in the defining object (DYNFTRACE_SC_TRAMP_ASM,
+ * DYNFTRACE_SC_TRAMP_JMP_FAR, DYNFTRACE_SC_TRAMP_RET): the architecture's
+ * instructions. */
+#if defined(__x86_64__)
+#include <dynftrace/arch/x86_64/static_call.h>
+#else
+#error "dynftrace: static calls are not implemented for this architecture"
+#endif
 
 #define DYNFTRACE_SC_DEFINE_(name, func_init, first)                                               \
 	struct dynftrace_static_call_key __SCK__##name = {                                         \

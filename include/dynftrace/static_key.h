@@ -10,12 +10,12 @@
  *	...
  *	static_branch_enable(&verbose);   // from any thread, at any time
  *
- * A branch compiles to one 5-byte instruction, a NOP (0f 1f 44 00 00) or a
- * `jmp rel32` (e9), and to an entry in the section `dynftrace_jump` of the
- * object (program, shared library, dlopen'd library). Changing a key rewrites
- * every branch of that key in every loaded object in one patch batch: the
- * int3 protocol with 3 cross-thread syncs, safe while other threads run the
- * branches.
+ * A branch compiles to one instruction, a NOP or a jump (the architecture's
+ * forms: <dynftrace/arch/ARCH/static_key.h>), and to an entry in the section
+ * `dynftrace_jump` of the object (program, shared library, dlopen'd
+ * library). Changing a key rewrites every branch of that key in every loaded
+ * object in one patch batch: the breakpoint protocol with 3 cross-thread
+ * syncs, safe while other threads run the branches.
  *
  * Which instruction a branch starts with follows from the key's initial
  * value and the branch's form:
@@ -113,7 +113,7 @@ struct static_key_false {
  * offset from the field's own address, so the table needs no relocation.
  */
 struct dynftrace_jump_entry {
-	int32_t code;	/* the 5-byte instruction */
+	int32_t code;	/* the branch instruction */
 	int32_t target; /* where the JMP form goes */
 	int32_t keyref; /* a `struct static_key *const` holding the key's address */
 	uint32_t flags; /* DYNFTRACE_JUMP_F_* */
@@ -132,6 +132,14 @@ int dynftrace_static_key_dec(struct static_key *key);
 
 /* ---- the branch ----------------------------------------------------- */
 
+/* DYNFTRACE_ARCH_JUMP_INSN: the branch instruction, in asm goto operands
+ * (%c1: the flags, %l[dft_yes]: the jump's target). */
+#if defined(__x86_64__)
+#include <dynftrace/arch/x86_64/static_key.h>
+#else
+#error "dynftrace: static keys are not implemented for this architecture"
+#endif
+
 #define DYNFTRACE_KEY_INIT_OF(x) ((int)sizeof((x)->dft_init) - 1)
 
 /*
@@ -147,12 +155,7 @@ int dynftrace_static_key_dec(struct static_key *key);
 		__label__ dft_yes, dft_out;                                                        \
 		int dft_r;                                                                         \
 		static struct static_key *const dft_kp = &(x)->key;                                \
-		__asm__ goto("1:\n\t"                                                              \
-			     ".if %c1 & 2\n\t"                                                     \
-			     ".byte 0xe9\n\t.long %l[dft_yes] - (1b + 5)\n\t"                      \
-			     ".else\n\t"                                                           \
-			     ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"                              \
-			     ".endif\n\t"                                                          \
+		__asm__ goto("1:\n\t" DYNFTRACE_ARCH_JUMP_INSN                                     \
 			     ".pushsection dynftrace_jump, \"a\"\n\t"                              \
 			     ".balign 4\n\t"                                                       \
 			     ".long 1b - ., %l[dft_yes] - ., %c0 - ., %c1\n\t"                     \

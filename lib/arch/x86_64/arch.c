@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * arch.c - x86-64 hooks of the patch engine: cross-thread sync and the
- * emulation of a patched instruction from the SIGTRAP handler.
+ * arch.c - x86-64 backend of the arch interface (lib/arch.h): the
+ * instructions the engine writes and recognises, cross-thread sync, the
+ * emulation of a patched instruction from the SIGTRAP handler, stubs,
+ * thunks, and the static key and static call transforms.
  */
 #include <cpuid.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +19,6 @@
 #include "internal.h"
 #include "arch.h"
 #include "insn.h"
-#include "regs.h"
 
 /*
  * How a batch makes every thread of the process see the new code before it
@@ -205,4 +207,236 @@ int arch_insn_emulatable(const uint8_t *insn, int len)
 	default:
 		return insn_is_nops(insn, len);
 	}
+}
+
+/* ---- site instructions -------------------------------------------------- */
+
+const uint8_t arch_breakpoint = INSN_INT3;
+
+void arch_fill_trap(void *p, size_t n)
+{
+	memset(p, INSN_INT3, n);
+}
+
+void arch_site_nop(uint8_t out[ARCH_SITE_SIZE])
+{
+	memcpy(out, insn_nop5, INSN_SIZE);
+}
+
+void arch_nop_fill(uint8_t *out, int len)
+{
+	memcpy(out, insn_nop5, INSN_SIZE);
+	memset(out + INSN_SIZE, 0x90, (size_t)(len - INSN_SIZE));
+}
+
+int arch_site_reaches(uintptr_t site, uintptr_t target)
+{
+	return insn_rel32_ok(site, target);
+}
+
+void arch_site_call(uintptr_t site, uintptr_t target, uint8_t out[ARCH_SITE_SIZE])
+{
+	insn_make_rel32(INSN_CALL, site, target, out);
+}
+
+void arch_site_jump(uintptr_t site, uintptr_t target, uint8_t out[ARCH_SITE_SIZE])
+{
+	insn_make_rel32(INSN_JMP, site, target, out);
+}
+
+uintptr_t arch_site_branch_target(uintptr_t site, const uint8_t *insn, int *is_call)
+{
+	if (insn[0] != INSN_CALL && insn[0] != INSN_JMP)
+		return 0;
+	if (is_call)
+		*is_call = insn[0] == INSN_CALL;
+	return insn_rel32_target(site, insn);
+}
+
+/* ---- compiled forms ----------------------------------------------------- */
+
+static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+
+int arch_is_nops(const uint8_t *p, int n)
+{
+	return insn_is_nops(p, n);
+}
+
+int arch_entry_marker_len(const uint8_t *p)
+{
+	return memcmp(p, endbr64, sizeof(endbr64)) ? 0 : (int)sizeof(endbr64);
+}
+
+/*
+ * gcc -fpatchable-function-entry: NOPs (five 90s, or clang's nopl);
+ * -pg -mfentry: `call __fentry__` (e8), `call *__fentry__@GOTPCREL(%rip)`
+ * (ff 15, 6 bytes) or its relaxed form `addr32 call` (67 e8).
+ */
+enum arch_site_form arch_site_compiled(const uint8_t *p, int len, uintptr_t at, uintptr_t *target)
+{
+	if (len == INSN_SIZE && !memcmp(p, insn_nop5, INSN_SIZE))
+		return ARCH_SITE_CANONICAL;
+	if (insn_is_nops(p, len))
+		return ARCH_SITE_NOPS;
+	if (len == 5 && p[0] == INSN_CALL) {
+		*target = insn_rel32_target(at, p);
+		return ARCH_SITE_CALL;
+	}
+	if (len == 6 && p[0] == 0x67 && p[1] == INSN_CALL) {
+		*target = insn_rel32_target(at + 1, p + 1);
+		return ARCH_SITE_CALL;
+	}
+	if (len == 6 && p[0] == 0xff && p[1] == 0x15) {
+		int32_t d;
+		memcpy(&d, p + 2, 4);
+		*target = *(const uintptr_t *)(at + 6 + (intptr_t)d); /* the GOT slot */
+		return ARCH_SITE_CALL_GOT;
+	}
+	return ARCH_SITE_UNKNOWN;
+}
+
+/* A PLT stub: `jmp *slot(%rip)`, optionally after endbr64 and a bnd
+ * prefix. The caller made sure 16 bytes at TARGET are readable. */
+uintptr_t arch_plt_got_slot(uintptr_t target)
+{
+	const uint8_t *p = (const uint8_t *)target;
+	p += arch_entry_marker_len(p);
+	if (p[0] == 0xf2)
+		p++; /* bnd */
+	if (p[0] != 0xff || p[1] != 0x25)
+		return 0;
+	int32_t d;
+	memcpy(&d, p + 2, 4);
+	return (uintptr_t)(p + 6) + (intptr_t)d;
+}
+
+/* ---- trampoline regions ------------------------------------------------- */
+
+void arch_stub_write(uint8_t *at, uint32_t idx, uintptr_t body)
+{
+	at[0] = 0x68; /* push imm32: the trampoline's C entry gets it */
+	memcpy(at + 1, &idx, 4);
+	insn_make_rel32(INSN_JMP, (uintptr_t)at + 5, body, at + 5);
+	memset(at + 10, INSN_INT3, ARCH_STUB_SIZE - 10);
+}
+
+void arch_far_jump_write(uint8_t *at, uintptr_t target)
+{
+	static const uint8_t jmp_rip[6] = {0xff, 0x25, 0, 0, 0, 0}; /* jmp *0(%rip) */
+	memcpy(at, jmp_rip, sizeof(jmp_rip));
+	memcpy(at + 6, &target, 8);
+	at[14] = at[15] = INSN_INT3;
+}
+
+uintptr_t arch_far_jump_target(const uint8_t *at)
+{
+	uintptr_t t;
+	memcpy(&t, at + 6, sizeof(t));
+	return t;
+}
+
+/*
+ * The graph shortcut's thunk (tramp.S, dft_gentry_tmpl shows its use):
+ *   0  mov $id, %r11d
+ *   6  call gentry          ; ZF clear: not traced
+ *  11  jnz 26
+ *  13  call site+5          ; the function, past its site
+ *  18  call gexit           ; the hook: its return address is +18 = 11 + 7
+ *  23  push %r11
+ *  25  ret                  ; to the caller, whose address gexit left in r11
+ *  26  jmp site+5           ; untraced: run the function as if never entered
+ *  31  int3
+ */
+void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t gentry,
+			    uintptr_t gexit)
+{
+	uintptr_t a = (uintptr_t)t;
+	t[0] = 0x41; /* mov $id, %r11d */
+	t[1] = 0xbb;
+	memcpy(t + 2, &id, 4);
+	insn_make_rel32(INSN_CALL, a + 6, gentry, t + 6);
+	t[11] = 0x75; /* jnz 26 */
+	t[12] = 26 - 13;
+	insn_make_rel32(INSN_CALL, a + 13, site + INSN_SIZE, t + 13);
+	insn_make_rel32(INSN_CALL, a + 18, gexit, t + 18);
+	t[23] = 0x41; /* push %r11 */
+	t[24] = 0x53;
+	t[25] = INSN_RET;
+	insn_make_rel32(INSN_JMP, a + 26, site + INSN_SIZE, t + 26);
+	t[31] = INSN_INT3;
+	_Static_assert(ARCH_THUNK_SIZE == 32 && ARCH_THUNK_HOOK == 18 - 11, "thunk layout");
+}
+
+/* ---- static keys -------------------------------------------------------- */
+
+void arch_jump_label_insn(uintptr_t code, uintptr_t target, int jmp, uint8_t out[ARCH_SITE_SIZE])
+{
+	if (jmp)
+		insn_make_rel32(INSN_JMP, code, target, out);
+	else
+		memcpy(out, insn_nop5, INSN_SIZE);
+}
+
+int arch_jump_label_state(uintptr_t code, uintptr_t target)
+{
+	const uint8_t *p = (const uint8_t *)code;
+	if (!memcmp(p, insn_nop5, INSN_SIZE))
+		return 0;
+	if (p[0] == INSN_JMP && insn_rel32_target(code, p) == target)
+		return 1;
+	return -EFAULT;
+}
+
+/* ---- static calls ------------------------------------------------------- */
+
+/* include/dynftrace/arch/x86_64/static_call.h lays the trampoline out:
+ * 5 bytes patched (jmp func, or ret + int3s), int3s, then at +8 the far
+ * path `jmp *far(%rip)` reading the key's far slot. */
+#define SC_TRAMP_FAR_OFF 8
+static const uint8_t insn_ret5[INSN_SIZE] = {INSN_RET, INSN_INT3, INSN_INT3, INSN_INT3, INSN_INT3};
+
+void arch_static_call_tramp(uintptr_t tramp, uintptr_t func, uint8_t out[ARCH_SITE_SIZE])
+{
+	if (!func)
+		memcpy(out, insn_ret5, INSN_SIZE);
+	else if (insn_rel32_ok(tramp, func))
+		insn_make_rel32(INSN_JMP, tramp, func, out);
+	else
+		insn_make_rel32(INSN_JMP, tramp, tramp + SC_TRAMP_FAR_OFF, out);
+}
+
+void arch_static_call_site(uintptr_t site, int tail, int cond, uintptr_t func, uintptr_t tramp,
+			   uint8_t out[ARCH_SITE_SIZE])
+{
+	uint8_t op = tail ? INSN_JMP : INSN_CALL;
+	if (!func && cond)
+		memcpy(out, tail ? insn_ret5 : insn_nop5, INSN_SIZE);
+	else if (func && insn_rel32_ok(site, func))
+		insn_make_rel32(op, site, func, out);
+	else
+		insn_make_rel32(op, site, tramp, out);
+}
+
+int arch_static_call_tramp_valid(uintptr_t t, uintptr_t far)
+{
+	const uint8_t *p = (const uint8_t *)t;
+	int32_t d;
+	if (p[SC_TRAMP_FAR_OFF] != 0xff || p[SC_TRAMP_FAR_OFF + 1] != 0x25)
+		return 0;
+	memcpy(&d, p + SC_TRAMP_FAR_OFF + 2, 4);
+	return t + SC_TRAMP_FAR_OFF + 6 + (intptr_t)d == far;
+}
+
+/* Byte by byte: the compiler's code between the marker and the call may
+ * hold anything, and a false match must also land exactly on TRAMP. */
+uintptr_t arch_static_call_find(uintptr_t from, uintptr_t to, uintptr_t tramp, int *tail)
+{
+	for (uintptr_t p = from; p + INSN_SIZE <= to; p++) {
+		const uint8_t *b = (const uint8_t *)p;
+		if ((b[0] == INSN_CALL || b[0] == INSN_JMP) && insn_rel32_target(p, b) == tramp) {
+			*tail = b[0] == INSN_JMP;
+			return p;
+		}
+	}
+	return 0;
 }

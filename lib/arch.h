@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch.h - the operations the generic runtime asks of an architecture
+ * backend. lib/arch/<arch>/ implements them; nothing outside that folder
+ * knows an instruction encoding, a register name or an instruction.
+ *
+ * Constants and the operations that sit on a traced call's path are inline
+ * (arch_impl.h of the backend, included at the end); the rest are functions
+ * of the backend's arch.c. Operations that build instructions write into
+ * OUT and never touch live code: the patch engine writes them.
+ *
+ * | group          | operations                                              |
+ * |----------------|---------------------------------------------------------|
+ * | site insns     | arch_site_nop, arch_nop_fill, arch_site_reaches,        |
+ * |                | arch_site_call, arch_site_jump, ARCH_SITE_CALLS,        |
+ * |                | arch_site_branch_target, arch_marker_before             |
+ * | compiled forms | arch_site_compiled, arch_is_nops, arch_entry_marker_len |
+ * |                | arch_plt_got_slot                                       |
+ * | patch protocol | arch_breakpoint, arch_fill_trap, arch_trap_addr,        |
+ * |                | arch_set_ip, arch_emulate, arch_insn_emulatable,        |
+ * |                | arch_sync_init, arch_sync_core, arch_sync_memory        |
+ * | regions        | arch_stub_write, arch_far_jump_write,                   |
+ * |                | arch_far_jump_target, arch_graph_thunk_write            |
+ * | static keys    | arch_jump_label_insn, arch_jump_label_state             |
+ * | static calls   | arch_static_call_tramp, arch_static_call_site,          |
+ * |                | arch_static_call_tramp_valid, arch_static_call_find     |
+ * | registers      | ARCH_REGS_ARG, ARCH_REGS_RET_SLOT, arch_vec_kind        |
+ * | per thread     | arch_thread_pointer                                     |
+ * | clock          | arch_cycles, arch_cycles_constant                       |
+ * | local atomics  | arch_local_cmpxchg, arch_local_xadd, arch_local_add     |
+ * | raw syscalls   | arch_futex_wake_raw                                     |
+ *
+ * Sizes: ARCH_SITE_SIZE (every patchable instruction), ARCH_STUB_SIZE,
+ * ARCH_FAR_JUMP_SIZE, ARCH_THUNK_SIZE and ARCH_THUNK_HOOK (the hook's
+ * offset from the return address of the thunk's call to the graph entry).
+ */
+#ifndef DYNFTRACE_ARCH_OPS_H
+#define DYNFTRACE_ARCH_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "arch_impl.h"
+
+/* ---- site instructions --------------------------------------------------- */
+
+/* The canonical NOP every site becomes; arch_nop_fill: LEN >= ARCH_SITE_SIZE
+ * bytes of it, padded with NOPs (a site the compiler made longer). */
+void arch_site_nop(uint8_t out[ARCH_SITE_SIZE]) HIDDEN;
+void arch_nop_fill(uint8_t *out, int len) HIDDEN;
+/* Can the site at SITE call or jump to TARGET in one instruction? */
+int arch_site_reaches(uintptr_t site, uintptr_t target) HIDDEN;
+/* A call (a jump: arch_site_jump) from SITE to TARGET; the caller checked
+ * arch_site_reaches. */
+void arch_site_call(uintptr_t site, uintptr_t target, uint8_t out[ARCH_SITE_SIZE]) HIDDEN;
+void arch_site_jump(uintptr_t site, uintptr_t target, uint8_t out[ARCH_SITE_SIZE]) HIDDEN;
+/* The target of the call or jump INSN at SITE; *IS_CALL says which. 0 when
+ * INSN is neither (a NOP, a breakpoint). IS_CALL may be NULL. */
+uintptr_t arch_site_branch_target(uintptr_t site, const uint8_t *insn, int *is_call) HIDDEN;
+
+/* ---- compiled forms ------------------------------------------------------ */
+
+/* What a compiler put at a patchable entry of LEN bytes at AT. */
+enum arch_site_form {
+	ARCH_SITE_UNKNOWN = -1,
+	ARCH_SITE_CANONICAL = 0, /* already the canonical NOP */
+	ARCH_SITE_NOPS,		 /* other NOPs */
+	ARCH_SITE_CALL,		 /* a call: *TARGET set */
+	ARCH_SITE_CALL_GOT,	 /* a call through a GOT slot: *TARGET is the
+				    function it holds now */
+};
+enum arch_site_form arch_site_compiled(const uint8_t *p, int len, uintptr_t at,
+				       uintptr_t *target) HIDDEN;
+/* Do the N bytes at P consist of NOPs only? */
+int arch_is_nops(const uint8_t *p, int n) HIDDEN;
+/* Length of the landing marker a function may start with (the indirect
+ * branch target instruction of CET or BTI), 0 if P does not start with one. */
+int arch_entry_marker_len(const uint8_t *p) HIDDEN;
+/* TARGET is a PLT stub (an indirect jump through a GOT slot): its slot's
+ * address, else 0. */
+uintptr_t arch_plt_got_slot(uintptr_t target) HIDDEN;
+
+/* ---- the patch protocol (patch.c) ---------------------------------------- */
+
+/* The breakpoint instruction's first byte, written first at every site of
+ * a batch; filling with it makes unused code trap. */
+extern const uint8_t arch_breakpoint HIDDEN;
+void arch_fill_trap(void *p, size_t n) HIDDEN;
+uintptr_t arch_trap_addr(void *uc) HIDDEN; /* the site a SIGTRAP came from */
+void arch_set_ip(void *uc, uintptr_t ip) HIDDEN;
+/* Run INSN (LEN bytes, being written at ADDR) for the thread that hit the
+ * breakpoint at ADDR. */
+void arch_emulate(void *uc, uintptr_t addr, const uint8_t *insn, int len) HIDDEN;
+int arch_insn_emulatable(const uint8_t *insn, int len) HIDDEN;
+int arch_sync_init(void) HIDDEN;
+void arch_sync_core(void) HIDDEN;   /* all threads: full barrier + core serialise */
+void arch_sync_memory(void) HIDDEN; /* all threads: full barrier */
+
+/* ---- trampoline regions (sites.c) ---------------------------------------- */
+
+/* A stub at AT: hands IDX to BODY (the per-ops trampoline). */
+void arch_stub_write(uint8_t *at, uint32_t idx, uintptr_t body) HIDDEN;
+/* A jump to any address (ARCH_FAR_JUMP_SIZE bytes at AT), and the address
+ * such a jump leads to. */
+void arch_far_jump_write(uint8_t *at, uintptr_t target) HIDDEN;
+uintptr_t arch_far_jump_target(const uint8_t *at) HIDDEN;
+/* The graph shortcut's thunk of site SITE (id ID) at T: enters GENTRY, calls
+ * the function past its site, returns through GEXIT (tramp.S). */
+void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t gentry,
+			    uintptr_t gexit) HIDDEN;
+
+/* ---- static keys (jump.c) ------------------------------------------------ */
+
+/* The branch at CODE: a jump to TARGET (JMP) or the NOP. */
+void arch_jump_label_insn(uintptr_t code, uintptr_t target, int jmp,
+			  uint8_t out[ARCH_SITE_SIZE]) HIDDEN;
+/* 1: the branch at CODE jumps to TARGET, 0: NOP, -EFAULT: neither. */
+int arch_jump_label_state(uintptr_t code, uintptr_t target) HIDDEN;
+
+/* ---- static calls (static_call.c) ---------------------------------------- */
+
+/* The trampoline TRAMP's instruction for FUNC (0: return at once); a FUNC
+ * out of reach goes through the trampoline's far path. */
+void arch_static_call_tramp(uintptr_t tramp, uintptr_t func, uint8_t out[ARCH_SITE_SIZE]) HIDDEN;
+/* A call site (TAIL: a tail jump) at SITE for FUNC, through TRAMP when
+ * FUNC is out of reach; FUNC 0 with COND: skip the call. */
+void arch_static_call_site(uintptr_t site, int tail, int cond, uintptr_t func, uintptr_t tramp,
+			   uint8_t out[ARCH_SITE_SIZE]) HIDDEN;
+/* Is the trampoline at T intact, its far path reading FAR? */
+int arch_static_call_tramp_valid(uintptr_t t, uintptr_t far) HIDDEN;
+/* The first call or jump to TRAMP in [FROM, TO); *TAIL: a jump. 0: none. */
+uintptr_t arch_static_call_find(uintptr_t from, uintptr_t to, uintptr_t tramp, int *tail) HIDDEN;
+
+/* ---- clock --------------------------------------------------------------- */
+
+/* arch_cycles() (inline) reads the cycle counter; arch_cycles_constant()
+ * (inline: the ring is also built alone, for its tests) says whether it
+ * ticks at one constant rate on every CPU and in every power state, so that
+ * the ring may scale it to nanoseconds. */
+
+/* ---- registers ----------------------------------------------------------- */
+
+unsigned arch_vec_kind(void) HIDDEN; /* which vector state the trampolines keep */
+
+#endif
