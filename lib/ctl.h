@@ -14,23 +14,13 @@
 #include <sys/types.h>
 
 #include "internal.h"
+#include "sbuf.h"
 
 /* ---- ctl.c ------------------------------------------------------------- */
 
 /* Constructor hook (init.c, after trace_init): start the control thread when
  * DYNFTRACE_CONTROL=1. Never fails the host: problems are logged once. */
 void ctl_init(void) HIDDEN;
-
-/* A growable text buffer (control thread only). On allocation failure it
- * keeps what it has and sets oom; writers never fail. */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-void sb_put(struct sbuf *b, const void *p, size_t n) HIDDEN;
-void sb_printf(struct sbuf *b, const char *fmt, ...) HIDDEN __attribute__((format(printf, 2, 3)));
-void sb_free(struct sbuf *b) HIDDEN;
 
 /* ---- ctl_events.c: available_events, events/ (control thread) ---------- */
 /* ARG is what follows "events/" ("" for the directory). 0 or -errno with

@@ -146,6 +146,12 @@ static int arch_read(const struct elf_image *img, const void *ctx, uint64_t addr
 	return read_addr(img, ctx, addr, buf, len);
 }
 
+static int arch_func_start(const struct elf_image *img, uint64_t addr)
+{
+	int32_t f = elf_func_lookup(img, addr);
+	return f < 0 || img->funcs[f].addr == addr;
+}
+
 static const struct elf_arch *const arches[] = {
     &elf_arch_x86_64,
 };
@@ -858,7 +864,7 @@ static int make_sites(struct elf_image *img, struct reader *r, const struct elf_
 		if (!covered(img, symsz, v) && (f = func_after(img, v)) >= 0)
 			s->addr = img->funcs[f].addr;
 		s->kind = recs[i].kind;
-		arch->fix_site(img, s, arch_read, r);
+		arch->fix_site(img, s, arch_read, arch_func_start, r);
 		seg = seg_of(img, s->addr, s->len, !r->mem);
 		if (!seg || !(seg->flags & PF_X)) {
 			img->nbad++;

@@ -97,14 +97,17 @@ int32_t elf_func_lookup(const struct elf_image *img, uint64_t addr);
  * What an architecture knows of its compiled sites (lib/arch/<arch>/
  * elf_site.c): FIX_SITE moves SITE->addr (the record value or the function
  * start) to the site's first byte and sets its len and marker, reading code
- * bytes at link-time addresses with READ (0 or -1).
+ * bytes at link-time addresses with READ (0 or -1). It knows nothing of
+ * the reader, which it calls only through READ and FUNC_START.
  */
 typedef int (*elf_read_fn)(const struct elf_image *img, const void *ctx, uint64_t addr, void *buf,
 			   size_t len);
+/* Does a function (by its symbol) start at ADDR, or does no symbol cover it? */
+typedef int (*elf_func_start_fn)(const struct elf_image *img, uint64_t addr);
 struct elf_arch {
 	uint16_t machine; /* EM_* */
 	void (*fix_site)(const struct elf_image *img, struct elf_site *site, elf_read_fn read,
-			 const void *ctx);
+			 elf_func_start_fn func_start, const void *ctx);
 };
 extern const struct elf_arch elf_arch_x86_64;
 

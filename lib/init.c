@@ -70,7 +70,7 @@ static void dft_init(void)
 		return;
 	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	ops_routes_from_env();
+	ops_init(); /* before the first object is scanned */
 	err = sites_init();
 	if (err)
 		dft_log("finding sites failed: %s", strerror(-err));

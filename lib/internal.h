@@ -113,12 +113,12 @@ int dft_glob_match(const char *glob, const char *name) HIDDEN;
  * unclosed '['. */
 int dft_glob_valid(const char *glob) HIDDEN;
 
-/* ops.c: DYNFTRACE_ROUTES from the environment, at init. */
-void ops_routes_from_env(void) HIDDEN;
+/* ops.c, at init before sites_init: hands the site table its entries and
+ * hooks, reads DYNFTRACE_ROUTES. */
+void ops_init(void) HIDDEN;
 
 /* trace.c: built-in tracers and recording (configured by environment). */
 void trace_init(void) HIDDEN;
-void trace_thread_exit(void) HIDDEN;
 void trace_atfork_child(void) HIDDEN;
 void trace_before_exec(void) HIDDEN; /* flush: the image is about to go */
 /* The thread dies of a signal: put its real return addresses back, so that

@@ -43,4 +43,13 @@ void jump_points_remove(const uintptr_t *addrs, size_t n) HIDDEN;
 /* static_call.c, for tracepoint.c: update with a plain void * target. */
 struct dynftrace_static_call_key;
 int static_call_update_locked(struct dynftrace_static_call_key *key, void *func) HIDDEN;
+/* tracepoint.c: FN is told of every tracepoint table registered from now
+ * on, outside every lock of the static layer (the session's tracepoint
+ * recorder, which enables matching tracepoints in objects loaded later).
+ * Set once. */
+struct dynftrace_tracepoint;
+typedef void (*tp_table_hook)(struct dynftrace_tracepoint *const *start,
+			      struct dynftrace_tracepoint *const *stop);
+void tracepoint_on_table_added(tp_table_hook fn) HIDDEN;
+
 #endif

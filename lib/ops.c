@@ -39,7 +39,7 @@
 #include "patch.h"
 #include "sites.h"
 #include "arch.h"
-#include "trace_int.h"
+#include "hooks.h"
 
 #define OPS_ST_REGISTERED 0x1UL
 #define OPS_ST_DIRECT	  0x2UL /* reserved[0] holds the direct target */
@@ -1080,7 +1080,7 @@ int dynftrace_free_filter(struct dynftrace_ops *ops)
  * address between an unmap and the rescan that forgets it.
  */
 
-void ops_sites_added(uintptr_t lo, uintptr_t hi)
+static void ops_sites_added(uintptr_t lo, uintptr_t hi)
 {
 	int changed = 0;
 	for (struct dynftrace_ops *o = ops_list; o; o = o->next) {
@@ -1124,7 +1124,7 @@ static void set_remove_range(struct addr_set *s, uintptr_t lo, uintptr_t hi)
 	s->n = k;
 }
 
-void ops_sites_removed(uintptr_t lo, uintptr_t hi)
+static void ops_sites_removed(uintptr_t lo, uintptr_t hi)
 {
 	for (struct dynftrace_ops *o = ops_list; o; o = o->next) {
 		struct ops_filter *f = o->filter;
@@ -1293,8 +1293,9 @@ HIDDEN unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot, struct d
 	if (cb_enter(t))
 		return 1;
 	unsigned long r = 1;
-	if (__atomic_load_n(&graph_route_ops, __ATOMIC_ACQUIRE))
-		r = trace_graph_enter(id, slot, thunk_ret + THUNK_HOOK) ? 0 : 1;
+	int (*enter)(uint32_t, uintptr_t *, uintptr_t) = CORE_HOOK(graph_enter);
+	if (__atomic_load_n(&graph_route_ops, __ATOMIC_ACQUIRE) && enter)
+		r = enter(id, slot, thunk_ret + THUNK_HOOK) ? 0 : 1;
 	else
 		late_func(0, 0, NULL, regs);
 	cb_leave(t);
@@ -1337,8 +1338,22 @@ int dynftrace_set_routes(unsigned routes)
 	return err;
 }
 
-HIDDEN void ops_routes_from_env(void)
+static void ops_sites_added(uintptr_t lo, uintptr_t hi);
+static void ops_sites_removed(uintptr_t lo, uintptr_t hi);
+
+/* Start-up, before the first object is scanned: what the site table calls,
+ * and DYNFTRACE_ROUTES. */
+HIDDEN void ops_init(void)
 {
+	static const struct sites_client client = {
+	    .dispatch = (void *)dft_dispatch,
+	    .callops_entry = (void *)dft_callops_entry,
+	    .stub_entry = (void *)dft_stub_entry,
+	    .light_slots = ops_light_slots,
+	    .added = ops_sites_added,
+	    .removed = ops_sites_removed,
+	};
+	sites_set_client(&client);
 	const char *v = getenv("DYNFTRACE_ROUTES");
 	if (!v || !*v)
 		return;

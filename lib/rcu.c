@@ -30,6 +30,7 @@
 
 #include "internal.h"
 #include "arch.h"
+#include "hooks.h"
 
 __thread struct dft_thread dft_self __attribute__((tls_model("initial-exec")));
 
@@ -55,7 +56,9 @@ static void thread_exit(void *arg)
 {
 	struct dft_thread *t = arg;
 	t->recursion++; /* no callbacks from here on */
-	trace_thread_exit();
+	void (*exit_hook)(void) = CORE_HOOK(thread_exit);
+	if (exit_hook)
+		exit_hook();
 	pthread_mutex_lock(&reg_lock);
 	reg_remove(t);
 	t->state = THREAD_EXITING; /* never registers again: its TLS dies soon */

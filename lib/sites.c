@@ -31,6 +31,7 @@
 #include "internal.h"
 #include "patch.h"
 #include "sites.h"
+#include "hooks.h"
 #include "arch.h"
 
 HIDDEN struct site *site_tab;
@@ -81,8 +82,6 @@ uint64_t site_func_size(const struct site *s)
 	return s->obj->img.funcs[s->func].size;
 }
 
-void dft_dispatch(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
-
 /* ---- trampoline regions ---------------------------------------------- */
 
 /*
@@ -115,11 +114,12 @@ static int reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
 	return a + REGION_SIZE < REACH && b + REGION_SIZE < REACH;
 }
 
-void dft_callops_entry(unsigned long ip, unsigned long parent, void *regs) HIDDEN;
-unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot, void *regs,
-				   uintptr_t thunk_ret) HIDDEN;
-void dft_stub_entry(unsigned long ip, unsigned long parent, void *regs, unsigned long idx) HIDDEN;
-void ops_light_slots(intptr_t *tls, const void **seq, const void **gp) HIDDEN;
+static struct sites_client client; /* sites_set_client */
+
+void sites_set_client(const struct sites_client *c)
+{
+	client = *c;
+}
 
 static void put_slot(char *base, size_t off, const char *tmpl, const char *slot, void *fn)
 {
@@ -164,11 +164,11 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 		char *b = p;
 		arch_fill_trap(b, REGION_SIZE);
 		put_copy(b, REGION_CALLER, dft_caller_tmpl, dft_caller_tmpl_end,
-			 dft_caller_tmpl_slot, (void *)dft_dispatch);
+			 dft_caller_tmpl_slot, client.dispatch);
 		put_copy(b, REGION_CALLOPS, dft_caller_tmpl, dft_caller_tmpl_end,
-			 dft_caller_tmpl_slot, (void *)dft_callops_entry);
+			 dft_caller_tmpl_slot, client.callops_entry);
 		put_copy(b, REGION_OPS, dft_ops_tmpl, dft_ops_tmpl_end, dft_ops_tmpl_slot,
-			 (void *)dft_stub_entry);
+			 client.stub_entry);
 		/* which vector uppers the full copies keep (tramp.S) */
 		void *vec = (void *)(uintptr_t)arch_vec_kind();
 		put_slot(b, REGION_CALLER, dft_caller_tmpl, dft_caller_tmpl_vec, vec);
@@ -182,7 +182,7 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			 dft_ops_light_tmpl_full, b + REGION_OPS);
 		intptr_t tls;
 		const void *seq, *gp;
-		ops_light_slots(&tls, &seq, &gp);
+		client.light_slots(&tls, &seq, &gp);
 		put_slot(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_table,
 			 regions[rno].stub_ops);
 		put_slot(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_stub0,
@@ -557,8 +557,10 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 	if (nadd) {
 		sites_gen++;
 		id_hash_rebuild();
-		trace_sites_added(o);
-		ops_sites_added(o->lo, o->hi);
+		void (*added)(struct dft_object *) = CORE_HOOK(object_added);
+		if (added)
+			added(o);
+		client.added(o->lo, o->hi);
 	}
 	return err;
 }
@@ -567,7 +569,7 @@ static void object_remove(size_t idx)
 {
 	struct dft_object *o = obj_tab[idx];
 	if (o->nsites) {
-		ops_sites_removed(o->lo, o->hi);
+		client.removed(o->lo, o->hi);
 		size_t k = 0;
 		for (size_t i = 0; i < site_count; i++)
 			if (site_tab[i].obj != o)

@@ -177,10 +177,21 @@ extern struct dynftrace_ops *graph_route_ops HIDDEN;
 extern uint32_t site_next_id HIDDEN;   /* ids below it have been handed out */
 extern unsigned long sites_gen HIDDEN; /* bumped when objects come or go */
 
-/* Tracer hook: an object's sites were added (patch_lock held). */
-void trace_sites_added(struct dft_object *o) HIDDEN;
-
-/* ops.c hooks, called by sites.c with patch_lock held. */
-void ops_sites_added(uintptr_t lo, uintptr_t hi) HIDDEN;   /* a new object's sites */
-void ops_sites_removed(uintptr_t lo, uintptr_t hi) HIDDEN; /* before they leave */
+/*
+ * What the ops layer (ops.c) hands the site table at start-up, before the
+ * first object is scanned (ops_init): the C entries that the regions'
+ * trampoline copies call, the light body's slots, and what to do when an
+ * object's sites come (after they joined site_tab) and go (before they
+ * leave it), both with patch_lock held. Written once, then read under
+ * patch_lock.
+ */
+struct sites_client {
+	void *dispatch;	     /* the common trampoline's C entry */
+	void *callops_entry; /* CALL_OPS trampoline's C entry */
+	void *stub_entry;    /* per-ops body's C entry */
+	void (*light_slots)(intptr_t *tls, const void **seq, const void **gp);
+	void (*added)(uintptr_t lo, uintptr_t hi);
+	void (*removed)(uintptr_t lo, uintptr_t hi);
+};
+void sites_set_client(const struct sites_client *c) HIDDEN;
 #endif

@@ -370,23 +370,3 @@ dynftrace_static_call_update(struct dynftrace_static_call_key *key, void *func)
 	patch_unlock();
 	return err;
 }
-
-unsigned long tracepoint_count(unsigned long *callbacks) HIDDEN;
-
-__attribute__((visibility("default"))) void
-dynftrace_static_get_stats(struct dynftrace_static_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	patch_lock();
-	st->jump_tables = jump_ctr.jump_tables;
-	st->jump_entries = jump_ctr.jump_entries;
-	st->key_changes = jump_ctr.key_changes;
-	st->call_tables = jump_ctr.call_tables;
-	st->calls = jump_ctr.calls;
-	st->call_sites = jump_ctr.call_sites;
-	st->call_sites_inline = jump_ctr.call_sites_inline;
-	st->call_sites_missed = jump_ctr.call_sites_missed;
-	st->call_updates = jump_ctr.call_updates;
-	patch_unlock();
-	st->tracepoints = tracepoint_count(&st->tracepoint_callbacks);
-}

@@ -4,9 +4,9 @@
  *
  * `dynftrace record -e GLOB` (DYNFTRACE_EVENTS=glob,glob) enables every
  * typed tracepoint whose name matches, in the objects loaded at start and
- * in those loaded later (tracepoint.c calls tp_record_table_added from the
- * object's constructor). Each enabled tracepoint gets an index (0, 1, ...
- * per process image) and a line in DIR/tracepoints-IMG.txt:
+ * in those loaded later (tracepoint.c calls tp_record_table_added, which
+ * tp_record_init hands it, from the object's constructor). Each enabled tracepoint gets an index
+ *(0, 1, ... per process image) and a line in DIR/tracepoints-IMG.txt:
  *
  *	INDEX NAME KIND:SIZE:FIELD KIND:SIZE:FIELD ...
  *
@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "jump_internal.h"
 #include "ring.h"
 #include "tp_record.h"
 #include "trace_int.h"
@@ -299,6 +300,7 @@ HIDDEN void tp_record_init(void)
 	for (char *save, *g = strtok_r(globs_text, ",", &save); g; g = strtok_r(NULL, ",", &save))
 		globs[nglobs++] = g;
 	__atomic_store_n(&active, 1, __ATOMIC_RELAXED);
+	tracepoint_on_table_added(tp_record_table_added);
 	struct collect c = {0};
 	dynftrace_tracepoint_for_each(collect_cb, &c);
 	for (size_t i = 0; i < c.n; i++)

@@ -14,7 +14,8 @@ struct dynftrace_tracepoint;
  * DYNFTRACE_EVENTS (comma-separated globs) and enables the matching
  * tracepoints of every object loaded so far. */
 void tp_record_init(void) HIDDEN;
-/* tracepoint.c, after an object's table was registered (constructor of a
+/* The hook tp_record_init hands tracepoint.c: after an object's table was
+ * registered (constructor of a
  * program, library or dlopen'd object): enables its matching tracepoints.
  * Takes tp_record's lock, then tp_lock (never called holding either). */
 void tp_record_table_added(struct dynftrace_tracepoint *const *start,

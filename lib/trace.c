@@ -49,6 +49,7 @@
 #include "internal.h"
 #include "patch.h"
 #include "arch.h"
+#include "hooks.h"
 #include "ring.h"
 #include "sites.h"
 #include "ctl.h"
@@ -58,9 +59,7 @@
 
 extern const char dft_return_tramp[] HIDDEN;
 
-HIDDEN struct trace_cfg trace_cfg;
 static struct dynftrace_ops trace_ops;
-HIDDEN int trace_rec_on;
 HIDDEN struct root_map *trace_roots;
 /* Sites of function_graph/profile take the graph shortcut (ops.c,
  * tramp.S); written by trace_init only. */
@@ -680,7 +679,7 @@ static void build_roots(void)
 	}
 }
 
-void trace_sites_added(struct dft_object *o)
+static void trace_sites_added(struct dft_object *o)
 {
 	if (trace_rec_on)
 		write_sites(o);
@@ -692,7 +691,7 @@ void trace_sites_added(struct dft_object *o)
 
 static void write_profile(void);
 
-HIDDEN void trace_thread_exit(void)
+static void trace_thread_exit(void)
 {
 	struct fg_thread *g = fg_self;
 	if (trace_rec_on)
@@ -1112,6 +1111,13 @@ static int set_globs(int notrace, const char *list)
 /* Called by the constructor once sites are known. */
 HIDDEN void trace_init(void)
 {
+	/* Before anything can register an ops or a thread can need us. */
+	static const struct core_hooks hooks = {
+	    .object_added = trace_sites_added,
+	    .thread_exit = trace_thread_exit,
+	    .graph_enter = trace_graph_enter,
+	};
+	core_hooks_set(&hooks);
 	const char *dir = getenv("DYNFTRACE_RECORD");
 	if (!dir || !*dir)
 		return;

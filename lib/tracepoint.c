@@ -45,7 +45,6 @@
 #include <string.h>
 
 #include "jump_internal.h"
-#include "tp_record.h"
 #include <dynftrace/tracepoint.h>
 
 struct tptable {
@@ -60,6 +59,12 @@ static pthread_mutex_t tp_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The table list: taken by constructors/destructors, which run under
  * patch_lock during dlclose, so it is never held while taking patch_lock. */
 static pthread_mutex_t tptab_lock = PTHREAD_MUTEX_INITIALIZER;
+static tp_table_hook table_added_hook; /* written once (release), read acquire */
+
+HIDDEN void tracepoint_on_table_added(tp_table_hook fn)
+{
+	__atomic_store_n(&table_added_hook, fn, __ATOMIC_RELEASE);
+}
 
 __attribute__((visibility("default"))) void dynftrace_rcu_read_lock(void)
 {
@@ -114,8 +119,9 @@ dynftrace_tracepoint_table_register(struct dynftrace_tracepoint *const *start,
 	}
 	int added = !err && t->refs == 1;
 	pthread_mutex_unlock(&tptab_lock);
-	if (added) /* dynftrace record -e GLOB (tp_record.c) */
-		tp_record_table_added(start, stop);
+	tp_table_hook hook = __atomic_load_n(&table_added_hook, __ATOMIC_ACQUIRE);
+	if (added && hook) /* dynftrace record -e GLOB */
+		hook(start, stop);
 	return err;
 }
 
@@ -367,4 +373,24 @@ dynftrace_tracepoint_fields(const struct dynftrace_tracepoint *tp, unsigned int 
 	f = tp->fields(n);
 	pthread_mutex_unlock(&tptab_lock);
 	return f;
+}
+
+/* The counters of the static layer (jump.c, static_call.c, this file):
+ * here, the file that sees all three. */
+__attribute__((visibility("default"))) void
+dynftrace_static_get_stats(struct dynftrace_static_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	patch_lock();
+	st->jump_tables = jump_ctr.jump_tables;
+	st->jump_entries = jump_ctr.jump_entries;
+	st->key_changes = jump_ctr.key_changes;
+	st->call_tables = jump_ctr.call_tables;
+	st->calls = jump_ctr.calls;
+	st->call_sites = jump_ctr.call_sites;
+	st->call_sites_inline = jump_ctr.call_sites_inline;
+	st->call_sites_missed = jump_ctr.call_sites_missed;
+	st->call_updates = jump_ctr.call_updates;
+	patch_unlock();
+	st->tracepoints = tracepoint_count(&st->tracepoint_callbacks);
 }

@@ -19,10 +19,9 @@
 static const unsigned char endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 
 static void x86_64_fix_site(const struct elf_image *img, struct elf_site *site, elf_read_fn read,
-			    const void *ctx)
+			    elf_func_start_fn func_start, const void *ctx)
 {
 	unsigned char b[4];
-	int32_t f;
 
 	if (read(img, ctx, site->addr, b, 4) == 0 && !memcmp(b, endbr64, 4)) {
 		/* Prefix-pad case: the site was put at the symbol, which starts
@@ -33,8 +32,7 @@ static void x86_64_fix_site(const struct elf_image *img, struct elf_site *site, 
 		   !memcmp(b, endbr64, 4)) {
 		/* The compiler pointed the record past the endbr64. Only trust
 		 * the bytes when they are the function's first ones. */
-		f = elf_func_lookup(img, site->addr - 4);
-		site->marker = f < 0 || img->funcs[f].addr == site->addr - 4 ? 4 : 0;
+		site->marker = func_start(img, site->addr - 4) ? 4 : 0;
 	}
 
 	site->len = 5;

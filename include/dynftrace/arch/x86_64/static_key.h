@@ -9,10 +9,10 @@
 #define DYNFTRACE_ARCH_X86_64_STATIC_KEY_H
 
 #define DYNFTRACE_ARCH_JUMP_INSN                                                                   \
-	".if %c1 & 2\n\t"                                                                         \
-	".byte 0xe9\n\t.long %l[dft_yes] - (1b + 5)\n\t"                                          \
-	".else\n\t"                                                                               \
-	".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"                                                  \
+	".if %c1 & 2\n\t"                                                                          \
+	".byte 0xe9\n\t.long %l[dft_yes] - (1b + 5)\n\t"                                           \
+	".else\n\t"                                                                                \
+	".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"                                                   \
 	".endif\n\t"
 
 #endif

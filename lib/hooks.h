@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hooks.h - what the core (sites, ops, RCU) tells the layers above it,
+ * without naming them: the kernel's notifier idea, one slot per event.
+ *
+ * A layer registers with core_hooks_set() at start-up, before the events
+ * it wants can reach it (the tracers from trace_init, which runs before
+ * any of their ops is registered). Each slot is written once, before the
+ * thread that writes it starts anything that could call it, and read with
+ * acquire; an empty slot means nobody listens.
+ *
+ * | slot           | called by                   | context                  |
+ * |----------------|-----------------------------|--------------------------|
+ * | object_added   | sites.c, after an object's  | patch_lock held          |
+ * |                | sites joined site_tab       |                          |
+ * | thread_exit    | rcu.c, a registered thread  | its TLS destructor; no   |
+ * |                | exiting                     | callbacks run any more   |
+ * | graph_enter    | ops.c, the graph shortcut's | traced thread, inside    |
+ * |                | generic entry               | the RCU read side        |
+ */
+#ifndef DYNFTRACE_HOOKS_H
+#define DYNFTRACE_HOOKS_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+struct dft_object;
+
+struct core_hooks {
+	void (*object_added)(struct dft_object *o);
+	void (*thread_exit)(void);
+	/* Site ID entered, its return address at SLOT; HOOK is where it must
+	 * return through. 1: traced (a shadow entry was pushed), 0: not. */
+	int (*graph_enter)(uint32_t id, uintptr_t *slot, uintptr_t hook);
+};
+
+/* Install every non-NULL slot of H. */
+void core_hooks_set(const struct core_hooks *h) HIDDEN;
+extern struct core_hooks core_hooks HIDDEN;
+
+#define CORE_HOOK(name) __atomic_load_n(&core_hooks.name, __ATOMIC_ACQUIRE)
+
+#endif
