@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core_bench.c - figures for the core runtime (issue 2); run by
+ * core_bench.c - figures for the core runtime; run by
  * bench/core.sh, which builds it. Not built with the trace flags itself:
  * the traced code is core_work.c (inst_*, with sites) next to the same code
  * built without them (plain_*), and optionally 100,000 generated functions

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hackbench_tp - seed 001's experiment in user space: a hackbench-like
- * workload (groups of sender and receiver threads passing fixed-size
- * messages over pipes) with one tracepoint in the hot message path and one
- * callback doing a small fixed amount of work.
+ * hackbench_tp - the static call experiment of the kernel's tracepoints, in user space: a
+ * hackbench-like workload (groups of sender and receiver threads passing fixed-size messages over
+ * pipes) with one tracepoint in the hot message path and one callback doing a small fixed amount of
+ * work.
  *
  * One source, one variant per build (bench/static_call.sh builds them all):
  *   -DHB_NONE                     no tracepoint at all

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ops_table.c - seed 002's table: the cost of a traced call against the
- * number of relevant and irrelevant tracers, for each route (issue 4); run
+ * ops_table.c - the CALL_OPS table: the cost of a traced call against the
+ * number of relevant and irrelevant tracers, for each route; run
  * by bench/ops_table.sh, which builds it.
  *
  * One source, three compilations into one binary:
@@ -23,7 +23,7 @@
  *   callopsgpr  DYNFTRACE_ROUTE_CALL_OPS, co_target, the same ops: the
  *             light CALL_OPS body
  *
- *   ops_table table REPS [CB]  for each of seed 002's rows (relevant /
+ *   ops_table table REPS [CB]  for each row of the CALL_OPS table (relevant /
  *       irrelevant), REPS rounds; in each round the row's ops are registered
  *       once and the first three modes are timed in turn, three times (order
  *       rotated per round), each 100,000 calls after a warm-up; then (or

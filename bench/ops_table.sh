@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# ops_table.sh - seed 002's table for dynftrace (issue 4): the cost of a
+# ops_table.sh - the CALL_OPS table for dynftrace: the cost of a
 # traced call against the number of relevant and irrelevant tracers, for the
 # list function only, per-ops trampolines, CALL_OPS and per-ops trampolines
 # of DYNFTRACE_OPS_FL_GPR_ONLY ops (the light body); where the time of one
 # traced call goes; callgrind instruction counts per call. Prints markdown;
 # never fails a test. Method: docs/PERFORMANCE.md, "Per-ops trampolines and
-# CALL_OPS (issue 4, seed 002)".
+# CALL_OPS".
 #
 # Usage: bench/ops_table.sh [REPS] [PARTS_REPS]   (defaults 11 and 31)
 # Needs: a built runtime and CLI (make), gcc; valgrind for the counts.
@@ -33,7 +33,7 @@ CF="-std=gnu11 -O2 -g -I$TOP/include"
 OT=$W/ops_table
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-echo "# dynftrace ops table (seed 002), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# dynftrace ops table (CALL_OPS rows), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# $(nproc) CPUs, $cpu, Linux $(uname -r), $($CC --version | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# static_call.sh - seed 001 in user space: hackbench with one tracepoint in
+# static_call.sh - static calls for tracepoints, in user space: hackbench with one tracepoint in
 # the message path, compared across dispatch variants; plus callgrind
 # instruction counts. Prints figures (markdown tables); never fails a test.
 #

@@ -547,7 +547,7 @@ static int child_env(const struct rec_opts *o, const char *lib, const char *absd
 		r |= set_env("DYNFTRACE_SHM", "%s", shmdir);
 	else
 		unsetenv("DYNFTRACE_SHM");
-	if (!getenv("DYNFTRACE_CONTROL")) /* live control (issue 6); =0 turns it off */
+	if (!getenv("DYNFTRACE_CONTROL")) /* live control; =0 turns it off */
 		r |= set_env("DYNFTRACE_CONTROL", "1");
 	free(filter);
 	free(notrace);

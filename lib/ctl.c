@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctl.c - live control of the running process (issue 6): a tracefs for
+ * ctl.c - live control of the running process: a tracefs for
  * every traced process, served by one thread on a Unix socket.
  *
  * Endpoint
@@ -723,7 +723,7 @@ static int rd_per_thread(const struct ctl_file *f UNUSED, const char *arg, struc
 	return 0;
 }
 
-/* ---- tracepoints: available_events, events/ (issue 5, lib/ctl_events.c) -- */
+/* ---- tracepoints: available_events, events/ (lib/ctl_events.c) ---------- */
 static int rd_avail_events(const struct ctl_file *f UNUSED, const char *arg UNUSED,
 			   struct sbuf *out, char *why, size_t whylen)
 {
@@ -762,8 +762,8 @@ static const struct ctl_file files[] = {
     {"trace_stat", rd_trace_stat_dir, NULL, F_DIR, 0},
     {"trace_stat", rd_trace_stat, NULL, F_PREFIX, 0},
     {"per_thread", rd_per_thread, NULL, F_DIR | F_PREFIX, 0},
-    {"available_events", rd_avail_events, NULL, 0, 0},	   /* issue 5: ctl_events.c */
-    {"events", rd_events, wr_events, F_DIR | F_PREFIX, 0}, /* issue 5: ctl_events.c */
+    {"available_events", rd_avail_events, NULL, 0, 0},	   /* ctl_events.c */
+    {"events", rd_events, wr_events, F_DIR | F_PREFIX, 0}, /* ctl_events.c */
 };
 
 /* Find FILE; *ARG gets what follows "NAME/" for F_PREFIX entries. */

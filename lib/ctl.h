@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctl.h - live control of the running process (issue 6): the control
+ * ctl.h - live control of the running process: the control
  * endpoint and its tracefs-like namespace (ctl.c), and the in-memory trace
  * buffers that its `trace` and `trace_pipe` files read (ctl_live.c).
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctl_events.c - the tracepoint files of the control namespace (issue 5),
+ * ctl_events.c - the tracepoint files of the control namespace,
  * served by lib/ctl.c:
  *
  *   available_events       every typed tracepoint of the loaded objects, one

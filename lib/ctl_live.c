@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctl_live.c - the in-memory trace buffers of live control (issue 6): what
+ * ctl_live.c - the in-memory trace buffers of live control: what
  * the control endpoint's `trace` and `trace_pipe` files show, whether or not
  * the process records into a session directory.
  *
@@ -289,7 +289,7 @@ int live_marker(const char *text, size_t len, uint64_t ts)
 	return 1;
 }
 
-/* ---- tracepoints (issue 5): formatted without stdio (signal handlers) ---- */
+/* ---- tracepoints: formatted without stdio (signal handlers) ------------- */
 
 struct tpfmt {
 	char *p;

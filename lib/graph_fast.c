@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * graph_fast.c - the C side of function_graph's fast paths (seed 004:
+ * graph_fast.c - the C side of function_graph's fast paths (
  * "when the graph tracer is the only user of a site, call it directly").
  *
  * The graph shortcut's entry and exit are in assembly (tramp.S:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * init.c - start-up (seed 003: no daemon). The constructor runs when the
+ * init.c - start-up (no daemon). The constructor runs when the
  * runtime is loaded, linked or preloaded, before the program's main():
  * it sets up the trap handler and sync, then finds every object's sites and
  * turns them into NOPs. Nothing is traced until an ops is registered.
@@ -77,7 +77,7 @@ static void dft_init(void)
 	trace_init();
 	if (trace_recording())
 		dft_fatal_install(); /* a fatal signal flushes the buffers first */
-	ctl_init();		     /* live control (issue 6), when DYNFTRACE_CONTROL=1 */
+	ctl_init();		     /* live control, when DYNFTRACE_CONTROL=1 */
 	init_running = 0;
 }
 

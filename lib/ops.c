@@ -289,7 +289,7 @@ static void sites_ref_update(const struct ops_filter *f, int delta, struct dynft
 	}
 }
 
-/* ---- routes (seeds 004 and 002) ---------------------------------------- */
+/* ---- routes: per-ops trampolines and CALL_OPS --------------------------- */
 
 /*
  * A site wanted by one ops calls, in order of preference:
@@ -388,7 +388,8 @@ static LIGHT_FN void late_func(unsigned long ip, unsigned long parent, struct dy
 static struct dynftrace_ops late_ops = {.func = late_func};
 
 /*
- * The function-graph shortcut (seed 004): sites whose only ops is the one
+ * The function-graph shortcut (the kernel calls its graph tracer directly
+ * too): sites whose only ops is the one
  * marked by ops_set_graph() call the region's graph trampoline, whose
  * entry (tramp.S: dft_graph_entry) does the graph tracer's work itself,
  * without the generic register save. graph_route_ops is that ops while registered:
@@ -1229,7 +1230,7 @@ static __attribute__((noinline, cold)) void entry_slow(struct dynftrace_ops *op,
 		late_func(ip, parent, NULL, regs);
 }
 
-/* Per-ops stub (seed 004): IDX names the region and stub; its ops is read
+/* Per-ops stub (the kernel's per-ops trampoline): IDX names the region and stub; its ops is read
  * inside the read side, so a late entry finds late_ops, never a freed ops,
  * and the site is checked to call this stub still, so a stub reused by
  * another ops never calls it for a site it does not want. IDX comes from
@@ -1302,7 +1303,7 @@ HIDDEN unsigned long dft_graph_thunk_slow(uint32_t id, uintptr_t *slot, struct d
 	return r;
 }
 
-/* CALL_OPS (seed 002): the ops is the literal before the function. The
+/* CALL_OPS (as on arm64 and riscv): the ops is the literal before the function. The
  * literal is the route itself: outside a filter change (routes_seq), an
  * ops in it wants the site. A cleared literal, or an ops whose filter no
  * longer wants the site (a filter change in flight), is a late entry. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * patch.c - live code patching with batched breakpoints (seeds 003, 000).
+ * patch.c - live code patching with batched breakpoints (the kernel's
+ * text_poke_bp_batch).
  *
  * The batch protocol, for N changes of LEN-byte instructions OLD -> NEW:
  *
@@ -19,7 +20,7 @@
  *   thread at a site:  OLD ... | int3 -> handler emulates NEW | ... NEW
  *
  * So any number of sites costs exactly 3 syncs (the kernel still flushes per
- * page-sized chunk; seed 000 asks for one vector). A sync is
+ * page-sized chunk; one vector is what the kernel's batching came to). A sync is
  * membarrier(PRIVATE_EXPEDITED_SYNC_CORE): every thread of the process
  * serialises its core before it next runs user code.
  *

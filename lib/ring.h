@@ -186,7 +186,7 @@ struct ring_thread_stats {
 	uint64_t lost;	 /* events dropped or overwritten */
 	uint64_t bytes;	 /* bytes written to disk so far */
 };
-/* For live control (issue 6): one call per thread buffer, under the
+/* For live control: one call per thread buffer, under the
  * consumer's lock. Returns the number of threads. */
 int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data),
 			 void *data) HIDDEN;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sites.c - finding the sites of every loaded object and making them NOPs
- * (seed 003: no daemon; conversion happens when the object is found, before
+ * (no daemon; conversion happens when the object is found, before
  * its code can run on another thread).
  *
  * Objects are found with dl_iterate_phdr at start-up and after every

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sites.h - the process-wide table of function sites (the ordered vector of
- * seed 000) and the objects they belong to.
+ * kernel's batched text_poke) and the objects they belong to.
  *
  * Everything here is protected by patch_lock(): the table is only read and
  * written by threads holding it (the trampoline path never reads it).
@@ -21,7 +21,7 @@
  */
 #define SITE_FL_REF_MASK 0x000fffffu
 #define SITE_FL_ENABLED	 0x80000000u /* the site holds a call (enabled) */
-#define SITE_FL_TRAMP	 0x40000000u /* wants a private trampoline (issue 4) */
+#define SITE_FL_TRAMP	 0x40000000u /* wants a private trampoline */
 #define SITE_FL_TRAMP_EN 0x20000000u /* has it */
 #define SITE_FL_DISABLED 0x10000000u /* refused at load: never patched */
 

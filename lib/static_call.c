@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * static_call.c - static calls: the runtime side of
- * include/dynftrace/static_call.h (seed 001's dynamic functions).
+ * include/dynftrace/static_call.h (the kernel's static calls).
  *
  * Each object carries two tables, registered together by its constructor:
  *

@@ -26,7 +26,7 @@
  * nothing else touches it, signal handlers of the same thread nest on it in
  * LIFO order.
  *
- * Live control (issue 6, the section at the end and trace.h): the control
+ * Live control (the section at the end and trace.h): the control
  * thread switches the tracer, the filters and the graph settings of the
  * running process. The tracer kind, max depth, time threshold and graph
  * root map are then read by callbacks with atomic loads; each shadow entry
@@ -74,7 +74,7 @@ struct prof_ent {
 
 /*
  * Profile tables of live threads, so that trace_stat/function can read
- * them while they count (issue 6).
+ * them while they count.
  *
  * | prof_all, prof_all_n          | prof_lock                               |
  * | prof_threads, g->prof_next/prev, g->prof_linked | prof_lock             |
@@ -1224,7 +1224,7 @@ HIDDEN void trace_init(void)
 		ops_on = 1;
 }
 
-/* ---- live control (issue 6, trace.h) ------------------------------------ */
+/* ---- live control (trace.h) -------------------------------------------- */
 /*
  * The control thread changes the tracers of the running process. Every
  * function below holds tctl_lock; changes to trace_ops go through the ops

@@ -169,7 +169,7 @@ typedef int (*dynftrace_site_cb)(unsigned long ip, const char *func, const char 
 DYNFTRACE_API int dynftrace_for_each_site(dynftrace_site_cb cb, void *data);
 
 /*
- * Routes a site may take (seeds 004 and 002). A site wanted by one ops calls
+ * Routes a site may take (per-ops trampolines, CALL_OPS). A site wanted by one ops calls
  * that ops' own trampoline (TRAMP), or, when built with
  * `dynftrace cflags --call-ops`, the CALL_OPS trampoline that reads the ops
  * from a literal before the function. Without either, every site goes

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * static_call.h - static calls for user-space C (seed 001's "dynamic
+ * static_call.h - static calls for user-space C (the kernel's "dynamic
  * functions"), patched live by the dynftrace runtime.
  *
  *	int fast_hash(const void *p, size_t n);

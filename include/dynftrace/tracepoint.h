@@ -161,7 +161,8 @@ void dynftrace_tracepoint_table_unregister(struct dynftrace_tracepoint *const *s
 
 /*
  * The dispatch. -DDYNFTRACE_TP_ITERATOR forces the callback-array iterator
- * (function pointers, as tracepoints were before seed 001), for comparisons.
+ * (function pointers, as the kernel's tracepoints were before static
+ * calls), for comparisons.
  */
 #ifdef DYNFTRACE_TP_ITERATOR
 #define DYNFTRACE_TP_DISPATCH(name, fs, ...) __traceiter_##name(0, __VA_ARGS__)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * free.c - no thread ever runs a freed ops through a trampoline (issue 4;
+ * free.c - no thread ever runs a freed ops through a trampoline (
  * run by tests/sh/routes-free.sh, also under ASan).
  *
  * Stubs are never freed: an unregistered ops' stubs point at the runtime's

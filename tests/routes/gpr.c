@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gpr.c - DYNFTRACE_OPS_FL_GPR_ONLY (issue 4; run by tests/sh/routes-gpr.sh).
+ * gpr.c - DYNFTRACE_OPS_FL_GPR_ONLY (run by tests/sh/routes-gpr.sh).
  *
  * Ops G has the flag and gpr_cb (gpr_cb.c, built with -mgeneral-regs-only,
  * no sanitizers) as its callback, on the functions of gpr_funcs.c, which

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * info.c - dynftrace_for_each_site_info() shows the route of every site
- * (issue 4; run by tests/sh/routes-info.sh for several compilers and
+ * (run by tests/sh/routes-info.sh for several compilers and
  * -fcf-protection).
  *
  * Ops A selects *_f0, B *_f1, C *_f[12] (funcs.c: co_* have a CALL_OPS

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * load.c - route transitions under load (issue 4; run by
+ * load.c - route transitions under load (run by
  * tests/sh/routes-load.sh).
  *
  * Two worker threads call the functions of both builds (funcs.c: co_* with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# description: live control of running processes: the control tests tests/ctl/*.tc (issue 6)
+# description: live control of running processes: the control tests tests/ctl/*.tc
 # config: asan tsan
 #
 # Builds tests/ctl/target.c (traced, linked with the runtime), the traced

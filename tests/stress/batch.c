@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * batch.c - every batch takes exactly 3 syncs, whatever its size (seed 000).
+ * batch.c - every batch takes exactly 3 syncs, whatever its size.
  *
  * Linked with 100,000 functions from `tests/gen/genfuncs.sh -S 100000` (the
  * only sites of the process). For filters selecting exactly 1, 1,000 and

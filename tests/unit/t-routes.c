@@ -1,4 +1,4 @@
-/* t-routes: what a callback sees is the same on every route (issue 4).
+/* t-routes: what a callback sees is the same on every route.
  * For each route mask (list only, per-ops trampolines, CALL_OPS, all; this
  * program has no CALL_OPS literals, so the last two take the common
  * trampoline), with one ops and with two ops on the same function:

@@ -203,7 +203,7 @@ dft_caller_tmpl_end:
 	.size	dft_caller_tmpl, dft_caller_tmpl_end - dft_caller_tmpl
 
 /*
- * The per-ops route (seed 004). Each ops owns a 10-byte stub per region:
+ * The per-ops route (the kernel's per-ops trampolines). Each ops owns a 10-byte stub per region:
  *	push $IDX ; jmp dft_ops_tmpl-copy
  * so a site used by that ops alone calls its stub, and this shared body
  * hands IDX to dft_stub_entry, which calls the ops' func directly: no list
@@ -471,7 +471,7 @@ dft_callops_light_tmpl_end:
 	.size	dft_callops_light_tmpl, dft_callops_light_tmpl_end - dft_callops_light_tmpl
 
 /*
- * The function-graph shortcut (seed 004): a site whose only ops is the
+ * The function-graph shortcut: a site whose only ops is the
  * graph tracer JUMPS to its own thunk (sites.c, thunk_write), 32 bytes
  * next to its region:
  *
