@@ -37,9 +37,7 @@
 #include "cli.h"
 #include "trace_read.h"
 
-#define MAX_TEXT_FILE  (256u << 20) /* info, sites and maps files */
-#define EXT_HEADER     13
-#define COMPACT_HEADER 2
+#define MAX_TEXT_FILE (256u << 20) /* info, sites and maps files */
 
 static uint16_t le16(const uint8_t *p)
 {
@@ -1229,27 +1227,27 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 
 	memset(ev, 0, sizeof(*ev));
 	ev->off = off;
-	if (need(st, off, off, COMPACT_HEADER))
+	uint32_t hdr;
+
+	if (need(st, off, off, FMT_COMPACT_HDR))
 		return -1;
-	id = p[0] & 7;
-	if (id == 7) {
-		if (need(st, off, off, EXT_HEADER))
-			return -1;
-		id = le32(p + 1);
-		ts = le64(p + 5);
+	if ((p[0] & 7) == FMT_EXT_TAG && need(st, off, off, FMT_EXT_HDR))
+		return -1;
+	if (fmt_header(p, (size_t)(st->pkt_content - off), &id, &ts, &hdr) < 0) {
+		stream_fail(st, off, "malformed event header");
+		return -1;
+	}
+	if (hdr == FMT_EXT_HDR) {
 		if (ts < st->prev_ts) {
 			stream_fail(st, off, "timestamp goes backwards");
 			return -1;
 		}
-		at = off + EXT_HEADER;
 	} else {
-		uint64_t low = le16(p) >> 3;
-
-		ts = (st->prev_ts & ~(uint64_t)8191) | low;
+		ts |= st->prev_ts & ~(uint64_t)(FMT_TS_WRAP - 1);
 		if (ts < st->prev_ts)
-			ts += 8192;
-		at = off + COMPACT_HEADER;
+			ts += FMT_TS_WRAP;
 	}
+	at = off + hdr;
 	p = st->data + at;
 	ev->type = (int)id;
 	ev->ts = ts;

@@ -27,22 +27,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define TR_PACKET_MAGIC 0xC1FC1FC1u
-#define TR_HEADER_BYTES 80 /* packet header (24) + packet context (56) */
+#include "format.h"
+
+#define TR_PACKET_MAGIC FMT_PACKET_MAGIC
+#define TR_HEADER_BYTES FMT_HDR_SIZE /* packet header + packet context */
 #define TR_ERR_LEN	512
 
 /* Event types: the ids of FORMAT.md plus what the reader adds. */
 enum tr_type {
-	TR_ENTRY = 0,
-	TR_EXIT = 1,
-	TR_FUNCTION = 2,
-	TR_CALL = 3,
-	TR_LOST = 4,
-	TR_MARKER = 5,
-	TR_EXIT_DEPTH = 8,
-	TR_TRACEPOINT = 9,  /* func: tracepoint index; arg: payload length; text: payload */
-	TR_DISCARDED = 100, /* a packet's events_discarded grew by arg */
-	TR_END = 101,	    /* the stream ends (cleanly or at damage); ts = last time */
+	TR_ENTRY = FMT_EV_ENTRY,
+	TR_EXIT = FMT_EV_EXIT,
+	TR_FUNCTION = FMT_EV_FUNCTION,
+	TR_CALL = FMT_EV_CALL,
+	TR_LOST = FMT_EV_LOST,
+	TR_MARKER = FMT_EV_MARKER,
+	TR_EXIT_DEPTH = FMT_EV_EXIT_DEPTH,
+	TR_TRACEPOINT =
+	    FMT_EV_TRACEPOINT, /* func: tracepoint index; arg: payload length; text: payload */
+	TR_DISCARDED = 100,    /* a packet's events_discarded grew by arg */
+	TR_END = 101,	       /* the stream ends (cleanly or at damage); ts = last time */
 };
 
 struct tr_event {

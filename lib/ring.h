@@ -34,17 +34,19 @@
 #include <sys/types.h>
 
 #include "internal.h"
+#include "format.h"
 
-/* Event ids (docs/FORMAT.md). Ids above 6 always use the extended header. */
+/* Event ids (format.h). Ids above FMT_COMPACT_ID_MAX always use the
+ * extended header. */
 enum {
-	RING_EV_ENTRY = 0,
-	RING_EV_EXIT = 1,
-	RING_EV_FUNCTION = 2,
-	RING_EV_CALL = 3,
-	RING_EV_LOST = 4,
-	RING_EV_MARKER = 5,
-	RING_EV_EXIT_DEPTH = 8,
-	RING_EV_TRACEPOINT = 9, /* uint16 tp; uint16 len; uint8 data[len] (tp_record.c) */
+	RING_EV_ENTRY = FMT_EV_ENTRY,
+	RING_EV_EXIT = FMT_EV_EXIT,
+	RING_EV_FUNCTION = FMT_EV_FUNCTION,
+	RING_EV_CALL = FMT_EV_CALL,
+	RING_EV_LOST = FMT_EV_LOST,
+	RING_EV_MARKER = FMT_EV_MARKER,
+	RING_EV_EXIT_DEPTH = FMT_EV_EXIT_DEPTH,
+	RING_EV_TRACEPOINT = FMT_EV_TRACEPOINT, /* tp_record.c */
 };
 
 /* Defaults (a 0 in struct ring_config): 64 pages of 64 KiB, i.e. 4 MiB per

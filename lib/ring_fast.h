@@ -18,6 +18,7 @@
 
 #include "internal.h"
 #include "arch.h"
+#include "format.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define RING_TSAN 1
@@ -27,28 +28,29 @@
 #endif
 #endif
 
-#define RING_MAGIC	 0xC1FC1FC1u
-#define RING_HDR_SIZE	 80 /* packet header (24) + context (56) */
-#define RING_NEST_MAX	 8  /* nested events per thread (signal handlers) */
-#define RING_COMPACT_HDR 2
-#define RING_EXT_HDR	 13
-#define RING_TS_WRAP	 8192 /* 13-bit compact timestamps */
+/* The event format (format.h), in the writer's names. */
+#define RING_MAGIC	 FMT_PACKET_MAGIC
+#define RING_HDR_SIZE	 FMT_HDR_SIZE
+#define RING_COMPACT_HDR FMT_COMPACT_HDR
+#define RING_EXT_HDR	 FMT_EXT_HDR
+#define RING_TS_WRAP	 FMT_TS_WRAP
+#define RING_NEST_MAX	 8 /* nested events per thread (signal handlers) */
 #define RING_EV_ONE	 (UINT64_C(1) << 32)
 #define RING_SHM_PATH	 192 /* a shared buffer file's path (the directory: 128) */
 
-/* Packet context offsets (docs/FORMAT.md). */
+/* Packet header and context offsets (format.h). */
 enum {
-	PKT_MAGIC = 0,
-	PKT_UUID = 4,
-	PKT_STREAM_ID = 20,
-	PKT_TS_BEGIN = 24,
-	PKT_TS_END = 32,
-	PKT_CONTENT_SIZE = 40,
-	PKT_PACKET_SIZE = 48,
-	PKT_DISCARDED = 56,
-	PKT_SEQ = 64,
-	PKT_PID = 72,
-	PKT_TID = 76,
+	PKT_MAGIC = FMT_PKT_MAGIC,
+	PKT_UUID = FMT_PKT_UUID,
+	PKT_STREAM_ID = FMT_PKT_STREAM_ID,
+	PKT_TS_BEGIN = FMT_PKT_TS_BEGIN,
+	PKT_TS_END = FMT_PKT_TS_END,
+	PKT_CONTENT_SIZE = FMT_PKT_CONTENT_SIZE,
+	PKT_PACKET_SIZE = FMT_PKT_PACKET_SIZE,
+	PKT_DISCARDED = FMT_PKT_DISCARDED,
+	PKT_SEQ = FMT_PKT_SEQ,
+	PKT_PID = FMT_PKT_PID,
+	PKT_TID = FMT_PKT_TID,
 };
 
 /*
@@ -242,7 +244,7 @@ static inline void write_header(uint8_t *p, unsigned id, uint64_t ts, uint32_t h
 		uint16_t h = (uint16_t)(id | (uint16_t)(ts << 3));
 		memcpy(p, &h, 2);
 	} else {
-		p[0] = 7;
+		p[0] = FMT_EXT_TAG;
 		put_u32(p + 1, id);
 		put_u64(p + 5, ts);
 	}
@@ -299,7 +301,8 @@ static inline uint8_t *ring_try_reserve(struct ring_buf *b, uint32_t n, uint64_t
 	uint64_t last = b->last_ts;
 	if (unlikely(ts < last))
 		ts = last;
-	uint32_t hdr = (ts - last < RING_TS_WRAP && id <= 6) ? RING_COMPACT_HDR : RING_EXT_HDR;
+	uint32_t hdr = (ts - last < RING_TS_WRAP && id <= FMT_COMPACT_ID_MAX) ? RING_COMPACT_HDR
+									      : RING_EXT_HDR;
 	uint32_t size = hdr + payload;
 	/* A page never ends at page_size - 1: that is the plug (ring.c). */
 	if (unlikely((off & (b->page_size - 1)) + size >= b->page_size - 1) ||

@@ -36,52 +36,14 @@ bool ring_prefix_ok(const uint8_t *page, uint32_t end, uint64_t events)
 	uint32_t p = RING_HDR_SIZE;
 	uint64_t n = 0;
 	while (p < end) {
-		uint32_t id, hdr, pl;
-		if ((page[p] & 7) == 7) {
-			if (page[p] != 7 || end - p < RING_EXT_HDR)
-				return false;
-			memcpy(&id, page + p + 1, 4);
-			hdr = RING_EXT_HDR;
-		} else {
-			if (end - p < RING_COMPACT_HDR)
-				return false;
-			id = page[p] & 7;
-			hdr = RING_COMPACT_HDR;
-		}
-		switch (id) {
-		case RING_EV_ENTRY:
-		case RING_EV_LOST:
-		case RING_EV_EXIT_DEPTH:
-			pl = 4;
-			break;
-		case RING_EV_EXIT:
-			pl = 0;
-			break;
-		case RING_EV_FUNCTION:
-		case RING_EV_CALL:
-			pl = 12;
-			break;
-		case RING_EV_TRACEPOINT: {
-			uint16_t len;
-			if (end - p - hdr < 4)
-				return false;
-			memcpy(&len, page + p + hdr + 2, 2);
-			pl = 4u + len;
-			break;
-		}
-		case RING_EV_MARKER: {
-			const uint8_t *s = page + p + hdr, *z = memchr(s, 0, end - p - hdr);
-			if (!z)
-				return false;
-			pl = (uint32_t)(z - s) + 1;
-			break;
-		}
-		default:
+		uint32_t id, hdr;
+		uint64_t ts;
+		if (fmt_header(page + p, end - p, &id, &ts, &hdr) < 0)
 			return false;
-		}
-		if (end - p - hdr < pl)
+		int64_t pl = fmt_payload_len(id, page + p + hdr, end - p - hdr);
+		if (pl < 0)
 			return false;
-		p += hdr + pl;
+		p += hdr + (uint32_t)pl;
 		n++;
 	}
 	return p == end && n == events;

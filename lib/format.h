@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * format.h - the session's event format, defined once (docs/FORMAT.md).
+ *
+ * The writer (ring.c, ring_fast.h), the salvage of a dead process's buffers
+ * (ring_salvage.c), the reader (cli/trace_read.c) and the CTF metadata
+ * (ring.c builds its event blocks from FMT_EVENTS) all use these
+ * definitions. The test suite keeps a decoder of its own, as an oracle.
+ *
+ * A stream is a sequence of packets (one buffer page each):
+ *
+ *   | packet header (24)          | packet context (56)                   |
+ *   | magic uuid[16] stream_id    | ts_begin ts_end content_size          |
+ *   |                             | packet_size discarded seq pid tid     |
+ *   | events ...                                              | padding  |
+ *
+ * All integers little-endian. An event is a header and its payload:
+ *   compact header (2 bytes): id in bits 0-2 (0..6), the low 13 bits of the
+ *     timestamp in bits 3-15, for an event less than 8192 ns after the
+ *     previous one of its packet;
+ *   extended header (13 bytes): 7, id (uint32), timestamp (uint64 ns).
+ */
+#ifndef DYNFTRACE_FORMAT_H
+#define DYNFTRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FMT_PACKET_MAGIC   0xC1FC1FC1u
+#define FMT_PACKET_HEADER  24
+#define FMT_PACKET_CONTEXT 56
+#define FMT_HDR_SIZE	   (FMT_PACKET_HEADER + FMT_PACKET_CONTEXT) /* 80 */
+
+/* Byte offsets in the packet header and context. */
+enum {
+	FMT_PKT_MAGIC = 0,
+	FMT_PKT_UUID = 4,
+	FMT_PKT_STREAM_ID = 20,
+	FMT_PKT_TS_BEGIN = 24,
+	FMT_PKT_TS_END = 32,
+	FMT_PKT_CONTENT_SIZE = 40,
+	FMT_PKT_PACKET_SIZE = 48,
+	FMT_PKT_DISCARDED = 56,
+	FMT_PKT_SEQ = 64,
+	FMT_PKT_PID = 72,
+	FMT_PKT_TID = 76,
+};
+
+#define FMT_COMPACT_HDR	   2
+#define FMT_EXT_HDR	   13
+#define FMT_EXT_TAG	   7 /* the 3-bit id of an extended header */
+#define FMT_COMPACT_ID_MAX 6
+#define FMT_TS_BITS	   13
+#define FMT_TS_WRAP	   (1u << FMT_TS_BITS)
+
+#define FMT_STR_(x) #x
+#define FMT_STR(x)  FMT_STR_(x) /* a number above, for the CTF metadata */
+
+/* Payload sizes: fixed, or variable (FMT_VAR, see fmt_payload_len). */
+#define FMT_VAR (-1)
+
+/*
+ * The events: X(name, id, payload bytes, CTF fields). Ids above
+ * FMT_COMPACT_ID_MAX always take the extended header.
+ */
+#define FMT_EVENTS(X)                                                                              \
+	X(entry, 0, 4, "uint32_t func;")                                                           \
+	X(exit, 1, 0, "")                                                                          \
+	X(function, 2, 12, "uint32_t func; uint64_t parent_ip;")                                   \
+	X(call, 3, 12, "uint32_t func; uint64_t duration_ns;")                                     \
+	X(lost, 4, 4, "uint32_t count;")                                                           \
+	X(marker, 5, FMT_VAR, "string { encoding = UTF8; } text;")                                 \
+	X(exit_depth, 8, 4, "uint32_t depth;")                                                     \
+	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")
+
+#define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,
+enum { FMT_EVENTS(FMT_ID_) };
+#undef FMT_ID_
+#define FMT_EV_ENTRY	  FMT_EV_ID_entry
+#define FMT_EV_EXIT	  FMT_EV_ID_exit
+#define FMT_EV_FUNCTION	  FMT_EV_ID_function
+#define FMT_EV_CALL	  FMT_EV_ID_call
+#define FMT_EV_LOST	  FMT_EV_ID_lost
+#define FMT_EV_MARKER	  FMT_EV_ID_marker
+#define FMT_EV_EXIT_DEPTH FMT_EV_ID_exit_depth
+#define FMT_EV_TRACEPOINT FMT_EV_ID_tracepoint
+
+/* The CTF event blocks of the metadata, one string. */
+#define FMT_TSDL_(name, id, size, fields)                                                          \
+	"event {\n\tname = \"" #name "\";\n\tid = " #id ";\n\tstream_id = 0;\n"                    \
+	"\tfields := struct { " fields " };\n};\n\n"
+#define FMT_TSDL_EVENTS FMT_EVENTS(FMT_TSDL_)
+
+/* Fixed payload size of event ID, FMT_VAR, or -2 for an unknown id. */
+static inline int fmt_payload_fixed(uint32_t id)
+{
+#define FMT_SIZE_(name, i, size, fields)                                                           \
+	case i:                                                                                    \
+		return size;
+	switch (id) {
+		FMT_EVENTS(FMT_SIZE_)
+	default:
+		return -2;
+	}
+#undef FMT_SIZE_
+}
+
+/*
+ * The event header at P (AVAIL bytes): its id, its length and, for an
+ * extended header, the full timestamp (*TS; a compact one leaves the low
+ * 13 bits there). -1 if it does not fit or is malformed.
+ */
+static inline int fmt_header(const uint8_t *p, size_t avail, uint32_t *id, uint64_t *ts,
+			     uint32_t *hdr)
+{
+	if (avail < FMT_COMPACT_HDR)
+		return -1;
+	if ((p[0] & 7) == FMT_EXT_TAG) {
+		if (p[0] != FMT_EXT_TAG || avail < FMT_EXT_HDR)
+			return -1;
+		memcpy(id, p + 1, 4);
+		memcpy(ts, p + 5, 8);
+		*hdr = FMT_EXT_HDR;
+	} else {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		*id = h & 7;
+		*ts = h >> 3;
+		*hdr = FMT_COMPACT_HDR;
+	}
+	return 0;
+}
+
+/* Payload length of event ID whose payload starts at P (AVAIL bytes), or
+ * -1 if it is unknown or runs past AVAIL. */
+static inline int64_t fmt_payload_len(uint32_t id, const uint8_t *p, size_t avail)
+{
+	int fixed = fmt_payload_fixed(id);
+	size_t n;
+	if (fixed >= 0) {
+		n = (size_t)fixed;
+	} else if (id == FMT_EV_MARKER) {
+		const uint8_t *z = memchr(p, 0, avail);
+		if (!z)
+			return -1;
+		n = (size_t)(z - p) + 1;
+	} else if (id == FMT_EV_TRACEPOINT) {
+		uint16_t len;
+		if (avail < 4)
+			return -1;
+		memcpy(&len, p + 2, 2);
+		n = 4u + len;
+	} else {
+		return -1;
+	}
+	return n <= avail ? (int64_t)n : -1;
+}
+
+#endif
