@@ -33,27 +33,6 @@ static const char usage_text[] =
     "               or --call-ops, both are printed on one line.\n"
     "  -h, --help   show this help.\n";
 
-/* The directory of the running dynftrace binary, where libdynftrace.so is. */
-static int libdir(char *buf, size_t size)
-{
-	ssize_t n;
-	char *slash;
-
-	if (DYNFTRACE_LIBDIR[0]) {
-		snprintf(buf, size, "%s", DYNFTRACE_LIBDIR);
-		return 0;
-	}
-	n = readlink("/proc/self/exe", buf, size - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*(slash == buf ? slash + 1 : slash) = 0;
-	return 0;
-}
-
 int cmd_cflags(int argc, char **argv)
 {
 	const char *mode = NULL, *flags = "-fpatchable-function-entry=5";
@@ -87,7 +66,7 @@ int cmd_cflags(int argc, char **argv)
 		printf("%s\n", flags);
 		return 0;
 	}
-	if (libdir(dir, sizeof(dir))) {
+	if (cli_self_dir(dir, sizeof(dir))) {
 		cli_err("cflags: cannot find the directory of the dynftrace binary");
 		return 1;
 	}

@@ -8,6 +8,9 @@
 #                  but returns the exit status
 #   cc_prog OUT SRC...     build a program with SANFLAGS, linked with the
 #                  runtime in $B (-ldynftrace, rpath), pthread, dl
+#   tap_prog [--diag] NAME CMD...  one TAP line for a TAP-speaking program
+#   compilers      $CC, and clang too when it is there (no sanitizer)
+#   build_t_ring   $T/t-ring (tests/ring/t-ring.c with lib/ring.c)
 # A sanitizer report must not pass for an ordinary failure: ASan exits 99.
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 B=${B:-$TOP/build}
@@ -43,4 +46,52 @@ cc_prog() {
 	shift
 	$CC $CFLAGS_T $SANFLAGS "$@" -o "$out" -L"$B" -Wl,--no-as-needed -ldynftrace \
 		-Wl,--as-needed -Wl,-rpath,"$B" -lpthread -ldl
+}
+
+# tap_prog [--diag] NAME CMD...: run CMD, a program that prints TAP, and
+# say one TAP line for it: ok when it exited 0 with checks and no failure,
+# else its failures, comments, sanitizer reports and stderr as diagnostics.
+# --diag: its comment lines are shown also when it passes.
+tap_prog() {
+	local diag=0
+	if [ "$1" = --diag ]; then
+		diag=1
+		shift
+	fi
+	local name=$1
+	shift
+	"$@" >"$T/tap.out" 2>"$T/tap.err"
+	local rc=$? p f
+	p=$(grep -c '^ok ' "$T/tap.out")
+	f=$(grep -c '^not ok ' "$T/tap.out")
+	[ $diag -eq 1 ] && grep -E '^#' "$T/tap.out"
+	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
+		ok "$name ($p checks)"
+	else
+		notok "$name: status $rc, $f of $((p + f)) checks failed"
+		grep -E '^not ok|^#|ERROR|SUMMARY' "$T/tap.out" | head -30 | sed -e 's/^/# /'
+		head -30 "$T/tap.err" | sed -e 's/^/# /'
+	fi
+}
+
+# The compilers a test builds with: $CC, and clang when it is installed and
+# no sanitizer is in use (the sanitizer runtimes are gcc's).
+compilers=$CC
+if [ -z "$SAN" ] && command -v clang >/dev/null && [ "$CC" != clang ]; then
+	compilers="$compilers clang"
+fi
+
+# build_t_ring: $T/t-ring, the ring's own test program (tests/ring/t-ring.c)
+# with lib/ring.c compiled in (it is hidden in the runtime); exits the test
+# when it does not build.
+build_t_ring() {
+	local flags="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
+	# shellcheck disable=SC2086
+	if ! $CC $flags $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" \
+		"$TOP/tests/ring/t-ring.c" -o "$T/t-ring" -lpthread 2>"$T/build.log"; then
+		echo "not ok 1 - build t-ring"
+		diag_file "$T/build.log"
+		exit 1
+	fi
+	export T_RING_SAN=$SAN
 }

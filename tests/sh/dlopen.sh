@@ -27,28 +27,12 @@ if ! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS -fPIC -shared "$P/dlt-lib.c" -o "$T/$L
 	exit 1
 fi
 
-# run_tap NAME CMD...: one TAP line for a TAP-speaking program.
-run_tap() {
-	local name=$1
-	shift
-	"$@" >"$T/out" 2>"$T/err"
-	local rc=$? p f
-	p=$(grep -c '^ok ' "$T/out")
-	f=$(grep -c '^not ok ' "$T/out")
-	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		ok "$name ($p checks)"
-	else
-		notok "$name: status $rc, $f of $((p + f)) checks failed"
-		cat "$T/out" "$T/err" | grep -Ev '^ok ' | head -20 | sed -e 's/^/# /'
-	fi
-}
-
 # The sanitizers' dlopen interceptors make themselves the caller: the
 # program's run path is not searched (with or without dynftrace), so open by
 # path there.
 BYPATH=
 [ -n "$SAN" ] && BYPATH=by-path
-run_tap "dlt-main: dlopen after register, dlclose, dlopen again" "$T/dlt-main" "$T" $LIB $BYPATH
+tap_prog "dlt-main: dlopen after register, dlclose, dlopen again" "$T/dlt-main" "$T" $LIB $BYPATH
 
 # Preloading a sanitizer-built runtime: the sanitizer's runtime comes first.
 PRE=$B/libdynftrace.so
@@ -59,7 +43,7 @@ asan)
 	;;
 tsan) PRE="$($CC -print-file-name=libtsan.so) $PRE" ;;
 esac
-run_tap "dlt-main, linked and also LD_PRELOADed" env LD_PRELOAD="$PRE" "$T/dlt-main" "$T" $LIB \
+tap_prog "dlt-main, linked and also LD_PRELOADed" env LD_PRELOAD="$PRE" "$T/dlt-main" "$T" $LIB \
 	$BYPATH
 
 "$T/preload" "$T/$LIB" >"$T/plain.out" 2>&1

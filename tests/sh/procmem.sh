@@ -10,24 +10,8 @@
 . "$(dirname "$0")/../gen/common.sh"
 export DYNFTRACE_POKE=procmem
 
-# run_tap NAME CMD...: one TAP line for a TAP-speaking program.
-run_tap() {
-	local name=$1
-	shift
-	"$@" >"$T/out" 2>&1
-	local rc=$? p f
-	p=$(grep -c '^ok ' "$T/out")
-	f=$(grep -c '^not ok ' "$T/out")
-	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		ok "$name ($p checks)"
-	else
-		notok "$name: status $rc, $f of $((p + f)) checks failed"
-		grep -E '^not ok|^#|ERROR|SUMMARY' "$T/out" | head -15 | sed -e 's/^/# /'
-	fi
-}
-
 if [ -x "$B/tests/t-basic" ]; then
-	run_tap "t-basic with DYNFTRACE_POKE=procmem" "$B/tests/t-basic"
+	tap_prog "t-basic with DYNFTRACE_POKE=procmem" "$B/tests/t-basic"
 else
 	notok "$B/tests/t-basic is not built"
 fi
@@ -38,9 +22,9 @@ if bash "$TOP/tests/gen/genfuncs.sh" 1000 >"$T/funcs.c" &&
 	bash "$TOP/tests/gen/genfuncs.sh" -S 100000 >"$T/big.s" &&
 	$CC -c "$T/big.s" -o "$T/big.o" 2>>"$T/build.log" &&
 	cc_prog "$T/batch" "$TOP/tests/stress/batch.c" "$T/big.o" 2>>"$T/build.log"; then
-	run_tap "stress, 1,000 changes, with DYNFTRACE_POKE=procmem" "$T/stress" -n 1000 -W 50
-	run_tap "batches of 1 to 100,000 sites with DYNFTRACE_POKE=procmem" "$T/batch"
-	grep -E 'register, 100000' "$T/out" | sed -e 's/^ok [0-9]* - /# /'
+	tap_prog "stress, 1,000 changes, with DYNFTRACE_POKE=procmem" "$T/stress" -n 1000 -W 50
+	tap_prog "batches of 1 to 100,000 sites with DYNFTRACE_POKE=procmem" "$T/batch"
+	grep -E 'register, 100000' "$T/tap.out" | sed -e 's/^ok [0-9]* - /# /'
 else
 	notok "build the stress and batch programs"
 	diag_file "$T/build.log"

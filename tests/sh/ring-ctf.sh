@@ -16,14 +16,7 @@ if ! command -v babeltrace2 >/dev/null; then
 	notok "babeltrace2 is not installed (scripts/deps.sh test installs it)"
 	exit 1
 fi
-RING_CFLAGS="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
-if ! $CC $RING_CFLAGS $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" "$TOP/tests/ring/t-ring.c" \
-	-o "$T/t-ring" -lpthread 2>"$T/build.log"; then
-	echo "not ok 1 - build t-ring"
-	diag_file "$T/build.log"
-	exit 1
-fi
-export T_RING_SAN=$SAN
+build_t_ring
 export T_RING_SMALL=1 # 10 times fewer events: babeltrace2 is slow
 
 # bt_norm: babeltrace2 text to "TS NAME k=v k=v" lines (t-ring dump's form).

@@ -14,14 +14,7 @@
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 
-RING_CFLAGS="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
-if ! $CC $RING_CFLAGS $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" "$TOP/tests/ring/t-ring.c" \
-	-o "$T/t-ring" -lpthread 2>"$T/build.log"; then
-	echo "not ok 1 - build t-ring"
-	diag_file "$T/build.log"
-	exit 1
-fi
-export T_RING_SAN=$SAN
+build_t_ring
 
 # full NAME DIR ERRTEXT CMD...: runs t-ring diskfull DIR through CMD.
 full() {

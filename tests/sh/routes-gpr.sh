@@ -31,44 +31,23 @@ build() {
 		CC=$cc cc_prog "$out" $def "$R/gpr.c" "$T/gf.o" "$T/gc.o"
 }
 
-# run NAME CMD...: one TAP line for a TAP-speaking program
-run() {
-	local name=$1
-	shift
-	"$@" >"$T/out" 2>"$T/err"
-	local rc=$? p f
-	p=$(grep -c '^ok ' "$T/out")
-	f=$(grep -c '^not ok ' "$T/out")
-	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		ok "$name ($p checks)"
-	else
-		notok "$name: status $rc, $f of $((p + f)) checks failed"
-		grep -Ev '^ok ' "$T/out" | head -30 | sed -e 's/^/# /'
-		head -30 "$T/err" | sed -e 's/^/# /'
-	fi
-}
-
-compilers=$CC
-if [ -z "$SAN" ] && command -v clang >/dev/null && [ "$CC" != clang ]; then
-	compilers="$compilers clang"
-fi
 for cc in $compilers; do
 	if ! build "$T/gpr-$cc" "$cc" 2>"$T/build.log"; then
 		notok "build the gpr program with $cc"
 		diag_file "$T/build.log"
 		continue
 	fi
-	run "$cc: GPR_ONLY ops with a -mgeneral-regs-only callback" "$T/gpr-$cc"
+	tap_prog "$cc: GPR_ONLY ops with a -mgeneral-regs-only callback" "$T/gpr-$cc"
 	if [ -z "$CALLOPS" ]; then
 		notok "dynftrace cflags --call-ops"
 	elif ! build "$T/gpr-co-$cc" "$cc" call-ops 2>"$T/build.log"; then
 		notok "build the CALL_OPS gpr program with $cc"
 		diag_file "$T/build.log"
 	else
-		run "$cc: the same on the CALL_OPS route (light CALL_OPS body)" "$T/gpr-co-$cc"
+		tap_prog "$cc: the same on the CALL_OPS route (light CALL_OPS body)" "$T/gpr-co-$cc"
 	fi
 	if [ -n "$CALLOPS" ] && build "$T/gpr-cet-$cc" "$cc" cet 2>"$T/build.log"; then
-		run "$cc: the same with endbr64 before the sites" "$T/gpr-cet-$cc"
+		tap_prog "$cc: the same with endbr64 before the sites" "$T/gpr-cet-$cc"
 	elif [ -n "$CALLOPS" ]; then
 		notok "build the CALL_OPS gpr program with $cc and -fcf-protection=full"
 		diag_file "$T/build.log"

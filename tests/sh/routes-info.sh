@@ -23,23 +23,6 @@ build() {
 		CC=$cc cc_prog "$out" "$R/info.c" "$T/co.o" "$T/tr.o" "$@"
 }
 
-# run NAME CMD...: one TAP line for a TAP-speaking program
-run() {
-	local name=$1
-	shift
-	"$@" >"$T/out" 2>"$T/err"
-	local rc=$? p f
-	p=$(grep -c '^ok ' "$T/out")
-	f=$(grep -c '^not ok ' "$T/out")
-	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		ok "$name ($p checks)"
-	else
-		notok "$name: status $rc, $f of $((p + f)) checks failed"
-		grep -Ev '^ok ' "$T/out" | head -30 | sed -e 's/^/# /'
-		head -30 "$T/err" | sed -e 's/^/# /'
-	fi
-}
-
 variants="$CC|"
 if [ -z "$SAN" ]; then
 	variants="$variants $CC|-fcf-protection=full"
@@ -59,10 +42,10 @@ for v in $variants; do
 		continue
 	fi
 	[ -n "$first" ] || first=$out
-	run "$name: routes of every site under 4 route masks" "$out"
+	tap_prog "$name: routes of every site under 4 route masks" "$out"
 done
 [ -n "$first" ] || exit 1
 for m in list tramp callops all; do
-	run "DYNFTRACE_ROUTES=$m sets the initial mask" env DYNFTRACE_ROUTES=$m "$first" env
+	tap_prog "DYNFTRACE_ROUTES=$m sets the initial mask" env DYNFTRACE_ROUTES=$m "$first" env
 done
 tap_end

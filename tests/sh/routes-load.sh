@@ -26,28 +26,6 @@ build() {
 		CC=$cc cc_prog "$out" "$R/load.c" "$T/co.o" "$T/tr.o" "$T/lg.o"
 }
 
-# run NAME CMD...: one TAP line for a TAP-speaking program, its diag kept
-run() {
-	local name=$1
-	shift
-	"$@" >"$T/out" 2>"$T/err"
-	local rc=$? p f
-	p=$(grep -c '^ok ' "$T/out")
-	f=$(grep -c '^not ok ' "$T/out")
-	grep -E '^#' "$T/out"
-	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		ok "$name ($p checks)"
-	else
-		notok "$name: status $rc, $f of $((p + f)) checks failed"
-		grep -E '^not ok' "$T/out" | head -20 | sed -e 's/^/# /'
-		head -30 "$T/err" | sed -e 's/^/# /'
-	fi
-}
-
-compilers=$CC
-if [ -z "$SAN" ] && command -v clang >/dev/null && [ "$CC" != clang ]; then
-	compilers="$compilers clang"
-fi
 secs=${ROUTES_SECONDS:-25}
 [ "$compilers" != "$CC" ] && secs=${ROUTES_SECONDS:-20}
 for cc in $compilers; do
@@ -56,6 +34,6 @@ for cc in $compilers; do
 		diag_file "$T/build.log"
 		continue
 	fi
-	run "$cc: transitions under load" env ROUTES_SECONDS="$secs" "$T/load-$cc"
+	tap_prog --diag "$cc: transitions under load" env ROUTES_SECONDS="$secs" "$T/load-$cc"
 done
 tap_end
