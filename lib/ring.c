@@ -181,10 +181,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "ctf.h"
 #include "ring.h"
 #include "ring_fast.h"
-
-enum { RING_OFF = 0, RING_ON = 1, RING_STOPPING = 2 };
+#include "ring_int.h"
 
 /* Consumer timing. */
 #define FLUSH_INTERVAL_NS 100000000ull	/* idle wake-up: liveness, clock */
@@ -194,17 +195,17 @@ enum { RING_OFF = 0, RING_ON = 1, RING_STOPPING = 2 };
 
 /* ---- configuration and global state ---------------------------------- */
 
-static int ring_state;
+HIDDEN int ring_state;
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ring_buf *ring_head;
-static char ctf_dir[PATH_MAX];
-static char info_path[PATH_MAX];
-static char image_key[32]; /* IMG of the stream files; "": the pid */
-static int have_info;
+HIDDEN pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+HIDDEN struct ring_buf *ring_head;
+HIDDEN char ctf_dir[PATH_MAX];
+HIDDEN char info_path[PATH_MAX];
+HIDDEN char image_key[32]; /* IMG of the stream files; "": the pid */
+HIDDEN int have_info;
 static size_t cfg_page_size = RING_DEFAULT_PAGE_SIZE;
 static size_t cfg_pages = RING_DEFAULT_PAGES;
-static int cfg_overwrite;
+HIDDEN int cfg_overwrite;
 static int cfg_stall;
 static uint8_t trace_uuid[16];
 
@@ -214,7 +215,7 @@ static pthread_t consumer_thread;
 static int consumer_up;
 static int consumer_stop;
 static int consumer_needed;
-static int disk_error;
+HIDDEN int disk_error;
 static uint64_t disk_lost;
 static uint64_t lost_nobuf;
 static uint64_t lost_freed; /* consumer: losses of buffers already freed */
@@ -232,332 +233,22 @@ static __thread struct ring_buf *ring_tls_forking __attribute__((tls_model("init
 static __thread uint32_t ring_tls_state_forking __attribute__((tls_model("initial-exec")));
 
 /* Async-signal-safe formatting and info lines (the emergency flush's). */
-static bool emerg_cat(char **p, char *end, const char *s);
-static bool emerg_cat_u64(char **p, char *end, uint64_t v);
-static void emerg_info_line(const char *line, size_t len);
-static void info_img_line(const char *key, bool has_n, uint64_t n);
-static void info_started(void);
 
-static long sys_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+long sys_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
-static pid_t sys_gettid(void)
+pid_t sys_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
-}
-
-/* ---- trace clock ------------------------------------------------------ */
-
-HIDDEN uint32_t clk_mode = CLK_VDSO;
-HIDDEN uint32_t clk_seq;
-HIDDEN struct clk_params clk_p[2];
-static int clk_want;	    /* -1 vdso forced, 0 auto, 1 tsc forced */
-static int clk_calibrating; /* consumer's state: 0 idle, 1 sampling, 2 running */
-static uint64_t clk_tsc0, clk_ns0, clk_next, clk_steps;
-static uint64_t clk_last_err; /* |error| ns at the last resync, for stats */
-
-static inline uint64_t vdso_now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static inline uint64_t clock_read(void)
-{
-	if (likely(__atomic_load_n(&clk_mode, __ATOMIC_ACQUIRE) == CLK_TSC)) {
-		uint64_t ns;
-		while (unlikely(!clk_tsc_read(&ns)))
-			;
-		return ns;
-	}
-	return vdso_now();
-}
-
-uint64_t ring_now(void)
-{
-	return clock_read();
-}
-
-/* Latch update: readers always have one stable copy. Consumer only. */
-static void clk_publish(const struct clk_params *np)
-{
-	for (int i = 0; i < 2; i++) {
-		__atomic_fetch_add(&clk_seq, 1, __ATOMIC_SEQ_CST); /* readers use the other copy */
-		struct clk_params *p = &clk_p[~clk_seq & 1];
-		__atomic_store_n(&p->base_tsc, np->base_tsc, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->base_ns, np->base_ns, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->mult, np->mult, __ATOMIC_RELAXED);
-	}
-	__atomic_fetch_add(&clk_seq, 1, __ATOMIC_SEQ_CST);
-}
-
-/* One (tsc, CLOCK_MONOTONIC) pair: the tightest of a few bracketed reads. */
-static void clk_sample(uint64_t *tsc, uint64_t *ns)
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 7; i++) {
-		uint64_t t1 = clk_cycles();
-		uint64_t n = vdso_now();
-		uint64_t t2 = clk_cycles();
-		if (t2 - t1 < best) {
-			best = t2 - t1;
-			*tsc = t1 + (t2 - t1) / 2;
-			*ns = n;
-		}
-	}
-}
-
-/* Consumer: called on every wake-up; returns ns until it wants to run. */
-static uint64_t clk_tick(void)
-{
-	if (clk_want < 0 || clk_calibrating == 0)
-		return UINT64_MAX;
-	uint64_t tsc = 0, ns = vdso_now();
-	if (clk_tsc0 && ns < clk_next)
-		return clk_next - ns;
-	clk_sample(&tsc, &ns);
-	if (clk_calibrating == 1 && clk_tsc0 == 0) {
-		clk_tsc0 = tsc;
-		clk_ns0 = ns;
-		clk_next = ns + 5000000; /* first rate over 5 ms */
-		return 5000000;
-	}
-	if (tsc <= clk_tsc0 || ns <= clk_ns0) {
-		/* TSC going backwards: give up on it. */
-		__atomic_store_n(&clk_mode, CLK_VDSO, __ATOMIC_RELEASE);
-		clk_calibrating = 0;
-		dft_debug("trace clock: TSC not monotonic, using clock_gettime");
-		return UINT64_MAX;
-	}
-	/* Rate over the whole run: ns per tick, 32.32. */
-	unsigned __int128 num = (unsigned __int128)(ns - clk_ns0) << 32;
-	uint64_t rate = (uint64_t)(num / (tsc - clk_tsc0));
-	struct clk_params np = {.base_tsc = tsc, .mult = rate};
-	if (clk_calibrating == 1) {
-		np.base_ns = ns;
-		clk_publish(&np);
-		__atomic_store_n(&clk_mode, CLK_TSC, __ATOMIC_RELEASE);
-		clk_calibrating = 2;
-		dft_debug("trace clock: TSC, %.6f ns per tick", (double)rate / 4294967296.0);
-	} else {
-		const struct clk_params *cur = &clk_p[clk_seq & 1];
-		uint64_t now = clk_apply(tsc, cur->base_tsc, cur->base_ns, cur->mult);
-		int64_t err = (int64_t)(ns - now);
-		__atomic_store_n(&clk_last_err, (uint64_t)(err < 0 ? -err : err), __ATOMIC_RELAXED);
-		np.base_ns = now; /* continuous */
-		if (err > 1000000 || err < -1000000) {
-			np.base_ns = ns; /* far off (host suspend?): step */
-		} else {
-			/* Slew the error away over the next 2 s, at most 500 ppm. */
-			__int128 adj = (__int128)rate * err / 2000000000;
-			__int128 lim = (__int128)rate / 2000;
-			if (adj > lim)
-				adj = lim;
-			if (adj < -lim)
-				adj = -lim;
-			np.mult = (uint64_t)((__int128)rate + adj);
-		}
-		clk_publish(&np);
-	}
-	clk_steps++;
-	uint64_t since = ns - clk_ns0;
-	uint64_t step = since < 100000000 ? 20000000 : since < 1000000000 ? 200000000 : 1000000000;
-	clk_next = ns + step;
-	return step;
-}
-
-/* ---- metadata ---------------------------------------------------------- */
-
-static void uuid_str(const uint8_t *u, char *s)
-{
-	sprintf(s, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-		u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-		u[14], u[15]);
-}
-
-static int uuid_parse(const char *s, uint8_t *u)
-{
-	int n = 0;
-	for (int i = 0; n < 16 && s[i]; i++) {
-		if (s[i] == '-')
-			continue;
-		unsigned v;
-		if (sscanf(s + i, "%2x", &v) != 1)
-			return -EINVAL;
-		u[n++] = (uint8_t)v;
-		i++;
-	}
-	return n == 16 ? 0 : -EINVAL;
-}
-
-static const char metadata_fmt[] =
-    "/* CTF 1.8 */\n"
-    "\n"
-    "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
-    "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
-    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
-    "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
-    "\n"
-    "trace {\n"
-    "\tmajor = 1;\n"
-    "\tminor = 8;\n"
-    "\tuuid = \"%s\";\n"
-    "\tbyte_order = le;\n"
-    "\tpacket.header := struct {\n"
-    "\t\tuint32_t magic;\n"
-    "\t\tuint8_t uuid[16];\n"
-    "\t\tuint32_t stream_id;\n"
-    "\t};\n"
-    "};\n"
-    "\n"
-    "env {\n"
-    "\tdomain = \"ust\";\n"
-    "\ttracer_name = \"dynftrace\";\n"
-    "\ttracer_major = 0;\n"
-    "\ttracer_minor = 1;\n"
-    "\ttrace_format = \"dynftrace-ctf\";\n"
-    "\ttrace_format_version = 1;\n"
-    "};\n"
-    "\n"
-    "clock {\n"
-    "\tname = \"monotonic\";\n"
-    "\tdescription = \"CLOCK_MONOTONIC\";\n"
-    "\tfreq = 1000000000;\n"
-    "\tprecision = 1;\n"
-    "\toffset_s = 0;\n"
-    "\toffset = 0;\n"
-    "\tabsolute = false;\n"
-    "};\n"
-    "\n"
-    "typealias integer { size = " FMT_STR(
-	FMT_TS_BITS) "; align = 1; signed = false;\n"
-		     "\tmap = clock.monotonic.value; } := uint13_clock_monotonic_t;\n"
-		     "typealias integer { size = 64; align = 8; signed = false;\n"
-		     "\tmap = clock.monotonic.value; } := uint64_clock_monotonic_t;\n"
-		     "\n"
-		     "struct packet_context {\n"
-		     "\tuint64_clock_monotonic_t timestamp_begin;\n"
-		     "\tuint64_clock_monotonic_t timestamp_end;\n"
-		     "\tuint64_t content_size;\n"
-		     "\tuint64_t packet_size;\n"
-		     "\tuint64_t events_discarded;\n"
-		     "\tuint64_t packet_seq_num;\n"
-		     "\tuint32_t pid;\n"
-		     "\tuint32_t tid;\n"
-		     "};\n"
-		     "\n"
-		     "struct event_header_compact {\n"
-		     "\tenum : integer { size = 3; align = 8; signed = false; } { compact = 0 "
-		     "... " FMT_STR(FMT_COMPACT_ID_MAX) ", extended = " FMT_STR(
-			 FMT_EXT_TAG) " } id;\n"
-				      "\tvariant <id> {\n"
-				      "\t\tstruct {\n"
-				      "\t\t\tuint13_clock_monotonic_t timestamp;\n"
-				      "\t\t} compact;\n"
-				      "\t\tstruct {\n"
-				      "\t\t\tuint32_t id;\n"
-				      "\t\t\tuint64_clock_monotonic_t timestamp;\n"
-				      "\t\t} extended;\n"
-				      "\t} v;\n"
-				      "} align(8);\n"
-				      "\n"
-				      "stream {\n"
-				      "\tid = 0;\n"
-				      "\tevent.header := struct event_header_compact;\n"
-				      "\tpacket.context := struct packet_context;\n"
-				      "};\n"
-				      "\n" FMT_TSDL_EVENTS;
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int metadata_read_uuid(const char *path)
-{
-	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	int err = n < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	buf[n] = 0;
-	char *u = strstr(buf, "uuid = \"");
-	if (!u)
-		return -EINVAL;
-	return uuid_parse(u + 8, trace_uuid);
-}
-
-/* The first process of a session writes metadata (whole, then linked into
- * place so nobody reads half of it); the others read its uuid back. */
-static int metadata_init(void)
-{
-	char path[PATH_MAX + 16], tmp[PATH_MAX + 48];
-	if (snprintf(path, sizeof(path), "%s/metadata", ctf_dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	if (access(path, F_OK) == 0)
-		return metadata_read_uuid(path);
-	if (getrandom(trace_uuid, sizeof(trace_uuid), 0) != (ssize_t)sizeof(trace_uuid)) {
-		uint64_t a = vdso_now() ^ ((uint64_t)getpid() << 32), b = clk_cycles();
-		memcpy(trace_uuid, &a, 8);
-		memcpy(trace_uuid + 8, &b, 8);
-	}
-	trace_uuid[6] = (uint8_t)((trace_uuid[6] & 0x0f) | 0x40);
-	trace_uuid[8] = (uint8_t)((trace_uuid[8] & 0x3f) | 0x80);
-	char us[40];
-	uuid_str(trace_uuid, us);
-	static char text[sizeof(metadata_fmt) + 64];
-	int len = snprintf(text, sizeof(text), metadata_fmt, us);
-	snprintf(tmp, sizeof(tmp), "%s/.metadata.%d", ctf_dir, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	int err = write_all(fd, text, (size_t)len);
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && link(tmp, path)) {
-		err = -errno;
-		if (err == -EEXIST) /* another process of the session was first */
-			err = metadata_read_uuid(path);
-		else if (err == -EPERM || err == -EOPNOTSUPP || err == -ENOSYS) {
-			/* no hard links here: exclusive create instead */
-			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-			if (fd < 0) {
-				err = errno == EEXIST ? metadata_read_uuid(path) : -errno;
-			} else {
-				err = write_all(fd, text, (size_t)len);
-				close(fd);
-			}
-		}
-	}
-	unlink(tmp);
-	return err;
 }
 
 /* ---- consumer wake-up ------------------------------------------------- */
 
 /* Writers (any context): wake the consumer only if it says it waits. */
 
-static void ring_wake_force(void)
+void ring_wake_force(void)
 {
 	__atomic_fetch_add(&ring_wake_seq, 1, __ATOMIC_SEQ_CST);
 	sys_futex(&ring_wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
@@ -594,7 +285,7 @@ static void buf_reset(struct ring_buf *b)
 	b->fd = -1;
 	b->path[0] = 0; /* a new recording: a new file */
 	b->last_ts = 0; /* the first event gets an extended header */
-	page_open(b, b->data, clock_read(), 0);
+	page_open(b, b->data, ring_now(), 0);
 	b->commit[0] = RING_HDR_SIZE;
 	__atomic_store_n(&b->offset, RING_HDR_SIZE, __ATOMIC_RELAXED);
 }
@@ -630,7 +321,7 @@ static void consumer_lazy_start(void)
  * all have it. Owner thread, maybe in a signal handler: system calls only.
  * MAP_FAILED: no memory.
  */
-static void *buf_map(size_t len, size_t head, pid_t tid, char *shm_path, uint64_t *populated)
+void *buf_map(size_t len, size_t head, pid_t tid, char *shm_path, uint64_t *populated)
 {
 	*populated = UINT64_MAX;
 	shm_path[0] = 0;
@@ -682,7 +373,7 @@ static void *buf_map(size_t len, size_t head, pid_t tid, char *shm_path, uint64_
 }
 
 /* Owner thread, first event (possibly in a signal handler). */
-static struct ring_buf *buf_create(void)
+struct ring_buf *buf_create(void)
 {
 	if (ring_tls_state == TLS_CREATING || ring_tls_state == TLS_FAILED) {
 		count_lost_nobuf(1);
@@ -775,7 +466,7 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 	for (;;) {
 		uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 		barrier(); /* offset, then clock: see ring_event_begin() */
-		uint64_t ts = clock_read();
+		uint64_t ts = ring_now();
 		uint64_t last = b->last_ts;
 		if (unlikely(ts < last))
 			ts = last;
@@ -948,11 +639,6 @@ void ring_count_lost(uint64_t lost)
 }
 
 /* Hand-over points of the emergency flush (its section, at the end). */
-static bool emerg_enter(void);
-static bool emerg_yield(void);
-static bool emerg_leave(void);
-static void emerg_reset(bool all);
-static void emerg_wait_done(void);
 
 /* ---- consumer ---------------------------------------------------------- */
 
@@ -969,7 +655,7 @@ static uint64_t buf_total_lost(const struct ring_buf *b)
  * from RLIMIT_NOFILE, none that the program could close or see in its
  * descriptor numbers.
  */
-static int stream_open(struct ring_buf *b)
+int stream_open(struct ring_buf *b)
 {
 	if (b->path[0]) {
 		int fd = open(b->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -1073,18 +759,18 @@ static void packet_write(struct ring_buf *b, uint8_t *page, size_t len, uint64_t
 	b->last_disc = disc;
 }
 
-static bool page_complete(struct ring_buf *b, uint64_t vp, uint64_t *cw)
+bool page_complete(struct ring_buf *b, uint64_t vp, uint64_t *cw)
 {
 	*cw = __atomic_load_n(&b->commit[vp & (b->pages - 1)], __ATOMIC_ACQUIRE);
 	return (uint32_t)*cw == b->page_size;
 }
 
-static uint8_t *page_addr(struct ring_buf *b, uint64_t vp)
+uint8_t *page_addr(struct ring_buf *b, uint64_t vp)
 {
 	return b->data + ((vp << b->page_shift) & b->buf_mask);
 }
 
-static size_t page_len(struct ring_buf *b, uint8_t *page)
+size_t page_len(struct ring_buf *b, uint8_t *page)
 {
 	uint64_t bits = get_u64(page + PKT_CONTENT_SIZE);
 	if (bits % 8 || bits / 8 < RING_HDR_SIZE || bits / 8 > b->page_size)
@@ -1114,7 +800,7 @@ static bool buf_drain(struct ring_buf *b)
 
 /* The writer is quiescent (dead, or stopped with nest == 0, or stuck when
  * STUCK): write everything the buffer holds, oldest first. */
-static void buf_flush(struct ring_buf *b, bool stuck)
+void buf_flush(struct ring_buf *b, bool stuck)
 {
 	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_ACQUIRE);
 	uint64_t cur = off >> b->page_shift, pos = off & (b->page_size - 1);
@@ -1140,7 +826,7 @@ static void buf_flush(struct ring_buf *b, bool stuck)
 			uint64_t ev = cw >> 32;
 			uint64_t disc = __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
 			if (ev || disc + b->overwritten > b->last_disc) {
-				uint64_t now = clock_read(), begin = get_u64(page + PKT_TS_BEGIN);
+				uint64_t now = ring_now(), begin = get_u64(page + PKT_TS_BEGIN);
 				put_u64(page + PKT_TS_END, now > begin ? now : begin);
 				put_u64(page + PKT_CONTENT_SIZE, pos * 8);
 				put_u64(page + PKT_PACKET_SIZE, pos * 8);
@@ -1246,7 +932,7 @@ static bool consumer_pass(bool check_all, bool *busy)
 }
 
 /* Stop every writer and wait for the in-flight events (bounded). */
-static void ring_quiesce(void)
+void ring_quiesce(void)
 {
 	struct ring_buf *b;
 	for (b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next)
@@ -1256,7 +942,7 @@ static void ring_quiesce(void)
 	 * barrier only). */
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
 		full_fence();
-	uint64_t deadline = vdso_now() + QUIESCE_WAIT_NS;
+	uint64_t deadline = clock_mono_ns() + QUIESCE_WAIT_NS;
 	/* Once nest was 0 after the stop, the writer can reserve nothing more
 	 * (its next begin sees stop), even though nest still flickers while
 	 * it keeps calling ring_event_begin: remember it. */
@@ -1271,7 +957,7 @@ static void ring_quiesce(void)
 				b->quiet = 1;
 				break;
 			}
-			uint64_t now = vdso_now();
+			uint64_t now = clock_mono_ns();
 			if (now >= deadline || !thread_alive(b))
 				break;
 			consumer_wait(seq, deadline - now < 10000000 ? deadline - now : 10000000);
@@ -1279,7 +965,7 @@ static void ring_quiesce(void)
 	}
 }
 
-static void consumer_final(void)
+void consumer_final(void)
 {
 	ring_quiesce();
 	uint64_t total = lost_freed;
@@ -1311,12 +997,12 @@ static void *consumer_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "dynftrace-rec");
-	uint64_t next_check = vdso_now() + LIVENESS_NS;
+	uint64_t next_check = clock_mono_ns() + LIVENESS_NS;
 	for (;;) {
 		__atomic_store_n(&ring_waiting, 1, __ATOMIC_SEQ_CST);
 		uint32_t seq = __atomic_load_n(&ring_wake_seq, __ATOMIC_SEQ_CST);
 		uint64_t wait = FLUSH_INTERVAL_NS;
-		uint64_t cw = clk_tick();
+		uint64_t cw = clock_tick();
 		if (cw < wait)
 			wait = cw;
 		pthread_mutex_lock(&list_lock);
@@ -1330,7 +1016,7 @@ static void *consumer_main(void *arg)
 			pthread_mutex_unlock(&list_lock);
 			break;
 		}
-		uint64_t now = vdso_now();
+		uint64_t now = clock_mono_ns();
 		bool all = now >= next_check, busy = false;
 		if (all)
 			next_check = now + LIVENESS_NS;
@@ -1423,21 +1109,8 @@ int ring_init(const struct ring_config *cfg)
 	cfg_test_noshm = e && *e && strcmp(e, "0");
 	e = getenv("DYNFTRACE_RING_TEST_STALL");
 	cfg_stall = e && *e && strcmp(e, "0");
-	e = getenv("DYNFTRACE_CLOCK");
-	clk_want = 0;
-	if (e && !strcmp(e, "vdso"))
-		clk_want = -1;
-	else if (e && !strcmp(e, "tsc"))
-		clk_want = 1;
-	else if (e && *e)
-		dft_log("DYNFTRACE_CLOCK=%s: expected vdso or tsc; choosing", e);
-	if (clk_want == 0)
-		clk_want = arch_cycles_constant() ? 1 : -1;
-	if (clk_want < 0)
-		__atomic_store_n(&clk_mode, CLK_VDSO, __ATOMIC_RELEASE);
-	else if (!clk_calibrating)
-		clk_calibrating = 1;
-	err = metadata_init();
+	clock_configure();
+	err = ctf_metadata_init(ctf_dir, trace_uuid);
 	if (err)
 		goto out;
 	/* membarrier for ring_quiesce (the runtime registers too; idempotent). */
@@ -1626,561 +1299,4 @@ int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *da
 	}
 	pthread_mutex_unlock(&list_lock);
 	return n;
-}
-
-const char *ring_clock_name(void)
-{
-	return __atomic_load_n(&clk_mode, __ATOMIC_ACQUIRE) == CLK_TSC ? "tsc" : "vdso";
-}
-
-uint64_t ring_clock_error_ns(void)
-{
-	return __atomic_load_n(&clk_last_err, __ATOMIC_RELAXED);
-}
-
-/* ---- fatal signal: the emergency flush ----------------------------------- */
-/*
- * A process that dies of a signal runs no destructor: the events still in
- * the buffers would be lost. interpose.c's handler for the fatal signals
- * calls ring_emergency_flush() on the dying thread before the signal is
- * re-raised. It runs in a signal handler that may have interrupted
- * anything, so it is async-signal-safe: no malloc, no stdio, no lock; only
- * system calls (open, pwrite, ftruncate, close, membarrier, futex) on data
- * that nobody else can change meanwhile, as follows.
- *
- * Files and consumer-side fields. The consumer (or consumer_final() run by
- * ring_shutdown on a program thread) owns them while it runs a pass, which
- * it brackets with emerg_enter()/emerg_leave() and breaks with
- * emerg_yield() between buffers, where no stream file is open and no page
- * half written:
- *
- *   IDLE --emerg_enter--> CONSUMER --emerg_leave--> IDLE
- *     |                      |
- *     | the dying thread     | the dying thread
- *     v        (CAS)         v        (CAS), then futex wait
- *   DYING <--emerg_yield-- WANT
- *            emerg_leave     (the consumer hands over and stops for good)
- *
- * So exactly one party writes a given page to a given file: the consumer up
- * to its hand-over, the dying thread after. The dying thread waits for the
- * consumer to finish the buffer it is on (bounded I/O), at most
- * EMERG_WAIT_NS; never for a writer. If the consumer does not hand over in
- * time nothing is written and every buffered event is reported lost.
- *
- * Writers. ring_state leaves RING_ON (buffers created from now on start
- * stopped), every buffer gets stop = 1, then membarrier: a writer that has
- * not begun an event by now never will (the asymmetric Dekker of
- * ring_quiesce). Other threads keep running; nobody waits for them:
- *   - a buffer whose nest is 0 (checked around a stable offset) has no
- *     event in flight: everything it holds is written, as buf_flush does;
- *   - a writer inside an event (another thread caught in the middle, or the
- *     dying thread interrupted there) loses that event. Complete pages are
- *     written; of the page it writes in, the committed bytes, if they are a
- *     prefix of whole events. That holds unless a signal handler of that
- *     thread wrote events inside the interrupted one, so the prefix is
- *     decoded (sizes from the event ids, docs/FORMAT.md) and must end
- *     exactly there with exactly the committed count; nest > 1 (nested
- *     events in flight) or a failed check drops the page;
- *   - in overwrite mode, the oldest pages that the reservations still in
- *     flight (at most nest) could reuse are skipped.
- * Pages are never modified here (a running writer may close its page
- * meanwhile): each packet's context is rebuilt in a local copy.
- *
- * Then, for every buffer, its "lost:" line (what it could not keep, the
- * events in flight included), and "signal: IMG TID SIG" in the info file.
- * A stream file keeps whole packets: a failed or short write is truncated
- * back and writing stops (those events are counted lost).
- *
- * | field            | written by                               | read by          |
- * |------------------|------------------------------------------|------------------|
- * | emerg_state      | consumer code (list_lock), dying thread   | both             |
- * |                  | (CAS only; see the diagram)              |                  |
- * | emerg_owner      | consumer code before entering            | dying thread     |
- * | emerg_by         | first dying thread (CAS 0 -> its tid)    | later ones       |
- * | emerg_done       | the flusher when it ends (futex wake)    | later ones       |
- * | emerg_pid        | ring_init, atfork child                  | dying thread     |
- * | emerg_disk_error,| the flusher                              | the flusher      |
- * |   emerg_lost0    |                                          |                  |
- * Once emerg_state is EM_DYING the flusher owns every buffer's consumer-side
- * fields (struct ring_buf), the stream files and the loss lines.
- */
-
-enum { EM_IDLE = 0, EM_CONSUMER = 1, EM_WANT = 2, EM_DYING = 3 };
-
-#define EMERG_WAIT_NS 5000000000ull /* for the consumer's hand-over */
-#define EMERG_SPIN    200	    /* snapshots of a busy writer's page */
-#define EMERG_SNAP    1024	    /* buffers whose losses are taken at the stop */
-
-static uint32_t emerg_state;
-static pid_t emerg_owner;
-static pid_t emerg_by;
-static uint32_t emerg_done;
-static pid_t emerg_pid;
-static int emerg_disk_error;
-/* The flusher's: each buffer's `lost` when writers stopped (list order).
- * What a thread that keeps running tries to trace after that is not part
- * of the recording (it ends at the fatal signal) and not counted. */
-static uint64_t emerg_lost0[EMERG_SNAP];
-HIDDEN void (*ring_fatal_hook)(int sig);
-
-static bool emerg_enter(void)
-{
-	uint32_t v = EM_IDLE;
-	__atomic_store_n(&emerg_owner, sys_gettid(), __ATOMIC_RELAXED);
-	return __atomic_compare_exchange_n(&emerg_state, &v, EM_CONSUMER, false, __ATOMIC_ACQ_REL,
-					   __ATOMIC_ACQUIRE);
-}
-
-static void emerg_handover(void)
-{
-	__atomic_store_n(&emerg_state, EM_DYING, __ATOMIC_SEQ_CST);
-	sys_futex(&emerg_state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
-}
-
-static bool emerg_yield(void)
-{
-	uint32_t v = __atomic_load_n(&emerg_state, __ATOMIC_ACQUIRE);
-	if (likely(v == EM_CONSUMER))
-		return false;
-	if (v == EM_WANT)
-		emerg_handover();
-	return true;
-}
-
-static bool emerg_leave(void)
-{
-	uint32_t v = EM_CONSUMER;
-	if (__atomic_compare_exchange_n(&emerg_state, &v, EM_IDLE, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE))
-		return true;
-	if (v == EM_WANT)
-		emerg_handover();
-	return false;
-}
-
-/* ring_init (ALL false: only this process's pid) and the fork child (ALL:
- * the parent's state is not the child's). */
-static void emerg_reset(bool all)
-{
-	if (all) {
-		emerg_state = EM_IDLE;
-		emerg_owner = 0;
-		emerg_by = 0;
-		emerg_done = 0;
-		emerg_disk_error = 0;
-	}
-	__atomic_store_n(&emerg_pid, getpid(), __ATOMIC_RELEASE);
-}
-
-/* Async-signal-safe formatting: append S to the buffer at *P, END excluded. */
-static bool emerg_cat(char **p, char *end, const char *s)
-{
-	while (*s) {
-		if (*p >= end)
-			return false;
-		*(*p)++ = *s++;
-	}
-	return true;
-}
-
-static bool emerg_cat_u64(char **p, char *end, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (n) {
-		if (*p >= end)
-			return false;
-		*(*p)++ = tmp[--n];
-	}
-	return true;
-}
-
-static uint64_t emerg_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* One line appended to the info file (O_APPEND: whole). */
-static void emerg_info_line(const char *line, size_t len)
-{
-	if (!have_info)
-		return;
-	int fd = open(info_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = write(fd, line, len);
-	(void)n;
-	close(fd);
-}
-
-/* "KEY IMG[ N]" appended to the info file; IMG is image_key, or the pid
- * while the image has no name. System calls only (buf_map may run in a
- * signal handler). */
-static void info_img_line(const char *key, bool has_n, uint64_t n)
-{
-	char line[96], *p = line, *end = line + sizeof(line);
-	if (emerg_cat(&p, end, key) && emerg_cat(&p, end, " ") &&
-	    (image_key[0] ? emerg_cat(&p, end, image_key)
-			  : emerg_cat_u64(&p, end, (uint64_t)getpid())) &&
-	    (!has_n || (emerg_cat(&p, end, " ") && emerg_cat_u64(&p, end, n))) &&
-	    emerg_cat(&p, end, "\n"))
-		emerg_info_line(line, (size_t)(p - line));
-}
-
-/* "started: IMG START": this image records from now on, until its
- * "flushed:" (ring_shutdown) or "signal:" line; START (its process's start
- * time, 0 unknown) lets the recorder tell the process from a later one with
- * the same pid (docs/FORMAT.md). Before any buffer of the image exists. */
-static void info_started(void)
-{
-	struct ring_proc p;
-	info_img_line("started:", true, ring_proc_stat(0, &p) ? 0 : p.start);
-}
-
-/* B's "lost:" line; LOST0: its writer's own count when writers stopped. */
-static void emerg_lost_line(struct ring_buf *b, uint64_t lost0)
-{
-	if (b->lost_reported)
-		return;
-	b->lost_reported = 1;
-	uint64_t n = lost0 + __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED) + b->lost_consumer;
-	char line[96], *p = line, *end = line + sizeof(line);
-	if (!n || !emerg_cat(&p, end, "lost: ") || !emerg_cat_u64(&p, end, (uint64_t)b->pid) ||
-	    !emerg_cat(&p, end, " ") || !emerg_cat_u64(&p, end, (uint64_t)b->tid) ||
-	    !emerg_cat(&p, end, " ") || !emerg_cat_u64(&p, end, n) || !emerg_cat(&p, end, "\n"))
-		return;
-	emerg_info_line(line, (size_t)(p - line));
-}
-
-/* stream_open() without stdio; the file (fd) is the flusher's own. */
-static int emerg_open(struct ring_buf *b)
-{
-	if (b->path[0]) {
-		int fd = open(b->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		struct stat st;
-		/* whole packets only: nothing after what the consumer wrote */
-		if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size > b->file_bytes &&
-		    ftruncate(fd, (off_t)b->file_bytes) != 0) {
-			close(fd);
-			return -1;
-		}
-		return fd;
-	}
-	for (uint64_t i = 0; i < 1000; i++) {
-		char *p = b->path, *end = b->path + sizeof(b->path) - 1;
-		bool ok = emerg_cat(&p, end, ctf_dir) && emerg_cat(&p, end, "/stream-") &&
-			  (image_key[0] ? emerg_cat(&p, end, image_key)
-					: emerg_cat_u64(&p, end, (uint64_t)b->pid)) &&
-			  emerg_cat(&p, end, "-") && emerg_cat_u64(&p, end, (uint64_t)b->tid) &&
-			  (!i || (emerg_cat(&p, end, ".") && emerg_cat_u64(&p, end, i)));
-		if (!ok)
-			break;
-		*p = 0;
-		int fd = open(b->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
-			break;
-	}
-	b->path[0] = 0;
-	return -1;
-}
-
-/*
- * Write one packet: PAGE's first LEN bytes, EVENTS events. A complete page
- * keeps its context; a partial one (PARTIAL) gets timestamp_end = now and
- * its sizes. The context goes from a local copy: the page is not touched.
- */
-static void emerg_packet(struct ring_buf *b, int *fd, const uint8_t *page, size_t len,
-			 uint64_t events, bool partial, uint64_t lost0)
-{
-	if (disk_error || emerg_disk_error) {
-		b->lost_consumer += events;
-		return;
-	}
-	if (*fd < 0 && (*fd = emerg_open(b)) < 0) {
-		emerg_disk_error = 1;
-		b->lost_consumer += events;
-		return;
-	}
-	uint8_t hdr[RING_HDR_SIZE];
-	uint64_t disc;
-	memcpy(hdr, page, RING_HDR_SIZE);
-	if (partial) {
-		uint64_t now = clock_read(), begin = get_u64(hdr + PKT_TS_BEGIN);
-		put_u64(hdr + PKT_TS_END, now > begin ? now : begin);
-		put_u64(hdr + PKT_CONTENT_SIZE, (uint64_t)len * 8);
-		put_u64(hdr + PKT_PACKET_SIZE, (uint64_t)len * 8);
-		disc = lost0;
-	} else {
-		disc = get_u64(hdr + PKT_DISCARDED);
-	}
-	disc += __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED);
-	if (disc < b->last_disc)
-		disc = b->last_disc;
-	put_u64(hdr + PKT_DISCARDED, disc);
-	if (!ring_pwrite_all(*fd, hdr, RING_HDR_SIZE, b->file_bytes) ||
-	    !ring_pwrite_all(*fd, page + RING_HDR_SIZE, len - RING_HDR_SIZE,
-			     b->file_bytes + RING_HDR_SIZE)) {
-		if (ftruncate(*fd, (off_t)b->file_bytes) != 0)
-			b->path[0] = 0; /* not a file of whole packets any more */
-		emerg_disk_error = 1;
-		b->lost_consumer += events;
-		return;
-	}
-	b->file_bytes += len;
-	b->events_written += events;
-	b->last_disc = disc;
-}
-
-/*
- * Page VP of B is not complete: how many of its bytes hold whole committed
- * events (*EV of them), 0 for none that can be proved; *INFLIGHT: events
- * begun and not committed (lost). Its writer is the dying thread (DYING: it
- * does not move) or a thread that may be running.
- */
-static uint32_t emerg_tail(struct ring_buf *b, uint64_t vp, bool dying, uint64_t *ev,
-			   uint64_t *inflight)
-{
-	const uint32_t ps = b->page_size;
-	uint64_t *cwp = &b->commit[vp & (b->pages - 1)];
-	*inflight = 0;
-	for (int i = 0; i < EMERG_SPIN; i++) {
-		/* No event in flight around a stable offset: all reserved bytes of
-		 * the page are committed. */
-		uint32_t n1 = __atomic_load_n(&b->nest, __ATOMIC_ACQUIRE);
-		uint64_t o1 = __atomic_load_n(&b->offset, __ATOMIC_ACQUIRE);
-		uint64_t cw = __atomic_load_n(cwp, __ATOMIC_ACQUIRE);
-		uint64_t o2 = __atomic_load_n(&b->offset, __ATOMIC_ACQUIRE);
-		uint32_t n2 = __atomic_load_n(&b->nest, __ATOMIC_ACQUIRE);
-		if (o1 == o2 && !n1 && !n2) {
-			if ((o1 >> b->page_shift) != vp)
-				break; /* not its current page: an older one left open */
-			uint64_t pos = o1 & (ps - 1);
-			if (pos == ps - 1)
-				pos = __atomic_load_n(&b->plug_pos, __ATOMIC_RELAXED);
-			if ((uint32_t)cw != pos)
-				break;
-			*ev = cw >> 32;
-			return (uint32_t)pos;
-		}
-		if (dying || (uint32_t)cw == ps)
-			break;
-		__builtin_ia32_pause();
-	}
-	uint32_t nest = __atomic_load_n(&b->nest, __ATOMIC_ACQUIRE);
-	uint64_t cw = __atomic_load_n(cwp, __ATOMIC_ACQUIRE);
-	uint32_t end = (uint32_t)cw;
-	*ev = cw >> 32;
-	*inflight = nest;
-	if (end == ps) {
-		if ((__atomic_load_n(&b->offset, __ATOMIC_ACQUIRE) >> b->page_shift) > vp)
-			return ps; /* closed meanwhile: whole */
-		/* The word of the slot's previous lap: the switch into this page
-		 * stopped before retiring it (ring_switch). Nothing here yet. */
-		*ev = 0;
-		return 0;
-	}
-	if (nest > 1 || end < RING_HDR_SIZE || end > ps ||
-	    !ring_prefix_ok(b->data + ((vp << b->page_shift) & b->buf_mask), end, *ev))
-		return 0;
-	return end;
-}
-
-/* Events committed in page VP of B, CUR its writer's page when we looked
- * (a word still holding the previous lap, see emerg_tail, counts none). */
-static uint64_t emerg_events(struct ring_buf *b, uint64_t vp, uint64_t cur)
-{
-	uint64_t cw = __atomic_load_n(&b->commit[vp & (b->pages - 1)], __ATOMIC_ACQUIRE);
-	if (vp == cur && (uint32_t)cw == b->page_size &&
-	    (__atomic_load_n(&b->offset, __ATOMIC_ACQUIRE) >> b->page_shift) == cur)
-		return 0;
-	return cw >> 32;
-}
-
-/* Write what B holds that can be proved whole; count the rest lost. */
-static void emerg_buf_flush(struct ring_buf *b, bool dying, uint64_t lost0)
-{
-	const uint32_t ps = b->page_size;
-	uint32_t nest = __atomic_load_n(&b->nest, __ATOMIC_ACQUIRE);
-	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_ACQUIRE);
-	uint64_t cur = off >> b->page_shift, first = b->consumed, vp, lost = 0, cw;
-	int fd = -1;
-	if (cur + 1 > b->pages && first < cur + 1 - b->pages)
-		first = cur + 1 - b->pages; /* overwrite mode: the oldest still there */
-	if (cfg_overwrite && nest && !dying) {
-		/* Each event in flight may still switch once, reusing the oldest
-		 * (not the dying thread's: they stay where they are). */
-		uint64_t keep = nest < b->pages ? b->pages - nest : 0;
-		for (; first <= cur && cur + 1 - first > keep; first++)
-			lost += emerg_events(b, first, cur);
-	}
-	for (vp = first; vp <= cur; vp++) {
-		const uint8_t *page = page_addr(b, vp);
-		/* The current page is complete only once left (see emerg_tail). */
-		if (page_complete(b, vp, &cw) &&
-		    (vp < cur ||
-		     (__atomic_load_n(&b->offset, __ATOMIC_ACQUIRE) >> b->page_shift) > vp)) {
-			size_t len = page_len(b, (uint8_t *)page);
-			if (len)
-				emerg_packet(b, &fd, page, len, cw >> 32, false, lost0);
-			else
-				lost += cw >> 32;
-			continue;
-		}
-		uint64_t ev = 0, inflight = 0;
-		uint32_t len = emerg_tail(b, vp, dying, &ev, &inflight);
-		if (len == ps) { /* completed meanwhile */
-			size_t whole = page_len(b, (uint8_t *)page);
-			if (whole)
-				emerg_packet(b, &fd, page, whole, ev, false, lost0);
-			else
-				lost += ev;
-			continue;
-		}
-		if (len > RING_HDR_SIZE) {
-			emerg_packet(b, &fd, page, len, ev, true, lost0);
-		} else {
-			lost += ev;
-		}
-		/* Nothing after a page left open can be proved whole. */
-		for (vp++; vp <= cur; vp++)
-			lost += emerg_events(b, vp, cur);
-		lost += inflight;
-	}
-	if (fd >= 0)
-		close(fd);
-	b->lost_consumer += lost;
-	__atomic_store_n(&b->consumed, cur + 1, __ATOMIC_RELEASE);
-}
-
-/*
- * Another thread flushes: wait (bounded) until it has finished; its signal
- * then ends the process. For a second dying thread, and for ring_shutdown
- * (exit, exec), so that the process does not exit under the flusher's
- * writes. Returns at once when nobody flushes, or the caller does.
- */
-static void emerg_wait_done(void)
-{
-	pid_t by = __atomic_load_n(&emerg_by, __ATOMIC_ACQUIRE);
-	if (!by || by == sys_gettid())
-		return;
-	uint64_t deadline = emerg_ns() + 2 * EMERG_WAIT_NS;
-	while (!__atomic_load_n(&emerg_done, __ATOMIC_ACQUIRE)) {
-		uint64_t now = emerg_ns();
-		if (now >= deadline)
-			break;
-		struct timespec ts = {0, 10000000};
-		sys_futex(&emerg_done, FUTEX_WAIT_PRIVATE, 0, &ts);
-	}
-}
-
-/* Take the buffers over from the consumer (see the diagram). */
-static int emerg_take(pid_t me)
-{
-	uint64_t deadline = emerg_ns() + EMERG_WAIT_NS;
-	bool wanted = false;
-	for (;;) {
-		uint32_t v = __atomic_load_n(&emerg_state, __ATOMIC_ACQUIRE);
-		switch (v) {
-		case EM_IDLE:
-			if (__atomic_compare_exchange_n(&emerg_state, &v, EM_DYING, false,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				return 0;
-			break;
-		case EM_CONSUMER:
-			/* ring_shutdown's consumer_final, interrupted on this
-			 * very thread: it cannot hand over. */
-			if (__atomic_load_n(&emerg_owner, __ATOMIC_RELAXED) == me)
-				return -EDEADLK;
-			if (__atomic_compare_exchange_n(&emerg_state, &v, EM_WANT, false,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-				wanted = true;
-				ring_wake_force(); /* in case it waits in ring_quiesce */
-			}
-			break;
-		case EM_WANT: {
-			uint64_t now = emerg_ns();
-			if (now >= deadline)
-				return -ETIMEDOUT;
-			uint64_t ns = deadline - now < 10000000 ? deadline - now : 10000000;
-			struct timespec ts = {0, (long)ns};
-			sys_futex(&emerg_state, FUTEX_WAIT_PRIVATE, EM_WANT, &ts);
-			break;
-		}
-		default:
-			return wanted ? 0 : -EALREADY;
-		}
-	}
-}
-
-int ring_emergency_flush(int sig)
-{
-	pid_t me = sys_gettid();
-	if ((pid_t)syscall(SYS_getpid) != __atomic_load_n(&emerg_pid, __ATOMIC_ACQUIRE))
-		return -ESRCH; /* a vfork child (the buffers are its parent's), or not started */
-	if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_OFF)
-		return -ENODATA;
-	pid_t zero = 0;
-	if (!__atomic_compare_exchange_n(&emerg_by, &zero, me, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-		emerg_wait_done(); /* another thread flushes: its end is ours */
-		return -EALREADY;
-	}
-	int err = emerg_take(me);
-	struct ring_buf *b, *head;
-	if (err != -EALREADY) {
-		/* Stop every writer: new buffers start stopped (buf_create's
-		 * Dekker), then a full barrier on every thread. */
-		__atomic_store_n(&ring_state, RING_STOPPING, __ATOMIC_SEQ_CST);
-		head = __atomic_load_n(&ring_head, __ATOMIC_SEQ_CST);
-		size_t i = 0;
-		for (b = head; b; b = b->next, i++) {
-			/* losses up to here: the refusals stop causes are not */
-			if (i < EMERG_SNAP)
-				emerg_lost0[i] = __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
-			__atomic_store_n(&b->stop, 1, __ATOMIC_SEQ_CST);
-		}
-		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
-			full_fence();
-		i = 0;
-		for (b = head; b; b = b->next, i++) {
-			uint64_t lost0 = i < EMERG_SNAP
-					     ? emerg_lost0[i]
-					     : __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
-			if (!err) {
-				emerg_buf_flush(b, b == ring_tls, lost0);
-			} else {
-				/* No hand-over: every buffered event is lost. */
-				uint64_t lost = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
-				uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_ACQUIRE);
-				uint64_t cur = off >> b->page_shift, vp = b->consumed;
-				if (cur + 1 > b->pages && vp < cur + 1 - b->pages)
-					vp = cur + 1 - b->pages;
-				for (; vp <= cur; vp++)
-					lost += emerg_events(b, vp, cur);
-				b->lost_consumer += lost;
-			}
-			emerg_lost_line(b, lost0);
-		}
-		char line[96], *p = line, *end = line + sizeof(line);
-		if (emerg_cat(&p, end, "signal: ") &&
-		    (image_key[0] ? emerg_cat(&p, end, image_key)
-				  : emerg_cat_u64(&p, end, (uint64_t)emerg_pid)) &&
-		    emerg_cat(&p, end, " ") && emerg_cat_u64(&p, end, (uint64_t)me) &&
-		    emerg_cat(&p, end, " ") && emerg_cat_u64(&p, end, (uint64_t)sig) &&
-		    emerg_cat(&p, end, "\n"))
-			emerg_info_line(line, (size_t)(p - line));
-	}
-	void (*hook)(int) = __atomic_load_n(&ring_fatal_hook, __ATOMIC_ACQUIRE);
-	if (hook)
-		hook(sig);
-	__atomic_store_n(&emerg_done, 1, __ATOMIC_RELEASE);
-	sys_futex(&emerg_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
-	return err;
 }

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring_int.h - what ring.c (buffers, writer, consumer) and ring_flush.c
+ * (the emergency flush) share. Concurrency: ring.c's design comment and
+ * field tables; the emergency flush takes over from the consumer through
+ * emerg_enter/emerg_yield/emerg_leave.
+ */
+#ifndef DYNFTRACE_RING_INT_H
+#define DYNFTRACE_RING_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct ring_buf;
+
+enum { RING_OFF = 0, RING_ON = 1, RING_STOPPING = 2 };
+
+/* ring.c: state, the buffer list, the session's paths */
+extern int ring_state HIDDEN; /* RING_OFF, RING_ON, RING_STOPPING */
+extern pthread_mutex_t list_lock HIDDEN;
+extern struct ring_buf *ring_head HIDDEN;
+extern char ctf_dir[PATH_MAX] HIDDEN;
+extern char info_path[PATH_MAX] HIDDEN;
+extern char image_key[32] HIDDEN; /* IMG of the stream files; "": the pid */
+extern int have_info HIDDEN;
+extern int cfg_overwrite HIDDEN;
+extern int disk_error HIDDEN;
+
+/* ring.c: buffers, pages, streams, the consumer */
+struct ring_buf *buf_create(void) HIDDEN;
+void buf_flush(struct ring_buf *b, bool stuck) HIDDEN;
+void *buf_map(size_t len, size_t head, pid_t tid, char *shm_path, uint64_t *populated) HIDDEN;
+void consumer_final(void) HIDDEN;
+uint8_t *page_addr(struct ring_buf *b, uint64_t vp) HIDDEN;
+bool page_complete(struct ring_buf *b, uint64_t vp, uint64_t *cw) HIDDEN;
+size_t page_len(struct ring_buf *b, uint8_t *page) HIDDEN;
+void ring_quiesce(void) HIDDEN;
+void ring_wake_force(void) HIDDEN;
+int stream_open(struct ring_buf *b) HIDDEN;
+long sys_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts) HIDDEN;
+pid_t sys_gettid(void) HIDDEN;
+
+/* ring_flush.c: the emergency flush's side of the hand-over, and the
+ * async-signal-safe info lines both use */
+bool emerg_enter(void) HIDDEN;
+bool emerg_yield(void) HIDDEN;
+bool emerg_leave(void) HIDDEN;
+void emerg_reset(bool all) HIDDEN;
+void emerg_wait_done(void) HIDDEN;
+bool emerg_cat(char **p, char *end, const char *s) HIDDEN;
+bool emerg_cat_u64(char **p, char *end, uint64_t v) HIDDEN;
+void emerg_info_line(const char *line, size_t len) HIDDEN;
+void info_img_line(const char *key, bool has_n, uint64_t n) HIDDEN;
+void info_started(void) HIDDEN;
+
+#endif
