@@ -1079,6 +1079,11 @@ int dynftrace_free_filter(struct dynftrace_ops *ops)
  * unmap and its rescan, and dlopen and dlclose exclude each other
  * (interpose.c), so no object is unloaded and loaded again at the same
  * address between an unmap and the rescan that forgets it.
+ *
+ * Which records a batch may touch: only sites in site_tab, read under the
+ * patch_lock that the batch holds. Every one of them belongs to an object
+ * that is mapped now and was scanned since it was mapped, so its bytes are
+ * the ones its record says (the batch still compares before it writes).
  */
 
 static void ops_sites_added(uintptr_t lo, uintptr_t hi)
