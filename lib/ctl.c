@@ -288,7 +288,10 @@ static int path_is_stale(const char *path, char *why, size_t whylen)
 			 S_ISLNK(st.st_mode) ? "a symbolic link" : "left alone");
 		return 0;
 	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a listener that does not take connections (stopped,
+	 * say) would otherwise hold the program's start for ever; its full
+	 * queue (EAGAIN) means somebody serves the path. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return 0;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
