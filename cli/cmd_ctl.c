@@ -16,7 +16,7 @@
 #include "ctl_client.h"
 
 static const char usage_text[] =
-    "usage: dynftrace ctl [-a] PID [FILE [VALUE]]\n"
+    "usage: dynftrace ctl [-a] [--timeout SECONDS] PID [FILE [VALUE]]\n"
     "\n"
     "Read or change the tracing of the running process PID through its\n"
     "control socket (a process started by `dynftrace record`, or with\n"
