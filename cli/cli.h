@@ -47,6 +47,9 @@ int cli_sites_count(const char *path, size_t *total, int *is_static, char *err, 
 
 /* "10us", "1.5ms", "2s", "300" (ns): 0, -EINVAL or -ERANGE. */
 int cli_parse_duration(const char *s, uint64_t *ns);
+/* Seconds: "2", "0.5", or with a unit as cli_parse_duration takes them
+ * ("500ms"); at most MAX_S s. 0, -EINVAL or -ERANGE. */
+int cli_parse_seconds(const char *s, uint64_t max_s, uint64_t *ns);
 /* A decimal number <= MAX: 0, -EINVAL or -ERANGE. */
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *val);
 /* 5120 -> "5,120"; returns BUF. */

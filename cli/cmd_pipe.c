@@ -12,38 +12,60 @@
 #include "ctl_client.h"
 
 static const char usage_text[] =
-    "usage: dynftrace pipe PID\n"
+    "usage: dynftrace pipe [--timeout SECONDS] PID\n"
     "\n"
     "Print the trace of the running process PID as it is made, until Ctrl-C\n"
     "(or SIGTERM) or until the process ends. Reading consumes: what `pipe`\n"
     "printed is gone from the process's trace_pipe (not from its `trace`).\n"
     "Turn tracing on with `dynftrace ctl PID current_tracer function_graph`.\n"
     "\n"
+    "  --timeout SECONDS\n"
+    "               how long to wait for the process to take the connection\n"
+    "               and the request and to give its first answer (default 5,\n"
+    "               fractions allowed, 0: no limit). Once streaming, `pipe`\n"
+    "               waits for events however long they take.\n"
     "  -h, --help   show this help.\n"
     "\n"
     "Exit status: 0 when interrupted or when the process ended, 1 when it\n"
-    "cannot be reached, 2 on a usage error.\n";
+    "cannot be reached or did not answer in time, 2 on a usage error.\n";
 
 int cmd_pipe(int argc, char **argv)
 {
-	if (argc >= 2 && cli_is_help(argv[1])) {
-		fputs(usage_text, stdout);
-		return 0;
+	int64_t timeout_ns = CTL_TIMEOUT_DEFAULT_NS;
+	const char *arg = NULL;
+	for (int k = 1; k < argc; k++) {
+		int t;
+		if (cli_is_help(argv[k])) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		if ((t = ctl_timeout_opt(argc, argv, &k, &timeout_ns))) {
+			if (t < 0)
+				return 2;
+		} else if (argv[k][0] == '-' && argv[k][1]) {
+			cli_err("pipe: unknown option '%s'; see 'dynftrace pipe --help'", argv[k]);
+			return 2;
+		} else if (arg) {
+			cli_err("pipe: too many arguments; see 'dynftrace pipe --help'");
+			return 2;
+		} else {
+			arg = argv[k];
+		}
 	}
-	if (argc != 2) {
-		cli_err(argc < 2 ? "pipe: no PID given; see 'dynftrace pipe --help'"
-				 : "pipe: too many arguments; see 'dynftrace pipe --help'");
+	if (!arg) {
+		cli_err("pipe: no PID given; see 'dynftrace pipe --help'");
 		return 2;
 	}
 	char *end;
-	long pid = strtol(argv[1], &end, 10);
+	long pid = strtol(arg, &end, 10);
 	if (*end || pid <= 0 || pid > INT_MAX) {
-		cli_err("pipe: '%s' is not a process id", argv[1]);
+		cli_err("pipe: '%s' is not a process id", arg);
 		return 2;
 	}
 	struct ctl_conn c;
 	char err[512];
-	if (ctl_connect((pid_t)pid, &c, err, sizeof(err), NULL, 0)) {
+	ctl_conn_init(&c, timeout_ns);
+	if (ctl_connect((pid_t)pid, &c, err, sizeof(err))) {
 		cli_err("%s", err);
 		return 1;
 	}

@@ -60,6 +60,22 @@ int cli_parse_duration(const char *s, uint64_t *ns)
 	return -EINVAL;
 }
 
+int cli_parse_seconds(const char *s, uint64_t max_s, uint64_t *ns)
+{
+	char buf[64];
+	size_t n = strlen(s);
+	if (!n || n + 2 > sizeof(buf))
+		return -EINVAL;
+	if ((s[n - 1] >= '0' && s[n - 1] <= '9') || s[n - 1] == '.') {
+		snprintf(buf, sizeof(buf), "%ss", s); /* a plain number: seconds */
+		s = buf;
+	}
+	int r = cli_parse_duration(s, ns);
+	if (!r && *ns / 1000000000 > max_s)
+		r = -ERANGE;
+	return r;
+}
+
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *val)
 {
 	unsigned long long v;

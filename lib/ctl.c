@@ -15,7 +15,7 @@
  * with this pid); a symlink, a file or a live socket is left alone and
  * control stays off. Stale sockets of dead pids in the directory are removed
  * at start. Every connection's peer credentials (SO_PEERCRED) must be our
- * uid or root; others get one error line, are closed and logged.
+ * uid or root; others get one error line, are closed and logged (the first).
  *
  * The thread ("dynftrace-ctl") blocks every signal, never writes with
  * SIGPIPE (MSG_NOSIGNAL), and serves up to CTL_CLIENTS connections with one
@@ -74,8 +74,7 @@
 #define CTL_CHUNK	   32768 /* generated text per chunk */
 #define CTL_STREAM_POLL_MS 50	 /* trace_pipe: look for new records this often */
 #define CTL_IDLE_POLL_MS   1000	 /* housekeeping (buffers of exited threads) */
-#define CTL_REFUSE_LOG_MAX 10
-#define CTL_RESTARTS_MAX   3 /* endpoint re-made after the program closed it */
+#define CTL_RESTARTS_MAX   3	 /* endpoint re-made after the program closed it */
 
 /* ---- server state --------------------------------------------------------- */
 
@@ -111,7 +110,6 @@ static struct {
 	dev_t ldev;
 	ino_t lino;
 	int restarts;
-	unsigned refused;
 	char exe[PATH_MAX]; /* the program, to name libraries in listings */
 	struct client cl[CTL_CLIENTS];
 } srv = {.lfd = -1};
@@ -121,21 +119,6 @@ static struct {
 static char ctl_owned_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static pid_t ctl_owned_pid;
 static char ctl_gen_buf[CTL_CHUNK]; /* control thread: text of one chunk */
-
-/* Log once per message kind (the host's stderr is not ours to flood). */
-static void log_once(int *done, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void log_once(int *done, const char *fmt, ...)
-{
-	if (*done)
-		return;
-	*done = 1;
-	char buf[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	dft_log("control: %s", buf);
-}
 
 /* ---- descriptors ---------------------------------------------------------- */
 
@@ -251,7 +234,10 @@ static int path_is_stale(const char *path, char *why, size_t whylen)
 			 S_ISLNK(st.st_mode) ? "a symbolic link" : "left alone");
 		return 0;
 	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a listener that does not take connections (stopped,
+	 * say) would otherwise hold the program's start for ever; its full
+	 * queue (EAGAIN) means somebody serves the path. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return 0;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -1012,14 +998,9 @@ static int accept_one(void)
 		ssize_t w = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		(void)w;
 		close(fd);
-		if (srv.refused < CTL_REFUSE_LOG_MAX)
-			dft_log(
-			    "control: refused a connection from uid %u (pid %d): only uid %u and "
-			    "root may control this process%s",
-			    (unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid(),
-			    srv.refused + 1 == CTL_REFUSE_LOG_MAX ? " (no more such messages)"
-								  : "");
-		srv.refused++;
+		dft_log("control: refused a connection from uid %u (pid %d): only uid %u and root "
+			"may control this process",
+			(unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid());
 		return 1;
 	}
 	if (!c) {
@@ -1228,11 +1209,9 @@ static int endpoint_restart(void)
 {
 	/* The program closed our socket (closefrom, dup2 over it). */
 	if (srv.restarts++ >= CTL_RESTARTS_MAX) {
-		static int said;
-		log_once(&said,
-			 "the control socket was closed by the program %d times; "
-			 "control stops",
-			 CTL_RESTARTS_MAX);
+		dft_log("control: the control socket was closed by the program %d times; "
+			"control stops",
+			CTL_RESTARTS_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < CTL_CLIENTS; i++)
@@ -1241,8 +1220,7 @@ static int endpoint_restart(void)
 	srv.lfd = -1;
 	char why[512];
 	if (endpoint_create(why, sizeof(why))) {
-		static int said;
-		log_once(&said, "%s", why);
+		dft_log("control: %s", why);
 		return -1;
 	}
 	return 0;

@@ -53,9 +53,38 @@ enum { THREAD_NEW = 0, THREAD_REGISTERED = 1, THREAD_EXITING = 2 };
 
 extern __thread struct dft_thread dft_self HIDDEN;
 
-/* log.c */
-void dft_log(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
-void dft_debug(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+/*
+ * log.c - messages on the program's stderr, "dynftrace[PID]: ...", bounded
+ * per call site (docs/ARCHITECTURE.md, "Messages"). Usable from any thread,
+ * traced code and signal handlers (atomics, no lock, no malloc).
+ *   dft_log    the user must know or act: always shown, once per call site
+ *              (its repeats only with DYNFTRACE_VERBOSE, rate-limited)
+ *   dft_debug  information: only with DYNFTRACE_VERBOSE, at most
+ *              DFT_LOG_BURST lines per call site every DFT_LOG_WINDOW_S s,
+ *              the next line shown counting those that were not
+ */
+#define DFT_LOG_BURST 5
+#ifndef DFT_LOG_WINDOW_S
+#define DFT_LOG_WINDOW_S 10 /* a test of log.c alone builds it with 1 */
+#endif
+struct dft_logsite {
+	int said;	  /* dft_log: the first line went out (atomic exchange) */
+	unsigned skipped; /* lines not shown since the last one (atomic) */
+	uint64_t rate;	  /* window number << 32 | lines shown in it (CAS) */
+};
+void dft_log_site(struct dft_logsite *site, int always, const char *fmt, ...) HIDDEN
+    __attribute__((format(printf, 3, 4)));
+#define dft_log(...)                                                                               \
+	do {                                                                                       \
+		static struct dft_logsite dft_site_;                                               \
+		dft_log_site(&dft_site_, 1, __VA_ARGS__);                                          \
+	} while (0)
+#define dft_debug(...)                                                                             \
+	do {                                                                                       \
+		static struct dft_logsite dft_site_;                                               \
+		if (READ_ONCE(dft_verbose))                                                        \
+			dft_log_site(&dft_site_, 0, __VA_ARGS__);                                  \
+	} while (0)
 extern int dft_verbose HIDDEN;
 /* Stop all tracing for good after an inconsistency (ftrace_kill). */
 void dft_kill(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));

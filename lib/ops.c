@@ -1148,7 +1148,7 @@ static void ops_sites_removed(uintptr_t lo, uintptr_t hi)
 		if (before && !nf->filter.n) {
 			/* Its whole selection went away: trace nothing rather than
 			 * everything. Unregistering is the caller's business. */
-			dft_log("every function selected by an ops was unloaded");
+			dft_debug("every function selected by an ops was unloaded");
 		}
 		__atomic_store_n((struct ops_filter **)&o->filter, nf, __ATOMIC_RELEASE);
 		rcu_synchronize();

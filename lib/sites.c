@@ -314,7 +314,8 @@ uintptr_t site_thunk(struct site *s)
 	if (!o->region || o->thunks_len == SIZE_MAX)
 		return 0;
 	if (!o->thunks && thunks_make(o)) {
-		dft_log("%s: no memory for graph thunks within reach: the per-ops route", o->path);
+		dft_debug("%s: no memory for graph thunks within reach: the per-ops route",
+			  o->path);
 		o->thunks_len = SIZE_MAX; /* tried */
 		return 0;
 	}

@@ -1090,6 +1090,8 @@ static int list_parse(const char *text, const char *seps, struct glob_list *out)
 static int set_globs(int notrace, const char *list)
 {
 	char *copy = strdup(list);
+	char none[300] = ""; /* the globs that match nothing, in one message */
+	size_t nlen = 0;
 	int err = 0, first = 1;
 	if (!copy)
 		return -ENOMEM;
@@ -1098,13 +1100,21 @@ static int set_globs(int notrace, const char *list)
 		err = notrace ? dynftrace_set_notrace(&trace_ops, g, first)
 			      : dynftrace_set_filter(&trace_ops, g, first);
 		if (err == -ENOENT) {
-			dft_log("%s '%s' matches no function", notrace ? "notrace" : "filter", g);
+			int k = snprintf(none + nlen, sizeof(none) - nlen, "%s'%s'",
+					 nlen ? ", " : "", g);
+			if (k > 0)
+				nlen = nlen + (size_t)k < sizeof(none) ? nlen + (size_t)k
+								       : sizeof(none) - 1;
 			err = 0;
 		} else if (err == 0) {
 			first = 0;
 		}
 	}
 	free(copy);
+	if (nlen && notrace)
+		dft_log("notrace: no function matches %s", none);
+	else if (nlen)
+		dft_log("filter: no function matches %s", none);
 	return err;
 }
 

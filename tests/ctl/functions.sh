@@ -5,8 +5,8 @@
 #
 # Environment given by the runner: DFT (the dynftrace command), TARGET (the
 # program of target.c, linked with the runtime), DLLIB (a traced library
-# with dl_one), PEER (peer.c), W (this test's scratch directory, also
-# XDG_RUNTIME_DIR: sockets live in $W/dynftrace), SAN.
+# with dl_one), PEER (peer.c), SILENT (silent.c), W (this test's scratch
+# directory, also XDG_RUNTIME_DIR: sockets live in $W/dynftrace), SAN.
 #
 #   start_target [ARGS]   start TARGET with DYNFTRACE_CONTROL=1; sets TPID,
 #                         TOUT (its stdout file); commands via tcmd

@@ -3,7 +3,8 @@
 # config: asan tsan
 #
 # Builds tests/ctl/target.c (traced, linked with the runtime), the traced
-# library tests/progs/dlt-lib.c and the raw client tests/ctl/peer.c, then
+# library tests/progs/dlt-lib.c, the raw client tests/ctl/peer.c and the
+# never-answering listener tests/ctl/silent.c, then
 # runs every tests/ctl/*.tc as in the kernel's ftracetest: each in its own
 # bash with tests/ctl/functions.sh, its own scratch directory (also its
 # XDG_RUNTIME_DIR) and a 60 s limit. Exit 0 passes, 4 is a skip
@@ -14,12 +15,13 @@ C=$TOP/tests/ctl
 if ! cc_prog "$T/target" $TRACE_FLAGS "$C/target.c" 2>"$T/build.log" ||
 	! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS -fPIC -shared "$TOP/tests/progs/dlt-lib.c" \
 		-o "$T/libdlt.so" 2>>"$T/build.log" ||
-	! $CC $CFLAGS_T "$C/peer.c" -o "$T/peer" 2>>"$T/build.log"; then
+	! $CC $CFLAGS_T "$C/peer.c" -o "$T/peer" 2>>"$T/build.log" ||
+	! $CC $CFLAGS_T "$C/silent.c" -o "$T/silent" 2>>"$T/build.log"; then
 	echo "not ok 1 - build the control test programs"
 	diag_file "$T/build.log"
 	exit 1
 fi
-export DFT=$B/dynftrace TARGET=$T/target DLLIB=$T/libdlt.so PEER=$T/peer SAN
+export DFT=$B/dynftrace TARGET=$T/target DLLIB=$T/libdlt.so PEER=$T/peer SILENT=$T/silent SAN
 # The runtime's own messages would go to the target's stderr file anyway.
 unset DYNFTRACE_CONTROL DYNFTRACE_RECORD
 n=0
