@@ -187,7 +187,8 @@ int ctf_metadata_init(const char *ctf_dir, uint8_t trace_uuid[16])
 			/* no hard links here: exclusive create instead */
 			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 			if (fd < 0) {
-				err = errno == EEXIST ? metadata_read_uuid(path, trace_uuid) : -errno;
+				err =
+				    errno == EEXIST ? metadata_read_uuid(path, trace_uuid) : -errno;
 			} else {
 				err = write_all(fd, text, (size_t)len);
 				close(fd);
