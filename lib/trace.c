@@ -22,6 +22,15 @@
  *     readers close.
  * Frames closed without returning end in the ring with one exit_depth per
  * run (close_unwound), which readers show as unwound.
+ *
+ * Tail calls are not unwinds: a function that ends by jumping to another
+ * leaves its hook in the slot where the callee finds its return address.
+ * The callee's entry sees the top frame's slot and hook there and opens
+ * its frame above it at the same slot, with that hook as its "original"
+ * return address; its return goes through the hook twice (once for each
+ * frame, the callee's first), so the tail-caller ends when the callee
+ * returns and the trace shows `tailer() { leafb(); }`. A chain of tail
+ * calls stacks one frame per function on the same slot.
  * The shadow stack is the thread's own (mmap'd at its first traced call);
  * nothing else touches it, signal handlers of the same thread nest on it in
  * LIFO order.
@@ -341,7 +350,18 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 		ring_count_lost(2);
 		return 0;
 	}
-	close_dead(g, (uintptr_t)slot + 1); /* a live caller's slot is above ours */
+	/* A live caller's slot is above ours; a frame at or below it was left
+	 * by longjmp or an exception, unless it is the top frame and our slot
+	 * still holds its hook: then that function jumped here (a tail call),
+	 * and we run inside it. Its frame stays open and ends when we return,
+	 * through its hook (see dft_graph_return). */
+	uintptr_t limit = (uintptr_t)slot + 1;
+	if (g->depth) {
+		const struct shadow_ent *top = &g->ent[g->depth - 1];
+		if (top->slot == slot && top->hooked && *slot == top->hook)
+			limit = (uintptr_t)slot;
+	}
+	close_dead(g, limit);
 	if (g->notrace_depth)
 		return 0; /* below a graph_notrace function */
 	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
@@ -478,10 +498,12 @@ static void function_entry(unsigned long ip, unsigned long parent_ip, struct dyn
 
 /* ---- frames that leave without returning -------------------------------- */
 
-/* Put every original return address back (an unwinder is about to walk). */
+/* Put every original return address back (an unwinder is about to walk).
+ * From the top down: frames of a tail call share a slot, and the bottom
+ * one of them holds the real return address. */
 static void unhook_all(struct fg_thread *g)
 {
-	for (uint32_t i = 0; i < g->depth; i++) {
+	for (uint32_t i = g->depth; i-- > 0;) {
 		struct shadow_ent *e = &g->ent[i];
 		if (e->hooked && *e->slot == e->hook) {
 			*e->slot = e->orig;

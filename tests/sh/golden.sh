@@ -12,7 +12,8 @@
 #   tests/golden/s-NAME.CC.expect, else
 #   tests/golden/s-NAME.expect
 # Programs run without being linked with the runtime: record preloads it.
-# s-sleep is also checked to last at least its 20 ms, and s-longjmp to be
+# s-tailcall is checked to hold its tail jumps at -O2 (objdump), s-sleep
+# to last at least its 20 ms, and s-longjmp to be
 # read by babeltrace2 with its exit_depth event (when installed). Needs the
 # runtime's tracers: SKIPs when recording yields no stream. In the asan
 # configuration the programs are built with ASan as well (TSan: skipped).
@@ -224,6 +225,20 @@ for v in "${variants[@]}"; do
 					ls "$d/data/ctf/stream-$k-"* >/dev/null 2>&1 ||
 						echo "# image $k has sites but no stream-$k-* file: its events went to a stream named after the pid alone"
 				done
+			fi
+			if [ "$n" = s-tailcall ] && [ "$opt" = -O2 ] && command -v objdump >/dev/null; then
+				# The case under test is there only if the compiler made
+				# every `return f(...)` a jump: count them.
+				jumps=$(objdump -d --no-show-raw-insn "$d/$n" | awk '
+					/^[0-9a-f]+ <.*>:$/ { f = $2 }
+					/jmp/ && /<(leafb|chain[23]|t_even|t_odd|untraced)>/ &&
+					    f ~ /<(tailer|chain[123]|t_even|t_odd|untraced|to_untraced)>:/ { k[f] = 1 }
+					END { print length(k) }')
+				if [ "$jumps" -ge 8 ]; then
+					ok "s-tailcall ($cc $opt$m): 8 functions end in a tail jump"
+				else
+					notok "s-tailcall ($cc $opt$m): $jumps of 8 functions end in a tail jump"
+				fi
 			fi
 			if [ "$n" = s-sleep ]; then
 				# nap() sleeps 20 ms: its line must say so
