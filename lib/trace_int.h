@@ -87,4 +87,13 @@ uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
  * there); 1: traced, it returns through HOOK. */
 int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook) HIDDEN;
 
+/* profile.c: the profile tracer's tables (see its header). */
+void profile_account(struct fg_thread *g, const struct shadow_ent *e, uint64_t dur) HIDDEN;
+void profile_thread_merge(void) HIDDEN; /* this thread's counts into the process's */
+void profile_thread_gone(struct fg_thread *g) HIDDEN;
+void profile_dump(void) HIDDEN;		 /* profile-IMG.txt */
+void profile_fatal_dump(int sig) HIDDEN; /* async-signal-safe */
+void profile_atfork_child(struct fg_thread *g) HIDDEN;
+void profile_restart(void) HIDDEN;
+
 #endif
