@@ -1300,3 +1300,152 @@ int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *da
 	pthread_mutex_unlock(&list_lock);
 	return n;
 }
+
+/* ---- the emergency flush's hand-over (ring_flush.c takes the buffers) ---- */
+
+HIDDEN uint32_t emerg_state;
+HIDDEN pid_t emerg_owner;
+HIDDEN pid_t emerg_by;
+HIDDEN uint32_t emerg_done;
+HIDDEN pid_t emerg_pid;
+HIDDEN int emerg_disk_error;
+
+bool emerg_enter(void)
+{
+	uint32_t v = EM_IDLE;
+	__atomic_store_n(&emerg_owner, sys_gettid(), __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&emerg_state, &v, EM_CONSUMER, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE);
+}
+
+void emerg_handover(void)
+{
+	__atomic_store_n(&emerg_state, EM_DYING, __ATOMIC_SEQ_CST);
+	sys_futex(&emerg_state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+bool emerg_yield(void)
+{
+	uint32_t v = __atomic_load_n(&emerg_state, __ATOMIC_ACQUIRE);
+	if (likely(v == EM_CONSUMER))
+		return false;
+	if (v == EM_WANT)
+		emerg_handover();
+	return true;
+}
+
+bool emerg_leave(void)
+{
+	uint32_t v = EM_CONSUMER;
+	if (__atomic_compare_exchange_n(&emerg_state, &v, EM_IDLE, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return true;
+	if (v == EM_WANT)
+		emerg_handover();
+	return false;
+}
+
+/* ring_init (ALL false: only this process's pid) and the fork child (ALL:
+ * the parent's state is not the child's). */
+void emerg_reset(bool all)
+{
+	if (all) {
+		emerg_state = EM_IDLE;
+		emerg_owner = 0;
+		emerg_by = 0;
+		emerg_done = 0;
+		emerg_disk_error = 0;
+	}
+	__atomic_store_n(&emerg_pid, getpid(), __ATOMIC_RELEASE);
+}
+
+/* Async-signal-safe formatting: append S to the buffer at *P, END excluded. */
+bool emerg_cat(char **p, char *end, const char *s)
+{
+	while (*s) {
+		if (*p >= end)
+			return false;
+		*(*p)++ = *s++;
+	}
+	return true;
+}
+
+bool emerg_cat_u64(char **p, char *end, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n) {
+		if (*p >= end)
+			return false;
+		*(*p)++ = tmp[--n];
+	}
+	return true;
+}
+
+uint64_t emerg_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* One line appended to the info file (O_APPEND: whole). */
+void emerg_info_line(const char *line, size_t len)
+{
+	if (!have_info)
+		return;
+	int fd = open(info_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = write(fd, line, len);
+	(void)n;
+	close(fd);
+}
+
+/* "KEY IMG[ N]" appended to the info file; IMG is image_key, or the pid
+ * while the image has no name. System calls only (buf_map may run in a
+ * signal handler). */
+void info_img_line(const char *key, bool has_n, uint64_t n)
+{
+	char line[96], *p = line, *end = line + sizeof(line);
+	if (emerg_cat(&p, end, key) && emerg_cat(&p, end, " ") &&
+	    (image_key[0] ? emerg_cat(&p, end, image_key)
+			  : emerg_cat_u64(&p, end, (uint64_t)getpid())) &&
+	    (!has_n || (emerg_cat(&p, end, " ") && emerg_cat_u64(&p, end, n))) &&
+	    emerg_cat(&p, end, "\n"))
+		emerg_info_line(line, (size_t)(p - line));
+}
+
+/* "started: IMG START": this image records from now on, until its
+ * "flushed:" (ring_shutdown) or "signal:" line; START (its process's start
+ * time, 0 unknown) lets the recorder tell the process from a later one with
+ * the same pid (docs/FORMAT.md). Before any buffer of the image exists. */
+void info_started(void)
+{
+	struct ring_proc p;
+	info_img_line("started:", true, ring_proc_stat(0, &p) ? 0 : p.start);
+}
+
+/*
+ * Another thread flushes: wait (bounded) until it has finished; its signal
+ * then ends the process. For a second dying thread, and for ring_shutdown
+ * (exit, exec), so that the process does not exit under the flusher's
+ * writes. Returns at once when nobody flushes, or the caller does.
+ */
+void emerg_wait_done(void)
+{
+	pid_t by = __atomic_load_n(&emerg_by, __ATOMIC_ACQUIRE);
+	if (!by || by == sys_gettid())
+		return;
+	uint64_t deadline = emerg_ns() + 2 * EMERG_WAIT_NS;
+	while (!__atomic_load_n(&emerg_done, __ATOMIC_ACQUIRE)) {
+		uint64_t now = emerg_ns();
+		if (now >= deadline)
+			break;
+		struct timespec ts = {0, 10000000};
+		sys_futex(&emerg_done, FUTEX_WAIT_PRIVATE, 0, &ts);
+	}
+}

@@ -21,6 +21,19 @@ struct ring_buf;
 
 enum { RING_OFF = 0, RING_ON = 1, RING_STOPPING = 2 };
 
+/* The emergency flush's hand-over with the consumer (ring.c, end): the
+ * state machine, who holds it, and the info lines both write. */
+enum { EM_IDLE = 0, EM_CONSUMER = 1, EM_WANT = 2, EM_DYING = 3 };
+#define EMERG_WAIT_NS 5000000000ull /* for the consumer's hand-over */
+extern uint32_t emerg_state HIDDEN;
+extern pid_t emerg_owner HIDDEN;
+extern pid_t emerg_by HIDDEN;
+extern uint32_t emerg_done HIDDEN;
+extern pid_t emerg_pid HIDDEN;
+extern int emerg_disk_error HIDDEN;
+void emerg_handover(void) HIDDEN;
+uint64_t emerg_ns(void) HIDDEN;
+
 /* ring.c: state, the buffer list, the session's paths */
 extern int ring_state HIDDEN; /* RING_OFF, RING_ON, RING_STOPPING */
 extern pthread_mutex_t list_lock HIDDEN;
@@ -46,8 +59,8 @@ int stream_open(struct ring_buf *b) HIDDEN;
 long sys_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts) HIDDEN;
 pid_t sys_gettid(void) HIDDEN;
 
-/* ring_flush.c: the emergency flush's side of the hand-over, and the
- * async-signal-safe info lines both use */
+/* ring.c: the hand-over's operations, and the async-signal-safe info
+ * lines both use */
 bool emerg_enter(void) HIDDEN;
 bool emerg_yield(void) HIDDEN;
 bool emerg_leave(void) HIDDEN;
