@@ -83,6 +83,16 @@ int cli_self_dir(char *buf, size_t size);
  * the value is missing (error printed; argv[0] is the command's name).
  */
 int cli_opt(int argc, char **argv, int *i, const char *sopt, const char *lopt, const char **val);
+
+/* The commands that read a session (replay, report, info, dump): their
+ * common options (-h/--help, -d/--data DIR, --no-demangle) and the end of
+ * their option loops, for argument *I of ARGV (read_opts.c). */
+enum { CLI_OPT_DONE = 0, CLI_OPT_HELP = 1, CLI_OPT_ERR = 2 };
+int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int *i,
+		 const char **dir);
+/* Open the session in DIR, or say why: 0, or 1 (the command's status). */
+struct tr_session;
+int cli_open_session(struct tr_session *s, const char *dir);
 /* Is ARG the flag SOPT or LOPT? */
 int cli_flag(const char *arg, const char *sopt, const char *lopt);
 /* The shortened demangled form of a C++ symbol ("ns::f" for _ZN2ns1fEv),

@@ -235,37 +235,22 @@ int cmd_dump(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (cli_is_help(a)) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if ((r = cli_opt(argc, argv, &i, "-d", "--data", &v))) {
-			if (r < 0)
-				return 2;
-			dir = v;
-		} else if ((r = cli_opt(argc, argv, &i, "-o", "--output", &v))) {
+		if ((r = cli_opt(argc, argv, &i, "-o", "--output", &v))) {
 			if (r < 0)
 				return 2;
 			output = v;
 		} else if (!strcmp(a, "--chrome")) {
 			chrome = 1;
-		} else if (!strcmp(a, "--no-demangle")) {
-			tr_demangle = 0;
-		} else {
-			cli_err("dump: unknown %s '%s'; see 'dynftrace dump --help'",
-				a[0] == '-' ? "option" : "argument", a);
-			return 2;
+		} else if ((r = cli_read_opt("dump", usage_text, argc, argv, &i, &dir))) {
+			return r == CLI_OPT_HELP ? 0 : 2;
 		}
 	}
 	if (!chrome) {
 		cli_err("dump: give the output format, --chrome; see 'dynftrace dump --help'");
 		return 2;
 	}
-	r = tr_open(&s, dir);
-	if (r) {
-		cli_err("%s", s.err);
-		tr_close(&s);
+	if (cli_open_session(&s, dir))
 		return 1;
-	}
 	if (output) {
 		out = fopen(output, "w");
 		if (!out) {

@@ -224,32 +224,15 @@ int info_run(struct tr_session *s, FILE *out)
 
 int cmd_info(int argc, char **argv)
 {
-	const char *dir = "dynftrace.data", *v;
+	const char *dir = "dynftrace.data";
 	struct tr_session s;
 	int r;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (cli_is_help(a)) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if ((r = cli_opt(argc, argv, &i, "-d", "--data", &v))) {
-			if (r < 0)
-				return 2;
-			dir = v;
-		} else {
-			cli_err("info: unknown %s '%s'; see 'dynftrace info --help'",
-				a[0] == '-' ? "option" : "argument", a);
-			return 2;
-		}
-	}
-	r = tr_open(&s, dir);
-	if (r) {
-		cli_err("%s", s.err);
-		tr_close(&s);
+	for (int i = 1; i < argc; i++)
+		if ((r = cli_read_opt("info", usage_text, argc, argv, &i, &dir)))
+			return r == CLI_OPT_HELP ? 0 : 2;
+	if (cli_open_session(&s, dir))
 		return 1;
-	}
 	r = info_run(&s, stdout);
 	if (r < 0)
 		cli_err("out of memory while reading the trace");

@@ -478,16 +478,8 @@ int cmd_replay(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (cli_is_help(a)) {
-			fputs(usage_text, stdout);
-			ret = 0;
-			goto out;
-		} else if ((r = cli_opt(argc, argv, &i, "-d", "--data", &v))) {
-			if (r < 0)
-				goto out;
-			dir = v;
-		} else if ((r = cli_opt(argc, argv, &i, "-F", "--filter", &v)) ||
-			   (r = cli_opt(argc, argv, &i, "-N", "--notrace", &v))) {
+		if ((r = cli_opt(argc, argv, &i, "-F", "--filter", &v)) ||
+		    (r = cli_opt(argc, argv, &i, "-N", "--notrace", &v))) {
 			if (r < 0)
 				goto out;
 			if (cli_glob_add(
@@ -523,18 +515,13 @@ int cmd_replay(int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--no-time")) {
 			o.no_time = 1;
-		} else if (!strcmp(a, "--no-demangle")) {
-			tr_demangle = 0;
-		} else {
-			cli_err("replay: unknown %s '%s'; see 'dynftrace replay --help'",
-				a[0] == '-' ? "option" : "argument", a);
+		} else if ((r = cli_read_opt("replay", usage_text, argc, argv, &i, &dir))) {
+			if (r == CLI_OPT_HELP)
+				ret = 0;
 			goto out;
 		}
 	}
-	r = tr_open(&s, dir);
-	if (r) {
-		cli_err("%s", s.err);
-		tr_close(&s);
+	if (cli_open_session(&s, dir)) {
 		ret = 1;
 		goto out;
 	}

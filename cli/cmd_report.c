@@ -447,16 +447,7 @@ int cmd_report(int argc, char **argv)
 	int r;
 
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (cli_is_help(a)) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if ((r = cli_opt(argc, argv, &i, "-d", "--data", &v))) {
-			if (r < 0)
-				return 2;
-			dir = v;
-		} else if ((r = cli_opt(argc, argv, &i, "-s", "--sort", &v))) {
+		if ((r = cli_opt(argc, argv, &i, "-s", "--sort", &v))) {
 			if (r < 0)
 				return 2;
 			if (!strcmp(v, "total"))
@@ -473,20 +464,12 @@ int cmd_report(int argc, char **argv)
 				    v);
 				return 2;
 			}
-		} else if (!strcmp(a, "--no-demangle")) {
-			tr_demangle = 0;
-		} else {
-			cli_err("report: unknown %s '%s'; see 'dynftrace report --help'",
-				a[0] == '-' ? "option" : "argument", a);
-			return 2;
+		} else if ((r = cli_read_opt("report", usage_text, argc, argv, &i, &dir))) {
+			return r == CLI_OPT_HELP ? 0 : 2;
 		}
 	}
-	r = tr_open(&s, dir);
-	if (r) {
-		cli_err("%s", s.err);
-		tr_close(&s);
+	if (cli_open_session(&s, dir))
 		return 1;
-	}
 	r = report_run(&s, sort, stdout);
 	if (r < 0)
 		cli_err("out of memory while building the report");

@@ -5,8 +5,8 @@
  *
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib -iquote cli \
  *	tests/fuzz/fuzz_trace.c cli/trace_read.c cli/util.c cli/cmd_replay.c \
- *	cli/cmd_report.c cli/cmd_dump.c cli/cmd_info.c lib/elf.c lib/arch/x86_64/elf_site.c -ldl -o
- *fuzz_trace
+ *	cli/cmd_report.c cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c lib/elf.c
+ *lib/arch/x86_64/elf_site.c -ldl -o fuzz_trace
  *
  * A session directory is made once in $TMPDIR: info, ctf/metadata (the uuid
  * of tests/golden/mkstream.c, so its streams are valid seeds), sites-100.txt

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* read_opts.c - what the commands that read a session share: their common
+ * options and opening the session. */
+#include <string.h>
+
+#include "cli.h"
+#include "trace_read.h"
+
+int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int *i,
+		 const char **dir)
+{
+	const char *a = argv[*i], *v;
+	int r;
+
+	if (cli_is_help(a)) {
+		fputs(usage, stdout);
+		return CLI_OPT_HELP;
+	}
+	if ((r = cli_opt(argc, argv, i, "-d", "--data", &v))) {
+		if (r < 0)
+			return CLI_OPT_ERR;
+		*dir = v;
+		return CLI_OPT_DONE;
+	}
+	if (!strcmp(a, "--no-demangle")) {
+		tr_demangle = 0;
+		return CLI_OPT_DONE;
+	}
+	cli_err("%s: unknown %s '%s'; see 'dynftrace %s --help'", cmd,
+		a[0] == '-' ? "option" : "argument", a, cmd);
+	return CLI_OPT_ERR;
+}
+
+int cli_open_session(struct tr_session *s, const char *dir)
+{
+	if (!tr_open(s, dir))
+		return 0;
+	cli_err("%s", s->err);
+	tr_close(s);
+	return 1;
+}
