@@ -156,6 +156,49 @@
 .endm
 
 /*
+ * The return-value vector registers at OFF(%rsp): xmm0 and xmm1 (16 bytes
+ * each), then, per dft_vec_kind, their ymm upper halves (+32, +48:
+ * __m256 results) and zmm upper quarters (+64, +96: __m512), 128 bytes in
+ * all. VEX encodings only (see SAVE_VEC); vzeroupper before C code.
+ * Clobbers the flags.
+ */
+.macro SAVE_RETVEC off
+	cmpb	$VEC_AVX, dft_vec_kind(%rip)
+	jae	.Lrvs_avx\@
+	movdqu	%xmm0, \off(%rsp)
+	movdqu	%xmm1, \off+16(%rsp)
+	jmp	.Lrvs_done\@
+.Lrvs_avx\@:
+	vmovdqu	%xmm0, \off(%rsp)
+	vmovdqu	%xmm1, \off+16(%rsp)
+	vextractf128	$1, %ymm0, \off+32(%rsp)
+	vextractf128	$1, %ymm1, \off+48(%rsp)
+	je	.Lrvs_vz\@
+	vextracti64x4	$1, %zmm0, \off+64(%rsp)
+	vextracti64x4	$1, %zmm1, \off+96(%rsp)
+.Lrvs_vz\@:
+	vzeroupper
+.Lrvs_done\@:
+.endm
+
+.macro RESTORE_RETVEC off
+	cmpb	$VEC_AVX, dft_vec_kind(%rip)
+	jae	.Lrvr_avx\@
+	movdqu	\off(%rsp), %xmm0
+	movdqu	\off+16(%rsp), %xmm1
+	jmp	.Lrvr_done\@
+.Lrvr_avx\@:
+	vmovdqu	\off(%rsp), %xmm0
+	vmovdqu	\off+16(%rsp), %xmm1
+	vinsertf128	$1, \off+32(%rsp), %ymm0, %ymm0
+	vinsertf128	$1, \off+48(%rsp), %ymm1, %ymm1
+	je	.Lrvr_done\@
+	vinserti64x4	$1, \off+64(%rsp), %zmm0, %zmm0
+	vinserti64x4	$1, \off+96(%rsp), %zmm1, %zmm1
+.Lrvr_done\@:
+.endm
+
+/*
  * The common trampoline. Copies serve two routes, told apart by the C entry
  * in their slot: dft_dispatch (the single ops or the list function) and
  * dft_callops_entry (CALL_OPS: the ops comes from the literal before the
@@ -906,36 +949,13 @@ dft_graph_exit:
 .Lgx_slow:
 	subq	$136, %rsp		/* %rsp 16-byte aligned */
 	.cfi_adjust_cfa_offset 136
-	cmpb	$VEC_AVX, dft_vec_kind(%rip)	/* __m256/__m512 results too */
-	jae	4f
-	movdqu	%xmm0, 0(%rsp)
-	movdqu	%xmm1, 16(%rsp)
-	jmp	5f
-4:	vmovdqu	%xmm0, 0(%rsp)		/* VEX only: see SAVE_VEC */
-	vmovdqu	%xmm1, 16(%rsp)
-	vextractf128	$1, %ymm0, 32(%rsp)
-	vextractf128	$1, %ymm1, 48(%rsp)
-	je	6f
-	vextracti64x4	$1, %zmm0, 64(%rsp)
-	vextracti64x4	$1, %zmm1, 96(%rsp)
-6:	vzeroupper
-5:	leaq	160(%rsp), %rdi		/* the traced function's %rsp after ret */
+	SAVE_RETVEC 0
+	leaq	160(%rsp), %rdi		/* the traced function's %rsp after ret */
 	leaq	136(%rsp), %rsi		/* its results: rax, rdx */
 	call	dft_graph_return
 	movq	%rax, %r11
-	cmpb	$VEC_AVX, dft_vec_kind(%rip)
-	jae	7f
-	movdqu	0(%rsp), %xmm0
-	movdqu	16(%rsp), %xmm1
-	jmp	8f
-7:	vmovdqu	0(%rsp), %xmm0
-	vmovdqu	16(%rsp), %xmm1
-	vinsertf128	$1, 32(%rsp), %ymm0, %ymm0
-	vinsertf128	$1, 48(%rsp), %ymm1, %ymm1
-	je	8f
-	vinserti64x4	$1, 64(%rsp), %zmm0, %zmm0
-	vinserti64x4	$1, 96(%rsp), %zmm1, %zmm1
-8:	addq	$136, %rsp
+	RESTORE_RETVEC 0
+	addq	$136, %rsp
 	.cfi_adjust_cfa_offset -136
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
@@ -986,38 +1006,15 @@ dft_return_tramp:
 	.cfi_adjust_cfa_offset 144
 	movq	%rax, 0(%rsp)
 	movq	%rdx, 8(%rsp)
-	cmpb	$VEC_AVX, dft_vec_kind(%rip)	/* __m256/__m512 results too */
-	jae	4f
-	movdqu	%xmm0, 16(%rsp)
-	movdqu	%xmm1, 32(%rsp)
-	jmp	2f
-4:	vmovdqu	%xmm0, 16(%rsp)		/* VEX only: see SAVE_VEC */
-	vmovdqu	%xmm1, 32(%rsp)
-	vextractf128	$1, %ymm0, 48(%rsp)
-	vextractf128	$1, %ymm1, 64(%rsp)
-	je	5f
-	vextracti64x4	$1, %zmm0, 80(%rsp)
-	vextracti64x4	$1, %zmm1, 112(%rsp)
-5:	vzeroupper
-2:	leaq	144(%rsp), %rdi		/* the traced function's %rsp after ret */
+	SAVE_RETVEC 16
+	leaq	144(%rsp), %rdi		/* the traced function's %rsp after ret */
 	movq	%rsp, %rsi		/* its return values */
 	call	dft_graph_return
 	movq	%rax, %r11
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
-	cmpb	$VEC_AVX, dft_vec_kind(%rip)
-	jae	6f
-	movdqu	16(%rsp), %xmm0
-	movdqu	32(%rsp), %xmm1
-	jmp	3f
-6:	vmovdqu	16(%rsp), %xmm0
-	vmovdqu	32(%rsp), %xmm1
-	vinsertf128	$1, 48(%rsp), %ymm0, %ymm0
-	vinsertf128	$1, 64(%rsp), %ymm1, %ymm1
-	je	3f
-	vinserti64x4	$1, 80(%rsp), %zmm0, %zmm0
-	vinserti64x4	$1, 112(%rsp), %zmm1, %zmm1
-3:	addq	$144, %rsp
+	RESTORE_RETVEC 16
+	addq	$144, %rsp
 	.cfi_adjust_cfa_offset -144
 	jmp	*%r11
 	.cfi_endproc
