@@ -32,6 +32,11 @@ NOINLINE int work_b(int x)
 /* What the handlers saw: counts (atomic: kill() may be taken by any thread)
  * and, per thread, the last siginfo. Volatile: written by signal handlers. */
 static volatile unsigned long h_early_n, h_late_n;
+/* Read atomically: handlers of other threads count too. */
+static unsigned long late_n(void)
+{
+	return __atomic_load_n(&h_late_n, __ATOMIC_RELAXED);
+}
 static __thread volatile int last_code, last_pid_ok, last_mask_ok;
 static __thread volatile unsigned long last_rip;
 
@@ -135,14 +140,14 @@ static void *blocker(void *arg)
 	sigemptyset(&s);
 	sigaddset(&s, SIGTRAP);
 	pthread_sigmask(SIG_BLOCK, &s, NULL);
-	unsigned long before = h_late_n;
+	unsigned long before = late_n();
 	raise(SIGTRAP);
-	blk_before = h_late_n == before; /* not delivered while blocked */
+	blk_before = late_n() == before; /* not delivered while blocked */
 	sigemptyset(&pend);
 	sigpending(&pend);
 	blk_pending = sigismember(&pend, SIGTRAP) == 1;
 	pthread_sigmask(SIG_UNBLOCK, &s, NULL); /* delivered before this returns */
-	blk_after = h_late_n == before + 1;
+	blk_after = late_n() == before + 1;
 	blk_code = last_code;
 	sigemptyset(&pend);
 	sigpending(&pend);
@@ -188,14 +193,14 @@ int main(void)
 	raise(SIGTRAP);
 	kill(getpid(), SIGTRAP);
 	after = do_int3();
-	ok(h_late_n == 3 && h_early_n == 3 && last_code == SI_KERNEL && last_rip == after,
-	   "raise, kill and int3 reach the new handler (%lu)", h_late_n);
+	ok(late_n() == 3 && h_early_n == 3 && last_code == SI_KERNEL && last_rip == after,
+	   "raise, kill and int3 reach the new handler (%lu)", late_n());
 
 	/* 3. The same while another thread patches sites that a third calls. */
 	pthread_t tp, tc;
 	pthread_create(&tp, NULL, patcher, NULL);
 	pthread_create(&tc, NULL, caller, NULL);
-	unsigned long n0 = h_late_n, bad_pc = 0, bad_code = 0;
+	unsigned long n0 = late_n(), bad_pc = 0, bad_code = 0;
 	const int rounds = 3000;
 	for (int i = 0; i < rounds; i++) {
 		raise(SIGTRAP);
@@ -217,8 +222,8 @@ int main(void)
 	dynftrace_get_stats(&st);
 	diag("%lu register/unregister rounds, %lu callbacks, %lu traps emulated meanwhile",
 	     patch_rounds, cb_hits, st.traps);
-	ok(h_late_n - n0 == 3UL * rounds, "while patching: %lu of %d signals reached the handler",
-	   h_late_n - n0, 3 * rounds);
+	ok(late_n() - n0 == 3UL * rounds, "while patching: %lu of %d signals reached the handler",
+	   late_n() - n0, 3 * rounds);
 	ok(bad_pc == 0 && bad_code == 0, "right pc and si_code every time (%lu, %lu wrong)", bad_pc,
 	   bad_code);
 	ok(!st.killed && st.syncs == 3 * st.batches, "tracing unharmed (%s)",
@@ -236,24 +241,24 @@ int main(void)
 	/* 5. SIG_IGN, then SIG_DFL via signal(), SA_RESETHAND. */
 	sighandler_t prev = signal(SIGTRAP, SIG_IGN);
 	ok((void *)prev == (void *)h_late, "signal() returns the previous handler");
-	unsigned long n1 = h_late_n;
+	unsigned long n1 = late_n();
 	raise(SIGTRAP);
 	kill(getpid(), SIGTRAP);
-	ok(h_late_n == n1, "SIG_IGN: raise and kill are ignored");
+	ok(late_n() == n1, "SIG_IGN: raise and kill are ignored");
 	sigaction(SIGTRAP, NULL, &old);
 	ok(old.sa_handler == SIG_IGN, "sigaction reports SIG_IGN");
 
 	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 	sigaction(SIGTRAP, &sa, NULL);
 	raise(SIGTRAP);
-	ok(h_late_n == n1 + 1, "SA_RESETHAND handler ran once");
+	ok(late_n() == n1 + 1, "SA_RESETHAND handler ran once");
 	sigaction(SIGTRAP, NULL, &old);
 	ok(old.sa_handler == SIG_DFL, "then the disposition is SIG_DFL");
 
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigaction(SIGTRAP, &sa, NULL);
 	raise(SIGTRAP);
-	ok(h_late_n == n1 + 2 && !last_mask_ok && last_code == SI_TKILL,
+	ok(late_n() == n1 + 2 && !last_mask_ok && last_code == SI_TKILL,
 	   "SA_NODEFER: SIGTRAP not blocked in the handler");
 
 	/* 6. The mask wrappers: SIGTRAP blocked as far as the program can tell. */
