@@ -41,7 +41,8 @@ LIB_ASM  := $(wildcard lib/arch/$(ARCH)/*.S)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 
 # The CLI shares the ELF reader and a few pure helpers with the runtime.
-CLI_SHARED := lib/elf.c lib/ring_salvage.c $(wildcard lib/arch/*/elf_site.c)
+CLI_SHARED := lib/elf.c lib/ring_salvage.c $(wildcard lib/arch/*/elf_site.c) \
+	lib/arch/$(ARCH)/inject.c
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/cliobj/%.o,$(CLI_SRCS) $(CLI_SHARED))
 
@@ -86,6 +87,8 @@ $(B)/libdynftrace.so: $(LIB_OBJS) lib/libdynftrace.map
 		grep -vxF -e "$$(echo $(GRAPH_FAST_DATA) | tr ' ' '\n')"); \
 	if [ -n "$$bad" ]; then echo "graph_fast.o calls out: $$bad" >&2; exit 1; fi
 	$(CC) $(LIB_LDFLAGS) -o $@ $(LIB_OBJS)
+	@# attach loads it under this name (include/dynftrace/attach.h)
+	ln -sf libdynftrace.so $(B)/libdynftrace-attach.so
 
 $(B)/cliobj/%.o: %.c
 	@mkdir -p $(dir $@)

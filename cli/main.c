@@ -27,6 +27,8 @@ static const struct command commands[] = {
     {"ctl", cmd_ctl, "read or change the tracing of a running process"},
     {"ps", cmd_ps, "list the running processes whose tracing can be controlled"},
     {"pipe", cmd_pipe, "stream the trace of a running process"},
+    {"attach", cmd_attach, "load the runtime into a running process"},
+    {"detach", cmd_detach, "take the runtime out of a process it was attached to"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -146,7 +146,7 @@ uint64_t clock_tick(void)
 
 void clock_configure(void)
 {
-	const char *e = getenv("DYNFTRACE_CLOCK");
+	const char *e = dft_getenv("DYNFTRACE_CLOCK");
 	clk_want = 0;
 	if (e && !strcmp(e, "vdso"))
 		clk_want = -1;

@@ -161,7 +161,7 @@ static int fd_is(int fd, dev_t dev, ino_t ino)
 /* The directory, created if needed and checked. 0 or -errno with WHY. */
 static int ctl_dir(char *dir, size_t n, char *why, size_t whylen)
 {
-	const char *x = getenv("XDG_RUNTIME_DIR");
+	const char *x = dft_getenv("XDG_RUNTIME_DIR");
 	uid_t uid = geteuid();
 	int made = 0;
 	struct stat st;
@@ -910,10 +910,10 @@ __attribute__((destructor)) static void ctl_fini(void)
 
 void ctl_init(void)
 {
-	const char *v = getenv("DYNFTRACE_CONTROL");
+	const char *v = dft_getenv("DYNFTRACE_CONTROL");
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
-	v = getenv("DYNFTRACE_BUFFER_KB");
+	v = dft_getenv("DYNFTRACE_BUFFER_KB");
 	if (v && *v) {
 		uint64_t kb;
 		if (parse_num(v, UINT32_MAX, &kb) || live_set_size_kb((size_t)kb))

@@ -61,7 +61,12 @@ static __thread int init_running __attribute__((tls_model("initial-exec")));
 static void dft_init(void)
 {
 	init_running = 1;
-	const char *v = getenv("DYNFTRACE_VERBOSE");
+	/* Loaded into a running process by `dynftrace attach`: its settings
+	 * come later (dynftrace_attach_start), never from its environment. */
+	int attached = attach_loaded();
+	if (attached)
+		dft_config_set("", 1);
+	const char *v = dft_getenv("DYNFTRACE_VERBOSE");
 	dft_verbose = v && *v && strcmp(v, "0");
 	dft_signals_init();
 	int err = patch_init();
@@ -71,7 +76,7 @@ static void dft_init(void)
 	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	ops_init(); /* before the first object is scanned */
-	err = sites_init();
+	err = attached ? sites_init_deferred() : sites_init();
 	if (err)
 		dft_log("finding sites failed: %s", strerror(-err));
 	trace_init();

@@ -132,6 +132,16 @@ extern pthread_rwlock_t dft_unload_lock HIDDEN;
 int dft_unload_fork_prepare(void) HIDDEN;
 void dft_unload_fork_done(int held) HIDDEN;
 
+/* config.c: the runtime's settings: the environment, or what an attach
+ * passed instead (see there). */
+const char *dft_getenv(const char *name) HIDDEN;
+int dft_config_set(const char *block, size_t len) HIDDEN;
+int dft_config_attached(void) HIDDEN;
+void dft_config_free(void) HIDDEN;
+
+/* attach.c: was the runtime loaded into a running process? */
+int attach_loaded(void) HIDDEN;
+
 /* init.c: idempotent; every entry point that may run before the
  * constructor (API calls from other constructors, dlopen) calls it. */
 void dft_ensure_init(void) HIDDEN;
@@ -148,6 +158,7 @@ void ops_init(void) HIDDEN;
 
 /* trace.c: built-in tracers and recording (configured by environment). */
 void trace_init(void) HIDDEN;
+void trace_record_start(void) HIDDEN;
 void trace_atfork_child(void) HIDDEN;
 void trace_before_exec(void) HIDDEN; /* flush: the image is about to go */
 /* The thread dies of a signal: put its real return addresses back, so that
@@ -158,6 +169,13 @@ void trace_exec_failed(void) HIDDEN; /* ... but it stays */
 /* sites.c */
 int sites_init(void) HIDDEN;
 int sites_rescan(void) HIDDEN; /* new objects after dlopen, gone after dlclose */
+/* An attach: the first scan prepares the conversion of the objects found,
+ * which run already; the commit writes it with every other thread stopped
+ * (sites.c). */
+int sites_init_deferred(void) HIDDEN;
+int sites_commit_deferred(size_t *converted) HIDDEN;
+void sites_free_committed(void) HIDDEN;
+size_t sites_usable(void) HIDDEN; /* sites that may be patched */
 void dft_atfork_install(void) HIDDEN;
 
 #endif

@@ -1360,7 +1360,7 @@ HIDDEN void ops_init(void)
 	    .removed = ops_sites_removed,
 	};
 	sites_set_client(&client);
-	const char *v = getenv("DYNFTRACE_ROUTES");
+	const char *v = dft_getenv("DYNFTRACE_ROUTES");
 	if (!v || !*v)
 		return;
 	unsigned m = 0;

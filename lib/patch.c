@@ -90,6 +90,18 @@ void patch_lock(void)
 	plock_depth++;
 }
 
+int patch_trylock(void)
+{
+	dft_self.api_depth++;
+	if (pthread_mutex_trylock(&plock)) {
+		dft_self.api_depth--;
+		return 0;
+	}
+	plock_owner = pthread_self();
+	plock_depth++;
+	return 1;
+}
+
 void patch_unlock(void)
 {
 	if (--plock_depth == 0)
@@ -337,26 +349,33 @@ out:
 	return err;
 }
 
-static void writer_close(struct writer *w)
+/* Give the pages their protection back (or close /proc/self/mem); the
+ * ranges stay for another activation. No allocation. */
+static void writer_deactivate(struct writer *w)
 {
 	if (w->procmem_fd >= 0) {
 		close(w->procmem_fd);
+		w->procmem_fd = -1;
 	} else {
 		for (size_t i = 0; i < w->nr; i++)
 			mprotect((void *)w->r[i].start, w->r[i].end - w->r[i].start, w->r[i].prot);
 	}
+}
+
+static void writer_close(struct writer *w)
+{
+	writer_deactivate(w);
 	free(w->r);
 	w->r = NULL;
 }
 
-static int writer_open(struct writer *w, const struct patch_entry *e, size_t n)
+/* Make the collected ranges writable, or open /proc/self/mem. No
+ * allocation, no stdio: usable while every other thread is stopped
+ * wherever it was (holding the allocator's locks, say). */
+static int writer_activate(struct writer *w)
 {
+	int err;
 	w->procmem_fd = -1;
-	w->r = NULL;
-	w->nr = 0;
-	int err = collect_ranges(w, e, n);
-	if (err)
-		goto fail;
 	if (use_procmem != 1) {
 		size_t i;
 		for (i = 0; i < w->nr; i++) {
@@ -389,8 +408,21 @@ static int writer_open(struct writer *w, const struct patch_entry *e, size_t n)
 	}
 	return 0;
 fail:
-	free(w->r);
+	return err;
+}
+
+static int writer_open(struct writer *w, const struct patch_entry *e, size_t n)
+{
+	w->procmem_fd = -1;
 	w->r = NULL;
+	w->nr = 0;
+	int err = collect_ranges(w, e, n);
+	if (!err)
+		err = writer_activate(w);
+	if (err) {
+		free(w->r);
+		w->r = NULL;
+	}
 	return err;
 }
 
@@ -596,6 +628,68 @@ int patch_write_early(const struct patch_entry *entries, size_t n)
 	return err;
 }
 
+struct patch_prep {
+	struct patch_entry *v; /* sorted, checked when prepared and again at commit */
+	size_t n;
+	struct writer w; /* ranges collected; inactive between uses */
+};
+
+int patch_early_prepare(const struct patch_entry *entries, size_t n, struct patch_prep **out)
+{
+	*out = NULL;
+	struct patch_prep *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->w.procmem_fd = -1;
+	p->v = malloc((n ? n : 1) * sizeof(*p->v));
+	if (!p->v) {
+		free(p);
+		return -ENOMEM;
+	}
+	int err = 0;
+	if (n) {
+		memcpy(p->v, entries, n * sizeof(*p->v));
+		p->n = n;
+		sort_entries(p->v, n);
+		err = check_entries(p->v, n);
+		if (!err)
+			err = collect_ranges(&p->w, p->v, n);
+	}
+	if (err) {
+		patch_early_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int patch_early_commit(struct patch_prep *p)
+{
+	if (!p->n)
+		return 0;
+	int err = check_entries(p->v, p->n);
+	if (!err)
+		err = writer_activate(&p->w);
+	if (err)
+		return err;
+	for (size_t i = 0; i < p->n && !err; i++)
+		err = code_write(&p->w, p->v[i].addr, p->v[i].new, p->v[i].len);
+	arch_sync_core();
+	writer_deactivate(&p->w);
+	if (!err)
+		stat_add(&ctr.early_writes, p->n);
+	return err;
+}
+
+void patch_early_free(struct patch_prep *p)
+{
+	if (!p)
+		return;
+	free(p->w.r);
+	free(p->v);
+	free(p);
+}
+
 int patch_write_data(const struct patch_entry *e, size_t n)
 {
 	if (n == 0)
@@ -637,7 +731,7 @@ int patch_init(void)
 		page_size = sysconf(_SC_PAGESIZE);
 		if (page_size < PAGE_SIZE_MIN)
 			page_size = PAGE_SIZE_MIN;
-		const char *m = getenv("DYNFTRACE_POKE");
+		const char *m = dft_getenv("DYNFTRACE_POKE");
 		if (m && !strcmp(m, "procmem"))
 			use_procmem = 1;
 	}

@@ -31,6 +31,8 @@ struct patch_entry {
 };
 
 void patch_lock(void);
+/* 1 with the lock taken, 0 if another thread holds it (never waits). */
+int patch_trylock(void);
 void patch_unlock(void);
 
 /* Is the calling thread holding patch_lock? */
@@ -64,6 +66,20 @@ int patch_batch(const struct patch_entry *entries, size_t n);
  * change, no breakpoint. Caller holds patch_lock.
  */
 int patch_write_early(const struct patch_entry *entries, size_t n);
+
+/*
+ * The same write in two steps, for code that other threads may be running
+ * but cannot be inside while the commit runs (every thread but the caller
+ * stopped by a debugger-like agent, see attach.c). Prepare (allocates,
+ * reads /proc/self/maps) while the program runs; commit compares again and
+ * writes with no allocation and no lock but the caller's patch_lock, so it
+ * cannot wait for a stopped thread. Free afterwards. Caller holds
+ * patch_lock for all three.
+ */
+struct patch_prep;
+int patch_early_prepare(const struct patch_entry *entries, size_t n, struct patch_prep **out);
+int patch_early_commit(struct patch_prep *p);
+void patch_early_free(struct patch_prep *p);
 
 /*
  * Write data that lives in code pages but is never executed (CALL_OPS

@@ -1100,14 +1100,14 @@ int ring_init(const struct ring_config *cfg)
 		goto out;
 	}
 	/* Shared buffer files (section 6), for a recording with an info file. */
-	const char *e = getenv("DYNFTRACE_SHM");
+	const char *e = dft_getenv("DYNFTRACE_SHM");
 	shm_dir[0] = 0;
 	if (e && *e == '/' && have_info &&
 	    snprintf(shm_dir, sizeof(shm_dir), "%s", e) >= (int)sizeof(shm_dir))
 		shm_dir[0] = 0;
-	e = getenv("DYNFTRACE_RING_TEST_NOSHM");
+	e = dft_getenv("DYNFTRACE_RING_TEST_NOSHM");
 	cfg_test_noshm = e && *e && strcmp(e, "0");
-	e = getenv("DYNFTRACE_RING_TEST_STALL");
+	e = dft_getenv("DYNFTRACE_RING_TEST_STALL");
 	cfg_stall = e && *e && strcmp(e, "0");
 	clock_configure();
 	err = ctf_metadata_init(ctf_dir, trace_uuid);

@@ -39,6 +39,8 @@ HIDDEN size_t site_count;
 HIDDEN struct dft_object **obj_tab;
 HIDDEN size_t obj_count;
 HIDDEN unsigned long sites_converted, sites_refused;
+/* Set by sites_init_deferred() for its scan only (patch_lock held). */
+static int sites_defer;
 HIDDEN uint32_t site_next_id;
 HIDDEN unsigned long sites_gen;
 
@@ -416,6 +418,8 @@ static int classify(const struct dft_object *o, const struct elf_site *es, uintp
 
 static void object_free(struct dft_object *o)
 {
+	patch_early_free(o->pending);
+	patch_early_free(o->committed);
 	/* Its thunks: only a thread running the object's own code (gone
 	 * now) could still be in one. */
 	if (o->thunks)
@@ -537,8 +541,19 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		s->id = site_next_id + (uint32_t)nadd;
 		nadd++;
 	}
-	if (!err && nconv)
+	if (!err && nconv && sites_defer) {
+		/* Running code (an attach): written by sites_commit_deferred()
+		 * with every other thread stopped out of the sequences; until
+		 * then the sites are not patched (DISABLED). */
+		err = patch_early_prepare(pe, nconv, &o->pending);
+		for (size_t i = 0; !err && i < nadd; i++)
+			site_tab[site_count + i].flags |= SITE_FL_DISABLED;
+		nconv = 0;
+	} else if (!err && nconv) {
 		err = patch_write_early(pe, nconv);
+	}
+	/* Literals are data: never executed, an aligned store each, safe
+	 * while the object runs. */
 	if (!err && nlit)
 		err = patch_write_data(lits, nlit);
 	if (err) {
@@ -684,4 +699,73 @@ out:
 int sites_init(void)
 {
 	return sites_rescan();
+}
+
+int sites_init_deferred(void)
+{
+	sites_defer = 1;
+	int err = sites_rescan();
+	sites_defer = 0;
+	return err;
+}
+
+/*
+ * The conversion that sites_init_deferred() left for now. The caller
+ * guarantees that no other thread runs and none is stopped inside a
+ * multi-instruction site (the attaching agent moved them past it: for
+ * NOPs that is exactly what running them would have done). So nothing here
+ * may wait for another thread: patch_lock only by trylock (a thread stopped
+ * inside our dlopen wrapper could hold it: -EAGAIN, the agent lets the
+ * program run a moment and tries again), and no allocation.
+ */
+int sites_commit_deferred(size_t *converted)
+{
+	*converted = 0;
+	if (!patch_trylock())
+		return -EAGAIN;
+	int err = 0;
+	for (size_t i = 0; i < obj_count && !err; i++) {
+		struct dft_object *o = obj_tab[i];
+		if (!o->pending)
+			continue;
+		err = patch_early_commit(o->pending);
+		if (err) {
+			dft_log("%s: cannot convert its sites to NOPs: %s", o->path,
+				patch_last_error());
+			continue; /* its sites stay DISABLED */
+		}
+		size_t n = 0;
+		for (size_t k = 0; k < site_count; k++)
+			if (site_tab[k].obj == o && o->caller) {
+				site_tab[k].flags &= ~SITE_FL_DISABLED;
+				n++;
+			}
+		*converted += n;
+		sites_converted += n;
+		/* freed later, outside this stopped world */
+		o->committed = o->pending;
+		o->pending = NULL;
+	}
+	patch_unlock();
+	return err;
+}
+
+size_t sites_usable(void)
+{
+	patch_lock();
+	size_t n = 0;
+	for (size_t i = 0; i < site_count; i++)
+		n += !(site_tab[i].flags & SITE_FL_DISABLED);
+	patch_unlock();
+	return n;
+}
+
+void sites_free_committed(void)
+{
+	patch_lock();
+	for (size_t i = 0; i < obj_count; i++) {
+		patch_early_free(obj_tab[i]->committed);
+		obj_tab[i]->committed = NULL;
+	}
+	patch_unlock();
 }

@@ -113,6 +113,9 @@ struct dft_object {
 	size_t nsites;
 	uint32_t id0;	  /* its sites' ids are id0 .. id0 + nsites - 1 */
 	uintptr_t thunks; /* graph shortcut thunks, by id - id0 (patch_lock); 0: none yet */
+	/* An attach's conversion, prepared and not yet written (patch_lock);
+	 * after the commit, kept until it can be freed (see sites.c). */
+	struct patch_prep *pending, *committed;
 	size_t thunks_len;
 };
 

@@ -283,7 +283,7 @@ static int collect_cb(struct dynftrace_tracepoint *tp, void *data)
 
 HIDDEN void tp_record_init(void)
 {
-	const char *env = getenv("DYNFTRACE_EVENTS");
+	const char *env = dft_getenv("DYNFTRACE_EVENTS");
 	if (!env || !*env || !trace_rec_on)
 		return;
 	pthread_mutex_lock(&tpr_lock);

@@ -719,10 +719,17 @@ HIDDEN void trace_init(void)
 	    .graph_enter = trace_graph_enter,
 	};
 	core_hooks_set(&hooks);
-	const char *dir = getenv("DYNFTRACE_RECORD");
+	trace_record_start();
+}
+
+/* Start recording as the settings say (DYNFTRACE_RECORD and friends): at
+ * start-up, or when an attach passes its settings. Once per process. */
+HIDDEN void trace_record_start(void)
+{
+	const char *dir = dft_getenv("DYNFTRACE_RECORD");
 	if (!dir || !*dir)
 		return;
-	const char *tr = getenv("DYNFTRACE_TRACER");
+	const char *tr = dft_getenv("DYNFTRACE_TRACER");
 	if (!tr || !*tr || !strcmp(tr, "function_graph"))
 		trace_cfg.kind = TR_GRAPH;
 	else if (!strcmp(tr, "function"))
@@ -739,12 +746,12 @@ HIDDEN void trace_init(void)
 	}
 	snprintf(trace_cfg.dir, sizeof(trace_cfg.dir), "%s", dir);
 	const char *v;
-	if ((v = getenv("DYNFTRACE_DEPTH")))
+	if ((v = dft_getenv("DYNFTRACE_DEPTH")))
 		trace_cfg.max_depth = (unsigned)strtoul(v, NULL, 10);
-	if ((v = getenv("DYNFTRACE_TIME_FILTER")))
+	if ((v = dft_getenv("DYNFTRACE_TIME_FILTER")))
 		trace_cfg.time_filter = strtoull(v, NULL, 10);
-	trace_cfg.filter = getenv("DYNFTRACE_FILTER");
-	trace_cfg.notrace = getenv("DYNFTRACE_NOTRACE");
+	trace_cfg.filter = dft_getenv("DYNFTRACE_FILTER");
+	trace_cfg.notrace = dft_getenv("DYNFTRACE_NOTRACE");
 	if (trace_cfg.filter && !*trace_cfg.filter)
 		trace_cfg.filter = NULL;
 	if (trace_cfg.notrace && !*trace_cfg.notrace)
@@ -756,7 +763,7 @@ HIDDEN void trace_init(void)
 		return;
 	}
 	size_t kb = 0; /* the ring's default (RING_DEFAULT_PAGES x RING_DEFAULT_PAGE_SIZE) */
-	if ((v = getenv("DYNFTRACE_BUFFER_KB")) && strtoul(v, NULL, 10) >= 8)
+	if ((v = dft_getenv("DYNFTRACE_BUFFER_KB")) && strtoul(v, NULL, 10) >= 8)
 		kb = strtoul(v, NULL, 10);
 	char ctf[4200], info[4200];
 	snprintf(ctf, sizeof(ctf), "%s/ctf", trace_cfg.dir);
@@ -768,7 +775,7 @@ HIDDEN void trace_init(void)
 	    .img = trace_cfg.img,
 	};
 	ring_config_size(&rc, kb);
-	v = getenv("DYNFTRACE_OVERWRITE");
+	v = dft_getenv("DYNFTRACE_OVERWRITE");
 	rc.overwrite = v && *v && strcmp(v, "0");
 	exec_rc = rc;
 	snprintf(exec_ctf, sizeof(exec_ctf), "%s", ctf);
@@ -803,7 +810,7 @@ HIDDEN void trace_init(void)
 	if (trace_cfg.kind == TR_NONE)
 		return;
 	trace_ops.func = trace_cfg.kind == TR_FUNCTION ? function_entry : graph_entry;
-	v = getenv("DYNFTRACE_GRAPH_SHORTCUT"); /* 0: the per-ops route (comparisons) */
+	v = dft_getenv("DYNFTRACE_GRAPH_SHORTCUT"); /* 0: the per-ops route (comparisons) */
 	graph_shortcut = !(v && !strcmp(v, "0"));
 	ops_set_graph(graph_shortcut && trace_ops.func == graph_entry ? &trace_ops : NULL);
 	if ((trace_cfg.kind == TR_FUNCTION && trace_cfg.filter &&
@@ -812,7 +819,7 @@ HIDDEN void trace_init(void)
 		dft_log("bad filter: %s", strerror(-err));
 		return;
 	}
-	v = getenv("DYNFTRACE_DISABLED");
+	v = dft_getenv("DYNFTRACE_DISABLED");
 	if (v && *v && strcmp(v, "0")) {
 		tracing_on = 0;
 		return; /* live control turns it on later */

@@ -27,7 +27,7 @@ struct trace_cfg {
 	char img[64];
 	unsigned max_depth;
 	uint64_t time_filter;
-	char *filter, *notrace; /* comma-separated globs (environment) */
+	const char *filter, *notrace; /* comma-separated globs (environment) */
 };
 extern struct trace_cfg trace_cfg HIDDEN;
 extern int trace_rec_on HIDDEN; /* set by trace_init before any callback */

@@ -75,7 +75,7 @@ unsigned arch_vec_kind(void)
 	if (!done) {
 		int has512;
 		unsigned k = vec_detect(&has512);
-		const char *v = getenv("DYNFTRACE_VEC");
+		const char *v = dft_getenv("DYNFTRACE_VEC");
 		if (v && !strcmp(v, "sse"))
 			k = VEC_SSE;
 		else if (v && !strcmp(v, "avx") && (k == VEC_AVX || has512))

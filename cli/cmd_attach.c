@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_attach.c - `dynftrace attach PID` and `dynftrace detach PID`: load
+ * the runtime into a process that is already running, and take it out.
+ *
+ * attach:
+ *   1. refuse, in one sentence, what cannot work, before touching the
+ *      process (attach_check);
+ *   2. stop every thread, let all but one go again, and have that one call
+ *      dlopen(libdynftrace-attach.so): the runtime finds every object's
+ *      sites and prepares their conversion while the program runs;
+ *   3. stop every thread, move each out of any run of NOPs (also in its
+ *      signal frames), and call dynftrace_attach_commit(): the sites become
+ *      the canonical NOP. This is the only moment the whole process stands;
+ *   4. dynftrace_attach_start(settings): control (and recording) start.
+ * detach:
+ *   1. dynftrace_detach_prepare() while the program runs;
+ *   2. stop every thread, dynftrace_detach_finish(their IPs): may the
+ *      runtime go? If a thread is inside it, let the process run a moment
+ *      and ask again;
+ *   3. dlclose it, and check that it is gone from the mappings.
+ * The protocol is in include/dynftrace/attach.h.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dynftrace/attach.h>
+
+#include "attach.h"
+#include "cli.h"
+#include "inject.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The value of "KEY:" in /proc/PID/status, or -1. */
+static long status_field(pid_t pid, const char *key, char *text, size_t tlen)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long v = -1;
+	size_t kl = strlen(key);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			const char *p = line + kl + 1;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (text) {
+				snprintf(text, tlen, "%s", p);
+				text[strcspn(text, "\n")] = 0;
+			}
+			v = strtol(p, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static void comm_of(pid_t pid, char *buf, size_t n)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "re");
+	buf[0] = 0;
+	if (f) {
+		if (fgets(buf, (int)n, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+	if (!buf[0])
+		snprintf(buf, n, "?");
+}
+
+/* Does a mapping of PID come from a file whose name ends with SUFFIX? */
+static int maps_have(pid_t pid, const char *suffix)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t sl = strlen(suffix);
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		size_t l = strlen(line);
+		found = l >= sl && !strcmp(line + l - sl, suffix);
+	}
+	fclose(f);
+	return found;
+}
+
+/* The runtime's file as the mappings name it (the link resolved). */
+static int runtime_real(char *buf, size_t n)
+{
+	char rt[PATH_MAX], real[PATH_MAX];
+	int err = attach_runtime_path(rt, sizeof(rt));
+	if (err)
+		return err;
+	if (!realpath(rt, real))
+		return -errno;
+	return (size_t)snprintf(buf, n, "%s", real) < n ? 0 : -ENAMETOOLONG;
+}
+
+/* 1: loaded by an attach; 0: not (or linked, preloaded); -errno: cannot
+ * tell (its memory cannot be read). */
+static int runtime_loaded(pid_t pid)
+{
+	char real[PATH_MAX];
+	if (runtime_real(real, sizeof(real)) || !maps_have(pid, real))
+		return 0;
+	struct inj p;
+	inj_open(&p, pid);
+	int r = inj_loaded_as(&p, "/" DYNFTRACE_ATTACH_SONAME);
+	inj_close(&p);
+	return r;
+}
+
+static int yama_scope(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int v = 0;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+int attach_runtime_path(char *buf, size_t n)
+{
+	char dir[PATH_MAX];
+	if (cli_self_dir(dir, sizeof(dir)))
+		return -ENOENT;
+	if ((size_t)snprintf(buf, n, "%s/%s", dir, DYNFTRACE_ATTACH_SONAME) >= n)
+		return -ENAMETOOLONG;
+	struct stat st;
+	return stat(buf, &st) ? -errno : 0;
+}
+
+/* Everything that makes an attach impossible, said before the process is
+ * touched. 0, or 1 with the sentence printed. */
+int attach_check(pid_t pid, const char *runtime)
+{
+	char path[PATH_MAX], comm[64], text[256];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (pid <= 0 || stat(path, &st)) {
+		cli_err("no process %d", (int)pid);
+		return 1;
+	}
+	if (pid == getpid()) {
+		cli_err("cannot attach to itself");
+		return 1;
+	}
+	comm_of(pid, comm, sizeof(comm));
+	status_field(pid, "Uid", text, sizeof(text));
+	unsigned r = 0, e = 0, s = 0, fs = 0;
+	sscanf(text, "%u %u %u %u", &r, &e, &s, &fs);
+	uid_t me = geteuid();
+	if (me != 0 && (r != me || e != me || s != me)) {
+		cli_err("process %d (%s) belongs to uid %u and dynftrace runs as uid %u: attach "
+			"as that user or as root",
+			(int)pid, comm, e, (unsigned)me);
+		return 1;
+	}
+	long tracer = status_field(pid, "TracerPid", NULL, 0);
+	if (tracer > 0) {
+		char tc[64];
+		comm_of((pid_t)tracer, tc, sizeof(tc));
+		cli_err("process %d (%s) is already traced by process %ld (%s), a debugger or "
+			"strace: only one tracer can attach; detach it first",
+			(int)pid, comm, tracer, tc);
+		return 1;
+	}
+	status_field(pid, "State", text, sizeof(text));
+	if (text[0] == 'T' || text[0] == 't') {
+		cli_err("process %d (%s) is stopped (%s): continue it first (kill -CONT %d)",
+			(int)pid, comm, text, (int)pid);
+		return 1;
+	}
+	if (text[0] == 'Z' || text[0] == 'X') {
+		cli_err("process %d (%s) has ended", (int)pid, comm);
+		return 1;
+	}
+	long sc = status_field(pid, "Seccomp", NULL, 0);
+	if (sc == 1) {
+		cli_err("process %d (%s) runs in seccomp strict mode, which allows no system call "
+			"that loading the runtime needs",
+			(int)pid, comm);
+		return 1;
+	}
+	if (sc == 2) {
+		cli_err("process %d (%s) runs under a seccomp filter: loading the runtime makes "
+			"system calls (openat, mmap, mprotect, membarrier, socket, clone3) that it "
+			"may forbid, and a forbidden call can kill the process; not attaching",
+			(int)pid, comm);
+		return 1;
+	}
+	/* The runtime must be reachable by the same path inside the
+	 * process's root (a container has its own). */
+	struct stat r1, r2;
+	snprintf(path, sizeof(path), "/proc/%d/root/", (int)pid);
+	if (stat(path, &r1) || stat("/", &r2)) {
+		cli_err("cannot read the root directory of process %d (%s): %s", (int)pid, comm,
+			strerror(errno));
+		return 1;
+	}
+	if (r1.st_dev != r2.st_dev || r1.st_ino != r2.st_ino) {
+		struct stat a, b;
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, runtime);
+		if (stat(path, &a) || stat(runtime, &b) || a.st_dev != b.st_dev ||
+		    a.st_ino != b.st_ino) {
+			cli_err("process %d (%s) has another root directory (a container?) in "
+				"which %s is not our runtime: install dynftrace inside it",
+				(int)pid, comm, runtime);
+			return 1;
+		}
+	}
+	if (runtime_loaded(pid) == 1) {
+		cli_err("process %d (%s) is already attached: use `dynftrace ctl %d`, or "
+			"`dynftrace detach %d` first",
+			(int)pid, comm, (int)pid, (int)pid);
+		return 1;
+	}
+	if (maps_have(pid, "/libdynftrace.so")) {
+		cli_err("process %d (%s) already runs the dynftrace runtime (linked or "
+			"preloaded): start it with DYNFTRACE_CONTROL=1 and use `dynftrace ctl %d`",
+			(int)pid, comm, (int)pid);
+		return 1;
+	}
+	/* A static program has no loader to load the runtime with. */
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	size_t nsites = 0;
+	int is_static = 0;
+	char err[256] = "";
+	if (!cli_sites_count(path, &nsites, &is_static, err, sizeof(err)) && is_static) {
+		cli_err("process %d (%s) is statically linked: there is no dynamic loader in "
+			"it to load the runtime with",
+			(int)pid, comm);
+		return 1;
+	}
+	if (!inj_symbol(pid, "/libc.so.6", "dlopen", NULL, 0) &&
+	    !inj_symbol(pid, "/libdl.so.2", "dlopen", NULL, 0)) {
+		cli_err("process %d (%s) has no dlopen (its C library is not glibc 2.34 or later "
+			"and libdl is not loaded)",
+			(int)pid, comm);
+		return 1;
+	}
+	return 0;
+}
+
+/* A ptrace refusal, explained. */
+static void explain_seize(pid_t pid, const char *why, int err)
+{
+	char comm[64];
+	comm_of(pid, comm, sizeof(comm));
+	if (err == -EPERM) {
+		int y = yama_scope();
+		if (y == 3)
+			cli_err("cannot attach to process %d (%s): kernel.yama.ptrace_scope is 3, "
+				"which forbids every ptrace attach until reboot",
+				(int)pid, comm);
+		else if (y == 2 && geteuid() != 0)
+			cli_err("cannot attach to process %d (%s): kernel.yama.ptrace_scope is 2: "
+				"only a process with CAP_SYS_PTRACE (root) may attach",
+				(int)pid, comm);
+		else if (y == 1 && geteuid() != 0)
+			cli_err("cannot attach to process %d (%s): kernel.yama.ptrace_scope is 1, "
+				"which lets a process attach only to its own descendants: set it "
+				"to 0 (sysctl kernel.yama.ptrace_scope=0) or attach with "
+				"CAP_SYS_PTRACE (as root)",
+				(int)pid, comm);
+		else
+			cli_err("cannot attach to process %d (%s): ptrace is not permitted (%s)",
+				(int)pid, comm, why);
+		return;
+	}
+	cli_err("cannot attach to process %d (%s): %s", (int)pid, comm, why);
+}
+
+/* The settings block for dynftrace_attach_start: KEY=VALUE\0... */
+int attach_config_add(char **buf, size_t *len, const char *key, const char *val)
+{
+	size_t n = strlen(key) + 1 + strlen(val) + 1;
+	char *nb = realloc(*buf, *len + n);
+	if (!nb)
+		return -ENOMEM;
+	snprintf(nb + *len, n, "%s=%s", key, val);
+	*buf = nb;
+	*len += n;
+	return 0;
+}
+
+/* XDG_RUNTIME_DIR as PID started with it: the runtime makes its socket
+ * where `dynftrace ctl` will look for it. */
+static void target_xdg(pid_t pid, char **cfg, size_t *len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	static char env[1 << 16];
+	ssize_t n = read(fd, env, sizeof(env) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	env[n] = 0;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1)
+		if (!strncmp(env + i, "XDG_RUNTIME_DIR=", 16)) {
+			attach_config_add(cfg, len, "XDG_RUNTIME_DIR", env + i + 16);
+			return;
+		}
+}
+
+static uint64_t call_ret(struct inj *p, size_t ti, uint64_t fn, const uint64_t *a, int na,
+			 const void *data, size_t len, int run, int *err)
+{
+	uint64_t ret = 0;
+	*err = inj_call(p, ti, fn, a, na, data, len, run, &ret);
+	return ret;
+}
+
+int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_result *res)
+{
+	char runtime[PATH_MAX];
+	memset(res, 0, sizeof(*res));
+	int err = attach_runtime_path(runtime, sizeof(runtime));
+	if (err) {
+		cli_err("cannot find the runtime %s next to the dynftrace command",
+			DYNFTRACE_ATTACH_SONAME);
+		return 1;
+	}
+	if (attach_check(pid, runtime))
+		return 1;
+	uint64_t dl = inj_symbol(pid, "/libc.so.6", "dlopen", NULL, 0);
+	uint64_t dlerr = inj_symbol(pid, "/libc.so.6", "dlerror", NULL, 0);
+	if (!dl) {
+		dl = inj_symbol(pid, "/libdl.so.2", "dlopen", NULL, 0);
+		dlerr = inj_symbol(pid, "/libdl.so.2", "dlerror", NULL, 0);
+	}
+	struct inj p;
+	inj_open(&p, pid);
+	uint64_t t0 = now_ns();
+	err = inj_stop_all(&p);
+	if (err) {
+		explain_seize(pid, p.why, err);
+		inj_close(&p);
+		return 1;
+	}
+	res->threads = p.n;
+	size_t ti = inj_pick_thread(&p);
+	pid_t worker = p.t[ti].tid;
+	uint64_t t1 = now_ns();
+	/* The load, with every other thread running: a thread stopped while
+	 * holding the loader's or the allocator's lock must be able to let
+	 * it go. */
+	uint64_t a[2] = {INJ_DATA, RTLD_NOW | RTLD_LOCAL};
+	uint64_t h = call_ret(&p, ti, dl, a, 2, runtime, strlen(runtime) + 1, 1, &err);
+	uint64_t t2 = now_ns();
+	res->stop_ns = t1 - t0; /* every thread, until the others went */
+	res->worker_ns = t2 - t0;
+	if (!err && !h) {
+		char msg[512] = "unknown reason";
+		uint64_t s = dlerr ? call_ret(&p, 0, dlerr, NULL, 0, NULL, 0, 0, &err) : 0;
+		if (s && !inj_read(&p, s, msg, sizeof(msg) - 1))
+			msg[sizeof(msg) - 1] = 0;
+		inj_close(&p);
+		cli_err("process %d could not load the runtime: %s", (int)pid, msg);
+		return 1;
+	}
+	if (err) {
+		cli_err("process %d: loading the runtime failed: %s", (int)pid, p.why);
+		inj_close(&p);
+		return 1;
+	}
+	char real[PATH_MAX] = "";
+	runtime_real(real, sizeof(real));
+	uint64_t commit = inj_symbol(pid, real, "dynftrace_attach_commit", NULL, 0);
+	uint64_t start = inj_symbol(pid, real, "dynftrace_attach_start", NULL, 0);
+	if (!commit || !start) {
+		inj_close(&p);
+		cli_err("process %d loaded the runtime but its entry points are missing", (int)pid);
+		return 1;
+	}
+	/* The conversion: the whole process stands, every thread out of the
+	 * NOP runs. A thread stopped inside the runtime's dlopen wrapper
+	 * holds its lock (-EAGAIN): let it finish and try again. */
+	int64_t rc = -EAGAIN;
+	for (int tries = 0; tries < 200 && rc == -EAGAIN; tries++) {
+		if (tries) {
+			inj_resume_all(&p);
+			struct timespec ts = {0, 2000000};
+			nanosleep(&ts, NULL);
+		}
+		uint64_t s0 = now_ns();
+		err = inj_stop_all(&p);
+		size_t moved = 0;
+		if (!err)
+			err = inj_skip_nop_runs(&p, &moved);
+		if (!err) {
+			int k = -1;
+			for (size_t i = 0; i < p.n; i++)
+				if (p.t[i].tid == worker)
+					k = (int)i;
+			ti = k >= 0 ? (size_t)k : inj_pick_thread(&p);
+			rc = (int64_t)call_ret(&p, ti, commit, NULL, 0, NULL, 0, 0, &err);
+		}
+		uint64_t s1 = now_ns();
+		if (err)
+			break;
+		res->moved = moved;
+		res->commit_ns = s1 - s0;
+		res->threads = p.n;
+	}
+	if (!err && rc < 0) {
+		inj_close(&p);
+		cli_err("process %d: the runtime could not convert its sites: %s", (int)pid,
+			strerror((int)-rc));
+		return 1;
+	}
+	res->sites = (size_t)rc;
+	if (!err) {
+		uint64_t sa[2] = {INJ_DATA, cfglen};
+		rc = (int64_t)call_ret(&p, ti, start, sa, 2, cfg, cfglen, 1, &err);
+	}
+	if (!err && rc < 0) {
+		inj_close(&p);
+		cli_err("process %d: the runtime did not start: %s", (int)pid, strerror((int)-rc));
+		return 1;
+	}
+	if (err) {
+		cli_err("process %d: %s", (int)pid, p.why);
+		inj_close(&p);
+		return 1;
+	}
+	inj_close(&p);
+	return 0;
+}
+
+static const char attach_usage[] =
+    "usage: dynftrace attach PID\n"
+    "Load the tracing runtime into running process PID, which was not started\n"
+    "under dynftrace. Tracing stays off and every site a NOP until `dynftrace\n"
+    "ctl PID` turns it on. `dynftrace detach PID` takes the runtime out again.\n";
+
+int cmd_attach(int argc, char **argv)
+{
+	if (argc == 2 && cli_is_help(argv[1])) {
+		fputs(attach_usage, stdout);
+		return 0;
+	}
+	uint64_t pid;
+	if (argc != 2 || cli_parse_uint(argv[1], INT_MAX, &pid)) {
+		fputs(attach_usage, stderr);
+		return 2;
+	}
+	char *cfg = NULL;
+	size_t len = 0;
+	attach_config_add(&cfg, &len, "DYNFTRACE_CONTROL", "1");
+	target_xdg((pid_t)pid, &cfg, &len);
+	struct attach_result r;
+	int rc = attach_process((pid_t)pid, cfg, len, &r);
+	free(cfg);
+	if (rc)
+		return rc;
+	char comm[64];
+	comm_of((pid_t)pid, comm, sizeof(comm));
+	printf("attached to process %d (%s): %zu sites, %zu threads\n", (int)pid, comm, r.sites,
+	       r.threads);
+	printf("stopped: %.3f ms while loading (other threads ran after %.3f ms), %.3f ms "
+	       "for the conversion%s\n",
+	       r.worker_ns / 1e6, r.stop_ns / 1e6, r.commit_ns / 1e6,
+	       r.moved ? " (threads moved out of NOP runs)" : "");
+	printf("tracing is off: dynftrace ctl %d current_tracer function_graph; "
+	       "dynftrace ctl %d tracing_on 1\n",
+	       (int)pid, (int)pid);
+	return 0;
+}
+
+int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
+{
+	char comm[64], runtime[PATH_MAX];
+	*unloaded = 0;
+	*stop_ns = 0;
+	comm_of(pid, comm, sizeof(comm));
+	char so[PATH_MAX];
+	if (attach_runtime_path(runtime, sizeof(runtime)) || runtime_real(so, sizeof(so))) {
+		cli_err("cannot find the runtime %s next to the dynftrace command",
+			DYNFTRACE_ATTACH_SONAME);
+		return 1;
+	}
+	if (runtime_loaded(pid) != 1) {
+		cli_err("process %d (%s) has no runtime that `dynftrace attach` loaded", (int)pid,
+			comm);
+		return 1;
+	}
+	uint64_t prep = inj_symbol(pid, so, "dynftrace_detach_prepare", NULL, 0);
+	uint64_t fin = inj_symbol(pid, so, "dynftrace_detach_finish", NULL, 0);
+	uint64_t dl = inj_symbol(pid, "/libc.so.6", "dlopen", NULL, 0);
+	uint64_t dc = inj_symbol(pid, "/libc.so.6", "dlclose", NULL, 0);
+	if (!dl || !dc) {
+		dl = inj_symbol(pid, "/libdl.so.2", "dlopen", NULL, 0);
+		dc = inj_symbol(pid, "/libdl.so.2", "dlclose", NULL, 0);
+	}
+	if (!prep || !fin || !dl || !dc) {
+		cli_err("process %d (%s): the runtime's or the loader's entry points are missing",
+			(int)pid, comm);
+		return 1;
+	}
+	struct inj p;
+	inj_open(&p, pid);
+	int err = inj_stop_all(&p);
+	if (err) {
+		explain_seize(pid, p.why, err);
+		inj_close(&p);
+		return 1;
+	}
+	char why[256] = "";
+	size_t ti = inj_pick_thread(&p);
+	uint64_t pa[2] = {INJ_DATA, sizeof(why)};
+	int64_t rc = (int64_t)call_ret(&p, ti, prep, pa, 2, why, sizeof(why), 1, &err);
+	if (!err && rc < 0) {
+		inj_read(&p, inj_last_data(&p), why, sizeof(why));
+		why[sizeof(why) - 1] = 0;
+		inj_close(&p);
+		cli_err("process %d (%s): detaching failed: %s", (int)pid, comm,
+			why[0] ? why : strerror((int)-rc));
+		return 1;
+	}
+	/* Every thread out of the runtime's code: ask with the process
+	 * standing; if one is inside, let it run a moment and ask again. */
+	rc = -EBUSY;
+	for (int tries = 0; !err && rc == -EBUSY && tries < 100; tries++) {
+		if (tries) {
+			inj_resume_all(&p);
+			struct timespec ts = {0, 5000000};
+			nanosleep(&ts, NULL);
+		}
+		uint64_t s0 = now_ns();
+		if ((err = inj_stop_all(&p)))
+			break;
+		uint64_t *ips;
+		size_t nips;
+		inj_collect_ips(&p, &ips, &nips);
+		size_t blen = sizeof(why) + nips * sizeof(uint64_t);
+		char *blob = calloc(1, blen);
+		if (!blob) {
+			free(ips);
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(blob + sizeof(why), ips, nips * sizeof(uint64_t));
+		free(ips);
+		uint64_t fa[4] = {INJ_DATA + sizeof(why), nips, INJ_DATA, sizeof(why)};
+		rc = (int64_t)call_ret(&p, inj_pick_thread(&p), fin, fa, 4, blob, blen, 0, &err);
+		free(blob);
+		if (!err && rc < 0) {
+			inj_read(&p, inj_last_data(&p), why, sizeof(why));
+			why[sizeof(why) - 1] = 0;
+		}
+		*stop_ns = now_ns() - s0;
+	}
+	if (err) {
+		cli_err("process %d (%s): %s", (int)pid, comm, p.why);
+		inj_close(&p);
+		return 1;
+	}
+	if (rc < 0) {
+		inj_close(&p);
+		printf("detached from process %d (%s), but the runtime stays loaded, inert: %s\n",
+		       (int)pid, comm, why[0] ? why : strerror((int)-rc));
+		return 0;
+	}
+	/* Unload while the program runs: dlclose runs destructors. Our handle
+	 * is the attach's; a NOLOAD open gives it back (and counts once). */
+	ti = inj_pick_thread(&p);
+	uint64_t oa[2] = {INJ_DATA, RTLD_NOW | RTLD_NOLOAD};
+	uint64_t h = call_ret(&p, ti, dl, oa, 2, runtime, strlen(runtime) + 1, 1, &err);
+	for (int k = 0; !err && h && k < 2; k++) {
+		uint64_t ca[1] = {h};
+		call_ret(&p, ti, dc, ca, 1, NULL, 0, 1, &err);
+	}
+	inj_close(&p);
+	if (err) {
+		cli_err("process %d (%s): unloading the runtime failed: %s", (int)pid, comm, p.why);
+		return 1;
+	}
+	*unloaded = !maps_have(pid, so);
+	if (!*unloaded)
+		printf("detached from process %d (%s), but the loader kept the runtime mapped "
+		       "(inert)\n",
+		       (int)pid, comm);
+	return 0;
+}
+
+static const char detach_usage[] =
+    "usage: dynftrace detach PID\n"
+    "Stop all tracing of PID, put every site back to a NOP, close its control\n"
+    "endpoint and unload the runtime that `dynftrace attach` loaded into it.\n";
+
+int cmd_detach(int argc, char **argv)
+{
+	if (argc == 2 && cli_is_help(argv[1])) {
+		fputs(detach_usage, stdout);
+		return 0;
+	}
+	uint64_t pid;
+	if (argc != 2 || cli_parse_uint(argv[1], INT_MAX, &pid)) {
+		fputs(detach_usage, stderr);
+		return 2;
+	}
+	int unloaded;
+	uint64_t ns;
+	int rc = detach_process((pid_t)pid, &unloaded, &ns);
+	if (rc)
+		return rc;
+	if (unloaded) {
+		char comm[64];
+		comm_of((pid_t)pid, comm, sizeof(comm));
+		printf("detached from process %d (%s): stopped %.3f ms; the runtime is unloaded\n",
+		       (int)pid, comm, ns / 1e6);
+	}
+	return 0;
+}

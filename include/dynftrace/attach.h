@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attach.h - the protocol between `dynftrace attach` and the runtime it
+ * loads into a process that is already running. Programs do not call these;
+ * they are public so that the command can find them in any build of the
+ * runtime, stripped or not.
+ *
+ * The command loads the runtime under the name libdynftrace-attach.so (a
+ * link to libdynftrace.so). Loaded under that name, the constructor sets
+ * everything up but leaves the code of the objects already running as it
+ * found it: their sites are still in their compiled form (gcc's five
+ * 1-byte NOPs, `call __fentry__`), and a thread may be between two of those
+ * NOPs. Then, in order:
+ *
+ *  1. dynftrace_attach_commit(), called with every other thread of the
+ *     process stopped and moved out of any run of NOPs (which is exactly
+ *     what executing them would have done): writes the canonical NOPs. It
+ *     waits for nothing and allocates nothing. Returns how many sites the
+ *     runtime holds (>= 0). -EAGAIN: a stopped thread
+ *     holds the runtime's lock; let the process run a moment and retry.
+ *  2. dynftrace_attach_start(CONFIG, LEN), called while the process runs:
+ *     CONFIG is LEN bytes of NUL-terminated NAME=VALUE strings, the
+ *     settings a process started under dynftrace takes from its environment
+ *     (DYNFTRACE_CONTROL, DYNFTRACE_RECORD, ..., XDG_RUNTIME_DIR), which
+ *     replace the environment for the runtime. Starts control and, if asked,
+ *     recording.
+ *
+ * And to leave:
+ *
+ *  3. dynftrace_detach_prepare(WHY, N), while the process runs: stops every
+ *     tracer, puts every site back to its NOP, flushes and closes a
+ *     recording, closes the control endpoint and ends the runtime's threads.
+ *  4. dynftrace_detach_finish(IPS, NIPS, WHY, N), with every other thread
+ *     stopped: IPS are their instruction pointers (and those saved in their
+ *     signal frames). Puts back every return address the graph tracer
+ *     replaced, removes its signal handlers and thread-exit hooks, and says
+ *     whether the runtime may now be unloaded: 0 yes; -EBUSY no, with the
+ *     reason in WHY (a thread is inside the runtime's code), in which case
+ *     the runtime stays loaded and inert: every site is a NOP, no thread of
+ *     its own runs, nothing calls it.
+ *
+ * Each returns 0 (or a count) or a negative errno value; WHY gets one sentence.
+ */
+#ifndef DYNFTRACE_ATTACH_H
+#define DYNFTRACE_ATTACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DYNFTRACE_ATTACH_SONAME "libdynftrace-attach.so"
+
+__attribute__((visibility("default"))) int dynftrace_attach_commit(void);
+__attribute__((visibility("default"))) int dynftrace_attach_start(const char *config, size_t len);
+__attribute__((visibility("default"))) int dynftrace_detach_prepare(char *why, size_t n);
+__attribute__((visibility("default"))) int dynftrace_detach_finish(const uint64_t *ips, size_t nips,
+								   char *why, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* inject_arch.h - x86-64 register set of the attaching agent (arch_inject.h). */
+#ifndef DYNFTRACE_INJECT_ARCH_H
+#define DYNFTRACE_INJECT_ARCH_H
+
+#include <stdint.h>
+#include <sys/user.h>
+
+struct arch_inj_regs {
+	struct user_regs_struct gp;
+	/* XSAVE area (NT_X86_XSTATE): x87, SSE, AVX, AVX-512, ... as the
+	 * kernel hands it; xs_len bytes of it are valid. */
+	uint8_t xs[16384] __attribute__((aligned(64)));
+	size_t xs_len;
+	int xs_legacy; /* 1: only the FXSAVE area (PTRACE_GETFPREGS) */
+};
+
+/* Below the stack pointer: the red zone the interrupted code may use. */
+#define ARCH_INJ_RED_ZONE 128
+/* At a function's entry the stack pointer + 8 is 16-aligned. */
+#define ARCH_INJ_CALL_ALIGN 16
+/* rt_sigframe: the return address (the restorer) is at the frame's start,
+ * the ucontext follows; these are the saved rip and rsp in its mcontext,
+ * from the return address. */
+#define ARCH_SIGFRAME_IP_OFF 176
+#define ARCH_SIGFRAME_SP_OFF 168
+/* An address no process maps (below vm.mmap_min_addr): a called function
+ * returning there faults, which the agent catches. */
+#define ARCH_INJ_RETURN_TRAP 0x100u
+
+#endif

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch_inject.h - what the attaching agent (cli/inject.c, in the command,
+ * never in the runtime) needs of the architecture: a stopped thread's
+ * registers saved and restored whole, a function call set up in it, and
+ * what its code and signal frames look like. Implemented by
+ * lib/arch/<arch>/inject.c; the register set is `struct arch_inj_regs` of
+ * that folder's inject_arch.h.
+ */
+#ifndef DYNFTRACE_ARCH_INJECT_H
+#define DYNFTRACE_ARCH_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "inject_arch.h"
+
+/* Every register of stopped thread TID (general, vector and their state):
+ * 0 or -errno. */
+int arch_inj_save(pid_t tid, struct arch_inj_regs *r);
+/* Put them back exactly. */
+int arch_inj_restore(pid_t tid, const struct arch_inj_regs *r);
+/* General registers only (what a call changes besides the vector state). */
+int arch_inj_set_gp(pid_t tid, const struct arch_inj_regs *r);
+int arch_inj_get_gp(pid_t tid, struct arch_inj_regs *r);
+
+uint64_t arch_inj_ip(const struct arch_inj_regs *r);
+void arch_inj_set_ip(struct arch_inj_regs *r, uint64_t ip);
+uint64_t arch_inj_sp(const struct arch_inj_regs *r);
+/* The system call the thread is stopped in, or -1 in user code. */
+long arch_inj_syscall(const struct arch_inj_regs *r);
+/* The value a called function returned. */
+uint64_t arch_inj_retval(const struct arch_inj_regs *r);
+
+/*
+ * Make R a call of FN(ARGS[0..NARGS-1]) whose return address is at SP
+ * (the caller wrote it there; SP is ARCH_INJ_CALL_SP_ALIGN-aligned plus
+ * the slot). The kernel must not restart an interrupted system call over
+ * it: that is switched off here and comes back with the saved registers.
+ */
+void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *args, int nargs,
+			 uint64_t sp);
+
+/* How many bytes of single-instruction NOPs start at CODE (up to N):
+ * executing them does nothing but advance the instruction pointer past
+ * them, so a thread stopped among them may be moved there instead. */
+size_t arch_nop_run(const uint8_t *code, size_t n);
+/* Is CODE (N bytes) the C library's signal return (what a signal frame's
+ * return address points at)? */
+int arch_is_sigreturn(const uint8_t *code, size_t n);
+
+#endif
