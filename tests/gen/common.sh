@@ -88,7 +88,7 @@ build_t_ring() {
 	local flags="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
 	# shellcheck disable=SC2086
 	if ! $CC $flags $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" \
-		"$TOP/lib/clock.c" "$TOP/lib/ctf.c" "$TOP/lib/ring_flush.c" \
+		"$TOP/lib/clock.c" "$TOP/lib/ctf.c" "$TOP/lib/ring_flush.c" "$TOP/lib/config.c" \
 		"$TOP/tests/ring/t-ring.c" -o "$T/t-ring" -lpthread 2>"$T/build.log"; then
 		echo "not ok 1 - build t-ring"
 		diag_file "$T/build.log"
