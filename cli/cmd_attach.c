@@ -423,7 +423,7 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 				if (p.t[i].tid == worker)
 					k = (int)i;
 			ti = k >= 0 ? (size_t)k : inj_pick_thread(&p);
-			rc = (int64_t)call_ret(&p, ti, commit, NULL, 0, NULL, 0, 0, &err);
+			rc = (int32_t)call_ret(&p, ti, commit, NULL, 0, NULL, 0, 0, &err);
 		}
 		uint64_t s1 = now_ns();
 		if (err)
@@ -441,7 +441,7 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 	res->sites = (size_t)rc;
 	if (!err) {
 		uint64_t sa[2] = {INJ_DATA, cfglen};
-		rc = (int64_t)call_ret(&p, ti, start, sa, 2, cfg, cfglen, 1, &err);
+		rc = (int32_t)call_ret(&p, ti, start, sa, 2, cfg, cfglen, 1, &err);
 	}
 	if (!err && rc < 0) {
 		inj_close(&p);
@@ -538,7 +538,7 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 	char why[256] = "";
 	size_t ti = inj_pick_thread(&p);
 	uint64_t pa[2] = {INJ_DATA, sizeof(why)};
-	int64_t rc = (int64_t)call_ret(&p, ti, prep, pa, 2, why, sizeof(why), 1, &err);
+	int64_t rc = (int32_t)call_ret(&p, ti, prep, pa, 2, why, sizeof(why), 1, &err);
 	if (!err && rc < 0) {
 		inj_read(&p, inj_last_data(&p), why, sizeof(why));
 		why[sizeof(why) - 1] = 0;
@@ -572,7 +572,7 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		memcpy(blob + sizeof(why), ips, nips * sizeof(uint64_t));
 		free(ips);
 		uint64_t fa[4] = {INJ_DATA + sizeof(why), nips, INJ_DATA, sizeof(why)};
-		rc = (int64_t)call_ret(&p, inj_pick_thread(&p), fin, fa, 4, blob, blen, 0, &err);
+		rc = (int32_t)call_ret(&p, inj_pick_thread(&p), fin, fa, 4, blob, blen, 0, &err);
 		free(blob);
 		if (!err && rc < 0) {
 			inj_read(&p, inj_last_data(&p), why, sizeof(why));

@@ -26,6 +26,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -84,5 +85,114 @@ PUBLIC int dynftrace_attach_start(const char *config, size_t len)
 		dft_fatal_install();
 	ctl_init();
 	attach_state = ATT_STARTED;
+	return 0;
+}
+
+/* ---- detach ------------------------------------------------------------- */
+
+PUBLIC int dynftrace_detach_prepare(char *why, size_t n)
+{
+	if (attach_state == ATT_NONE) {
+		snprintf(why, n, "the runtime was not loaded by an attach");
+		return -EPERM;
+	}
+	if (attach_state >= ATT_DETACHING)
+		return 0; /* again, after a finish that found a thread inside */
+	attach_state = ATT_DETACHING;
+	/* Control first: no request may turn anything on again. */
+	int err = ctl_stop();
+	if (err) {
+		snprintf(why, n, "the control thread did not end: %s", strerror(-err));
+		return err;
+	}
+	char w[256];
+	ctl_events_write("enable", "0", w, sizeof(w));
+	trace_detach_prepare();
+	err = ops_unregister_all();
+	if (err) {
+		snprintf(why, n, "cannot turn every site back into a NOP: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* [lo, hi) of the runtime's own code. */
+struct self_text {
+	uintptr_t lo, hi;
+};
+
+static int self_cb(struct dl_phdr_info *info, size_t size UNUSED, void *data)
+{
+	struct self_text *st = data;
+	uintptr_t me = (uintptr_t)self_cb;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (me >= lo && me < hi) {
+			st->lo = lo;
+			st->hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int thread_busy(struct dft_thread *t, void *ctx)
+{
+	if (!__atomic_load_n(&t->recursion, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&t->rcu_nest, __ATOMIC_RELAXED))
+		return 0;
+	*(pid_t *)ctx = t->tid;
+	return -EBUSY;
+}
+
+PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, char *why, size_t n)
+{
+	if (attach_state != ATT_DETACHING) {
+		snprintf(why, n, "detach was not prepared");
+		return -EPERM;
+	}
+	/* Nothing irreversible until no thread can be in our code: its
+	 * instruction pointer, a signal handler or wrapper of ours below it,
+	 * or a tracer callback it runs. */
+	struct self_text st = {0, 0};
+	dl_iterate_phdr(self_cb, &st);
+	for (size_t i = 0; i < nips; i++) {
+		const char *what = ips[i] >= st.lo && ips[i] < st.hi ? "the runtime's code"
+								      : sites_code_at(ips[i]);
+		if (what) {
+			snprintf(why, n, "a thread is in %s (at %#lx)", what, (unsigned long)ips[i]);
+			return -EBUSY;
+		}
+	}
+	if (__atomic_load_n(&dft_inside, __ATOMIC_ACQUIRE)) {
+		snprintf(why, n,
+			 "a thread is inside one of the runtime's signal handlers or wrapped C "
+			 "library calls (sigsuspend, dlopen, ...)");
+		return -EBUSY;
+	}
+	pid_t tid = 0;
+	int err = rcu_for_each_thread_stopped(thread_busy, &tid);
+	if (err) {
+		if (tid)
+			snprintf(why, n, "thread %d is running a tracer callback", (int)tid);
+		else
+			snprintf(why, n, "a thread holds the runtime's thread registry");
+		return -EBUSY;
+	}
+	/* Now for good: every hooked return put back, our handlers and
+	 * thread-exit key gone, trampolines unmapped. */
+	err = rcu_for_each_thread_stopped(trace_detach_thread, NULL);
+	if (err) {
+		snprintf(why, n, "a thread holds the runtime's thread registry");
+		return -EBUSY;
+	}
+	dft_signals_detach();
+	rcu_detach();
+	sites_detach_free();
+	dft_config_free();
+	attach_state = ATT_DETACHED;
 	return 0;
 }

@@ -61,6 +61,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dynftrace/dynftrace.h"
@@ -110,6 +112,8 @@ static struct {
 	dev_t ldev;
 	ino_t lino;
 	int restarts;
+	int stopping; /* ctl_stop: the thread ends, nothing restarts */
+	pid_t tid;    /* the thread's, while it runs (atomic) */
 	struct client cl[CTL_CLIENTS];
 } srv = {.lfd = -1};
 
@@ -784,12 +788,13 @@ static void *ctl_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "dynftrace-ctl");
+	__atomic_store_n(&srv.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	struct pollfd pfd[1 + CTL_CLIENTS];
 	struct client *who[1 + CTL_CLIENTS];
 	for (;;) {
 		int n = 0, stream_wait = 0;
 		pthread_mutex_lock(&srv_lock);
-		if (srv.lfd < 0) {
+		if (srv.lfd < 0 || srv.stopping) {
 			pthread_mutex_unlock(&srv_lock);
 			break;
 		}
@@ -808,6 +813,10 @@ static void *ctl_main(void *arg)
 		int r = poll(pfd, (nfds_t)n, stream_wait ? CTL_STREAM_POLL_MS : CTL_IDLE_POLL_MS);
 
 		pthread_mutex_lock(&srv_lock);
+		if (srv.stopping) {
+			pthread_mutex_unlock(&srv_lock);
+			break;
+		}
 		if (r < 0 && errno != EINTR)
 			r = 0;
 		for (int i = 1; i < n; i++) {
@@ -906,6 +915,44 @@ __attribute__((destructor)) static void ctl_fini(void)
 {
 	if (__atomic_load_n(&ctl_owned_pid, __ATOMIC_ACQUIRE) == getpid() && ctl_owned_path[0])
 		unlink(ctl_owned_path);
+}
+
+/*
+ * Close the endpoint and end the control thread (a detach). The thread is
+ * detached (nobody joins it at exit), so wait until the kernel says it is
+ * gone: after that no code of ours runs on it.
+ */
+int ctl_stop(void)
+{
+	pthread_mutex_lock(&srv_lock);
+	if (!srv.up) {
+		pthread_mutex_unlock(&srv_lock);
+		return 0;
+	}
+	srv.stopping = 1;
+	for (size_t i = 0; i < CTL_CLIENTS; i++)
+		if (srv.cl[i].st != C_FREE)
+			client_close(&srv.cl[i], 1);
+	if (fd_is(srv.lfd, srv.ldev, srv.lino)) {
+		shutdown(srv.lfd, SHUT_RDWR); /* wakes its poll() */
+		close(srv.lfd);
+	}
+	srv.lfd = -1;
+	if (ctl_owned_path[0] && __atomic_load_n(&ctl_owned_pid, __ATOMIC_ACQUIRE) == getpid())
+		unlink(ctl_owned_path);
+	ctl_owned_path[0] = 0;
+	srv.up = 0;
+	pthread_mutex_unlock(&srv_lock);
+	char path[64];
+	for (int ms = 0; ms < 10000; ms++) {
+		pid_t tid = __atomic_load_n(&srv.tid, __ATOMIC_ACQUIRE);
+		snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+		if (tid && access(path, F_OK))
+			return 0;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	return -ETIMEDOUT;
 }
 
 void ctl_init(void)

@@ -21,6 +21,8 @@
 /* Constructor hook (init.c, after trace_init): start the control thread when
  * DYNFTRACE_CONTROL=1. Never fails the host: problems are logged once. */
 void ctl_init(void) HIDDEN;
+/* Detach: endpoint closed, control thread ended (0, or -ETIMEDOUT). */
+int ctl_stop(void) HIDDEN;
 
 /* ---- ctl_events.c: available_events, events/ (control thread) ---------- */
 /* ARG is what follows "events/" ("" for the directory). 0 or -errno with

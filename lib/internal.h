@@ -94,6 +94,11 @@ extern char dft_kill_reason[160] HIDDEN;
 /* rcu.c - read side usable from any traced context, grace periods by membarrier. */
 void rcu_register_self(void) HIDDEN;
 int rcu_synchronize(void) HIDDEN;
+/* Detach, every other thread stopped: call FN for every registered thread;
+ * -EAGAIN if a stopped thread holds the registry lock (never waits). */
+int rcu_for_each_thread_stopped(int (*fn)(struct dft_thread *t, void *ctx), void *ctx) HIDDEN;
+/* Detach: no thread-exit callback into the runtime any more. */
+void rcu_detach(void) HIDDEN;
 void rcu_atfork_child(void) HIDDEN;
 extern unsigned long rcu_grace_periods HIDDEN;
 extern unsigned long rcu_gp_ctr HIDDEN;
@@ -126,6 +131,10 @@ int dft_trap_handler_install(void) HIDDEN;
 /* Forward a SIGTRAP that is not ours to what the program set up. */
 void dft_trap_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
 void dft_signals_init(void) HIDDEN;
+/* Detach: the program's own SIGTRAP and fatal-signal dispositions back. */
+void dft_signals_detach(void) HIDDEN;
+/* Threads inside our signal handlers or blocking wrappers (atomic). */
+extern unsigned long dft_inside HIDDEN;
 
 /* interpose.c: the unload barrier (see there). Readers: pthread_rwlock_rdlock. */
 extern pthread_rwlock_t dft_unload_lock HIDDEN;
@@ -148,6 +157,8 @@ void dft_ensure_init(void) HIDDEN;
 
 /* ops.c: shell glob match as filters use it (exact compare without metachars). */
 int dft_glob_match(const char *glob, const char *name) HIDDEN;
+/* ops.c: unregister every registered ops (a detach): 0 or -errno. */
+int ops_unregister_all(void) HIDDEN;
 /* 0 for what fnmatch would take literally though a class was meant: an
  * unclosed '['. */
 int dft_glob_valid(const char *glob) HIDDEN;
@@ -176,6 +187,10 @@ int sites_init_deferred(void) HIDDEN;
 int sites_commit_deferred(size_t *converted) HIDDEN;
 void sites_free_committed(void) HIDDEN;
 size_t sites_usable(void) HIDDEN; /* sites that may be patched */
+/* Detach: what of ours IP is in (a trampoline, a thunk), or NULL; then,
+ * with no thread in any of it, everything unmapped. */
+const char *sites_code_at(uintptr_t ip) HIDDEN;
+void sites_detach_free(void) HIDDEN;
 void dft_atfork_install(void) HIDDEN;
 
 #endif

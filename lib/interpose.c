@@ -88,11 +88,18 @@ static pthread_mutex_t trap_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Signals whose program-given sa_mask contained SIGTRAP (for oldact). */
 static unsigned char mask_had_trap[_NSIG];
 
+/* Threads running the runtime's code on a path no other state shows: our
+ * signal handlers and the wrappers that call out and may block. A detach
+ * unloads the runtime only when it is 0 (with every thread stopped). */
+HIDDEN unsigned long dft_inside;
+
 static void trap_entry(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
+	__atomic_add_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
 	if (!patch_handle_trap(si, uc))
 		dft_trap_forward(sig, si, uc);
+	__atomic_sub_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
 	errno = saved;
 }
 
@@ -263,7 +270,10 @@ PUBLIC int sigsuspend(const sigset_t *mask)
 		real = (int (*)(const sigset_t *))dft_real("sigsuspend");
 	sigset_t copy = *mask;
 	sigdelset(&copy, SIGTRAP);
-	return real(&copy);
+	__atomic_add_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
+	int r = real(&copy);
+	__atomic_sub_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
+	return r;
 }
 
 PUBLIC int sigpending(sigset_t *set)
@@ -814,4 +824,27 @@ PUBLIC int execle(const char *path, const char *arg, ...)
 	envp = va_arg(ap, char **); /* after the terminating NULL */
 	va_end(ap);
 	return execve(path, argv, envp);
+}
+
+/*
+ * Detach (every other thread stopped): give the program back the signal
+ * dispositions our handlers stood in for, where ours are still installed
+ * (the program may have replaced them with raw system calls since).
+ */
+void dft_signals_detach(void)
+{
+	struct sigaction cur;
+	if (trap_installed && !real_sigaction(SIGTRAP, NULL, &cur) &&
+	    (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trap_entry)
+		real_sigaction(SIGTRAP, &prog_trap[__atomic_load_n(&prog_trap_cur, __ATOMIC_ACQUIRE)],
+			       NULL);
+	trap_installed = 0;
+	if (__atomic_load_n(&fatal_armed, __ATOMIC_ACQUIRE)) {
+		for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++) {
+			int sig = fatal_sigs[i];
+			if (!real_sigaction(sig, NULL, &cur) && fatal_is_ours(&cur))
+				real_sigaction(sig, &fatal_prog[sig], NULL);
+		}
+		__atomic_store_n(&fatal_armed, 0, __ATOMIC_RELEASE);
+	}
 }

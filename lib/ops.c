@@ -1477,3 +1477,18 @@ HIDDEN void ops_kill(const char *why)
 	dft_kill("%s", why);
 	disable_all();
 }
+
+int ops_unregister_all(void)
+{
+	for (int n = 0; n < 100000; n++) {
+		patch_lock();
+		struct dynftrace_ops *o = ops_list;
+		patch_unlock();
+		if (!o)
+			return 0;
+		int err = dynftrace_unregister_ops(o);
+		if (err)
+			return err;
+	}
+	return -EBUSY;
+}

@@ -133,3 +133,24 @@ HIDDEN void rcu_atfork_parent(void)
 {
 	pthread_mutex_unlock(&reg_lock);
 }
+
+int rcu_for_each_thread_stopped(int (*fn)(struct dft_thread *t, void *ctx), void *ctx)
+{
+	if (pthread_mutex_trylock(&reg_lock))
+		return -EAGAIN;
+	int err = 0;
+	for (struct dft_thread *t = reg_head; t && !err; t = t->next)
+		err = fn(t, ctx);
+	pthread_mutex_unlock(&reg_lock);
+	return err;
+}
+
+void rcu_detach(void)
+{
+	/* The key's destructor is our code: a thread exiting after the
+	 * unload must not call it. Threads keep their dft_self (static TLS
+	 * the loader reclaims); nothing reads the registry any more. */
+	pthread_once(&reg_once, reg_key_init);
+	pthread_key_delete(reg_key);
+	reg_head = NULL;
+}

@@ -769,3 +769,46 @@ void sites_free_committed(void)
 	}
 	patch_unlock();
 }
+
+/* ---- detach ------------------------------------------------------------- */
+
+const char *sites_code_at(uintptr_t ip)
+{
+	size_t nr = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
+	for (size_t i = 0; i < nr; i++) {
+		if (ip >= regions[i].base && ip < regions[i].base + REGION_SIZE)
+			return "a trampoline";
+		if (regions[i].direct_page && ip >= regions[i].direct_page &&
+		    ip < regions[i].direct_page + 4096)
+			return "a direct-call jump";
+	}
+	for (size_t i = 0; i < obj_count; i++)
+		if (obj_tab[i]->thunks && ip >= obj_tab[i]->thunks &&
+		    ip < obj_tab[i]->thunks + obj_tab[i]->thunks_len)
+			return "a graph thunk";
+	return NULL;
+}
+
+/* Every site is a NOP and no thread is in any of this code (the caller
+ * checked, every other thread stopped): unmap the trampoline regions,
+ * thunks and tables, which would outlive the runtime's unload. */
+void sites_detach_free(void)
+{
+	size_t nr = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
+	long pg = sysconf(_SC_PAGESIZE);
+	for (size_t i = 0; i < nr; i++) {
+		munmap((void *)regions[i].base, REGION_SIZE);
+		if (regions[i].direct_page)
+			munmap((void *)regions[i].direct_page, (size_t)pg);
+		memset(&regions[i], 0, sizeof(regions[i]));
+	}
+	__atomic_store_n(&nregions, 0, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < obj_count; i++)
+		object_free(obj_tab[i]);
+	free(obj_tab);
+	obj_tab = NULL;
+	obj_count = 0;
+	free(site_tab);
+	site_tab = NULL;
+	site_count = 0;
+}

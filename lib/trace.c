@@ -1181,3 +1181,38 @@ int trace_write_marker(const char *text, size_t len)
 	live_marker(text, len, ts ? ts : ring_now());
 	return 0;
 }
+
+/* ---- detach ------------------------------------------------------------- */
+
+/* Detach, while the program runs: every tracer off, every list empty, the
+ * recording flushed and closed. The sites go back to NOPs as the ops
+ * unregister. */
+HIDDEN void trace_detach_prepare(void)
+{
+	char why[256];
+	trace_set_tracing_on(0, why, sizeof(why));
+	trace_set_tracer("nop", why, sizeof(why));
+	for (int l = 0; l < TL_COUNT; l++)
+		trace_set_list((enum trace_list)l, "", 0, why, sizeof(why));
+	trace_shutdown();
+}
+
+/*
+ * Detach, with every other thread stopped: put back every return address
+ * the graph tracer replaced in thread T's stack (it cannot be running its
+ * epilogue: the agent checked its instruction pointer) and free its
+ * shadow stack. Every thread's fg_self lies at the same distance from its
+ * dft_self: one static TLS block per thread, laid out alike.
+ */
+HIDDEN int trace_detach_thread(struct dft_thread *t, void *ctx UNUSED)
+{
+	ptrdiff_t off = (char *)&fg_self - (char *)&dft_self;
+	struct fg_thread **gp = (struct fg_thread **)((char *)t + off);
+	struct fg_thread *g = *gp;
+	if (!g)
+		return 0;
+	unhook_all(g);
+	*gp = NULL;
+	munmap(g, sizeof(*g));
+	return 0;
+}

@@ -79,5 +79,9 @@ int trace_write_marker(const char *text, size_t len) HIDDEN;
 
 /* Recording into a session directory (`dynftrace record`)? */
 int trace_recording(void) HIDDEN;
+/* Detach (attach.c): everything off and flushed; then, with every other
+ * thread stopped, each thread's hooked returns put back. */
+void trace_detach_prepare(void) HIDDEN;
+int trace_detach_thread(struct dft_thread *t, void *ctx) HIDDEN;
 
 #endif
