@@ -12,6 +12,7 @@ struct attach_result {
 	size_t sites;	    /* sites the runtime holds */
 	size_t threads;	    /* threads stopped */
 	size_t moved;	    /* threads or signal frames moved out of NOP runs */
+	size_t unblocked;   /* threads whose real mask lost SIGTRAP */
 	uint64_t stop_ns;   /* every thread stopped, before the load */
 	uint64_t worker_ns; /* the loading thread held */
 	uint64_t commit_ns; /* every thread stopped for the conversion */

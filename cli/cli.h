@@ -25,9 +25,9 @@ int cmd_replay(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
-int cmd_ctl(int argc, char **argv);  /* cmd_ctl.c: live control */
-int cmd_ps(int argc, char **argv);   /* cmd_ps.c */
-int cmd_pipe(int argc, char **argv); /* cmd_pipe.c */
+int cmd_ctl(int argc, char **argv);    /* cmd_ctl.c: live control */
+int cmd_ps(int argc, char **argv);     /* cmd_ps.c */
+int cmd_pipe(int argc, char **argv);   /* cmd_pipe.c */
 int cmd_attach(int argc, char **argv); /* cmd_attach.c */
 int cmd_detach(int argc, char **argv);
 

@@ -38,6 +38,7 @@
 
 #include "attach.h"
 #include "cli.h"
+#include "elf.h"
 #include "inject.h"
 
 static uint64_t now_ns(void)
@@ -133,9 +134,41 @@ static int runtime_loaded(pid_t pid)
 	return r;
 }
 
+/* Sites in every object PID has mapped (dlopen'ed ones too), read from
+ * their files. */
+static size_t mapped_sites(pid_t pid)
+{
+	char path[64], line[4096], last[4096] = "";
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t total = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%*x-%*x %7s %*x %*s %*s %n", perms, &pos) < 1 || !pos ||
+		    perms[2] != 'x' || line[pos] != '/')
+			continue;
+		char *p = line + pos;
+		p[strcspn(p, "\n")] = 0;
+		if (!strcmp(p, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", p);
+		struct elf_image img;
+		if (!elf_load(&img, p, 0, 0))
+			total += img.nsites;
+		elf_free(&img);
+	}
+	fclose(f);
+	return total;
+}
+
 static int yama_scope(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	/* The file can be named for tests (kernels without Yama). */
+	const char *yf = getenv("DYNFTRACE_YAMA_SCOPE_FILE");
+	FILE *f = fopen(yf && *yf ? yf : "/proc/sys/kernel/yama/ptrace_scope", "re");
 	int v = 0;
 	if (f) {
 		if (fscanf(f, "%d", &v) != 1)
@@ -258,6 +291,12 @@ int attach_check(pid_t pid, const char *runtime)
 			(int)pid, comm);
 		return 1;
 	}
+	if (!mapped_sites(pid)) {
+		cli_err("process %d (%s) has no traceable sites: neither its program nor its "
+			"libraries were built with `dynftrace cflags`",
+			(int)pid, comm);
+		return 1;
+	}
 	if (!inj_symbol(pid, "/libc.so.6", "dlopen", NULL, 0) &&
 	    !inj_symbol(pid, "/libdl.so.2", "dlopen", NULL, 0)) {
 		cli_err("process %d (%s) has no dlopen (its C library is not glibc 2.34 or later "
@@ -266,6 +305,15 @@ int attach_check(pid_t pid, const char *runtime)
 		return 1;
 	}
 	return 0;
+}
+
+/* A process that is not dumpable has /proc files owned by root. */
+static int dumpable(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	return !stat(path, &st) && st.st_uid == geteuid();
 }
 
 /* A ptrace refusal, explained. */
@@ -288,6 +336,11 @@ static void explain_seize(pid_t pid, const char *why, int err)
 				"which lets a process attach only to its own descendants: set it "
 				"to 0 (sysctl kernel.yama.ptrace_scope=0) or attach with "
 				"CAP_SYS_PTRACE (as root)",
+				(int)pid, comm);
+		else if (geteuid() != 0 && !dumpable(pid))
+			cli_err("cannot attach to process %d (%s): it made itself non-dumpable "
+				"(prctl PR_SET_DUMPABLE 0), which only CAP_SYS_PTRACE (root) may "
+				"trace",
 				(int)pid, comm);
 		else
 			cli_err("cannot attach to process %d (%s): ptrace is not permitted (%s)",
@@ -423,7 +476,29 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 				if (p.t[i].tid == worker)
 					k = (int)i;
 			ti = k >= 0 ? (size_t)k : inj_pick_thread(&p);
-			rc = (int32_t)call_ret(&p, ti, commit, NULL, 0, NULL, 0, 0, &err);
+			/* Threads that block SIGTRAP would die at the first
+			 * breakpoint: the runtime learns they block it (virtually)
+			 * and their real masks let it through. */
+			uint64_t *tps = calloc(p.n ? p.n : 1, sizeof(*tps));
+			size_t ntp = 0;
+			uint64_t trapbit = UINT64_C(1) << (SIGTRAP - 1);
+			for (size_t i = 0; tps && i < p.n; i++) {
+				uint64_t m;
+				if (!inj_sigmask(&p, i, &m, NULL) && (m & trapbit))
+					tps[ntp++] = inj_thread_pointer(&p, i);
+			}
+			uint64_t ca[2] = {INJ_DATA, ntp};
+			rc = (int32_t)call_ret(&p, ti, commit, ca, 2, tps,
+					       (ntp ? ntp : 1) * sizeof(*tps), 0, &err);
+			for (size_t i = 0; !err && rc >= 0 && i < p.n; i++) {
+				uint64_t m;
+				if (!inj_sigmask(&p, i, &m, NULL) && (m & trapbit)) {
+					m &= ~trapbit;
+					inj_sigmask(&p, i, NULL, &m);
+					res->unblocked++;
+				}
+			}
+			free(tps);
 		}
 		uint64_t s1 = now_ns();
 		if (err)
@@ -562,7 +637,8 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		uint64_t *ips;
 		size_t nips;
 		inj_collect_ips(&p, &ips, &nips);
-		size_t blen = sizeof(why) + nips * sizeof(uint64_t);
+		size_t ntp = p.n, tpo = sizeof(why) + nips * sizeof(uint64_t);
+		size_t blen = tpo + ntp * sizeof(uint64_t);
 		char *blob = calloc(1, blen);
 		if (!blob) {
 			free(ips);
@@ -571,13 +647,30 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		}
 		memcpy(blob + sizeof(why), ips, nips * sizeof(uint64_t));
 		free(ips);
-		uint64_t fa[4] = {INJ_DATA + sizeof(why), nips, INJ_DATA, sizeof(why)};
-		rc = (int32_t)call_ret(&p, inj_pick_thread(&p), fin, fa, 4, blob, blen, 0, &err);
-		free(blob);
+		for (size_t i = 0; i < ntp; i++) {
+			uint64_t tp = inj_thread_pointer(&p, i);
+			memcpy(blob + tpo + i * sizeof(tp), &tp, sizeof(tp));
+		}
+		uint64_t fa[6] = {
+		    INJ_DATA + sizeof(why), nips, INJ_DATA + tpo, ntp, INJ_DATA, sizeof(why)};
+		rc = (int32_t)call_ret(&p, inj_pick_thread(&p), fin, fa, 6, blob, blen, 0, &err);
 		if (!err && rc < 0) {
 			inj_read(&p, inj_last_data(&p), why, sizeof(why));
 			why[sizeof(why) - 1] = 0;
 		}
+		/* The threads that block SIGTRAP (virtually, for the runtime)
+		 * block it for real again. */
+		if (!err && rc == 0 &&
+		    !inj_read(&p, inj_last_data(&p) + tpo, blob + tpo, ntp * sizeof(uint64_t)))
+			for (size_t i = 0; i < ntp; i++) {
+				uint64_t f, m, trapbit = UINT64_C(1) << (SIGTRAP - 1);
+				memcpy(&f, blob + tpo + i * sizeof(f), sizeof(f));
+				if (f == 1 && !inj_sigmask(&p, i, &m, NULL)) {
+					m |= trapbit;
+					inj_sigmask(&p, i, NULL, &m);
+				}
+			}
+		free(blob);
 		*stop_ns = now_ns() - s0;
 	}
 	if (err) {

@@ -157,6 +157,23 @@ static int find_thread(const struct inj *p, pid_t tid)
 	return -1;
 }
 
+/* Does TID have a signal pending (its own, or the process's)? */
+static int signals_pending(pid_t pid, pid_t tid)
+{
+	char path[80], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 1;
+	int pending = 0;
+	while (fgets(line, sizeof(line), f))
+		if ((!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)) &&
+		    strtoull(line + 7, NULL, 16))
+			pending = 1;
+	fclose(f);
+	return pending;
+}
+
 /* Stop seized thread I; 1 stopped, 0 gone, -errno. */
 static int stop_one(struct inj *p, size_t i)
 {
@@ -187,6 +204,10 @@ static int stop_one(struct inj *p, size_t i)
 		WHY(p, "cannot read the registers of thread %d: %s", (int)t->tid, strerror(-err));
 		return err;
 	}
+	/* Our stop ended its wait with EINTR: undo that, unless a signal
+	 * is on its way (then the program would have seen EINTR anyway). */
+	if (!t->sig && !signals_pending(p->pid, t->tid) && arch_inj_undo_eintr(t->regs))
+		t->dirty = 1;
 	return 1;
 }
 
@@ -288,6 +309,21 @@ void inj_close(struct inj *p)
 		close(p->mem);
 	p->mem = -1;
 	sigprocmask(SIG_SETMASK, &chld_old, NULL);
+}
+
+int inj_sigmask(struct inj *p, size_t i, uint64_t *old, const uint64_t *set)
+{
+	pid_t tid = p->t[i].tid;
+	if (old && ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(*old), old))
+		return -errno;
+	if (set && ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(*set), set))
+		return -errno;
+	return 0;
+}
+
+uint64_t inj_thread_pointer(const struct inj *p, size_t i)
+{
+	return arch_inj_tp(p->t[i].regs);
 }
 
 uint64_t inj_last_data(const struct inj *p)

@@ -59,6 +59,12 @@ int inj_write(struct inj *p, uint64_t addr, const void *buf, size_t len);
 int inj_call(struct inj *p, size_t t, uint64_t fn, const uint64_t *args, int nargs,
 	     const void *data, size_t len, int others_run, uint64_t *ret);
 
+/* Stopped thread I's signal mask (bit N-1 for signal N): read into OLD,
+ * then SET if not NULL. 0 or -errno. */
+int inj_sigmask(struct inj *p, size_t i, uint64_t *old, const uint64_t *set);
+/* Its thread pointer (locates its static TLS in the target). */
+uint64_t inj_thread_pointer(const struct inj *p, size_t i);
+
 /* Where the last call's DATA was copied (still there until the thread
  * runs on: a call's results written into it can be read back). */
 uint64_t inj_last_data(const struct inj *p);

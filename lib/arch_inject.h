@@ -28,6 +28,9 @@ int arch_inj_get_gp(pid_t tid, struct arch_inj_regs *r);
 uint64_t arch_inj_ip(const struct arch_inj_regs *r);
 void arch_inj_set_ip(struct arch_inj_regs *r, uint64_t ip);
 uint64_t arch_inj_sp(const struct arch_inj_regs *r);
+/* The thread pointer (what the runtime's arch_thread_pointer() returns on
+ * that thread): locates its static TLS. */
+uint64_t arch_inj_tp(const struct arch_inj_regs *r);
 /* The system call the thread is stopped in, or -1 in user code. */
 long arch_inj_syscall(const struct arch_inj_regs *r);
 /* The value a called function returned. */
@@ -41,6 +44,15 @@ uint64_t arch_inj_retval(const struct arch_inj_regs *r);
  */
 void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *args, int nargs,
 			 uint64_t sp);
+
+/*
+ * A thread stopped by the agent while waiting in a system call that the
+ * kernel ends with EINTR, not a restart, when the thread is stopped
+ * (epoll_wait, semop, sigtimedwait: signal(7), "interruption by stop
+ * signals"): make it run the call again when it resumes, as if the stop
+ * had not happened. 1 if R was changed.
+ */
+int arch_inj_undo_eintr(struct arch_inj_regs *r);
 
 /* How many bytes of single-instruction NOPs start at CODE (up to N):
  * executing them does nothing but advance the instruction pointer past

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "arch.h"
 #include "ctl.h"
 #include "trace.h"
 #include "../include/dynftrace/attach.h"
@@ -56,7 +57,15 @@ int attach_loaded(void)
 	return 1;
 }
 
-PUBLIC int dynftrace_attach_commit(void)
+/* The dft_self of the thread whose thread pointer is TP: static TLS lies
+ * at the same offset from every thread's pointer. */
+static struct dft_thread *self_of(uint64_t tp)
+{
+	ptrdiff_t off = (char *)&dft_self - (char *)arch_thread_pointer();
+	return (struct dft_thread *)(uintptr_t)(tp + (uint64_t)off);
+}
+
+PUBLIC int dynftrace_attach_commit(const uint64_t *tps, size_t ntps)
 {
 	if (attach_state != ATT_LOADED)
 		return attach_state == ATT_NONE ? -EPERM : -EALREADY;
@@ -66,7 +75,9 @@ PUBLIC int dynftrace_attach_commit(void)
 	int err = sites_commit_deferred(&n);
 	if (err == -EAGAIN)
 		return err;
-	attach_state = ATT_COMMITTED; /* sites that failed stay DISABLED, said once */
+	for (size_t i = 0; i < ntps; i++)
+		self_of(tps[i])->trap_vblocked = 1; /* the thread is stopped */
+	attach_state = ATT_COMMITTED;		    /* sites that failed stay DISABLED, said once */
 	return (int)sites_usable();
 }
 
@@ -148,7 +159,8 @@ static int thread_busy(struct dft_thread *t, void *ctx)
 	return -EBUSY;
 }
 
-PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, char *why, size_t n)
+PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, uint64_t *tps, size_t ntps,
+				   char *why, size_t n)
 {
 	if (attach_state != ATT_DETACHING) {
 		snprintf(why, n, "detach was not prepared");
@@ -161,9 +173,10 @@ PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, char *why, 
 	dl_iterate_phdr(self_cb, &st);
 	for (size_t i = 0; i < nips; i++) {
 		const char *what = ips[i] >= st.lo && ips[i] < st.hi ? "the runtime's code"
-								      : sites_code_at(ips[i]);
+								     : sites_code_at(ips[i]);
 		if (what) {
-			snprintf(why, n, "a thread is in %s (at %#lx)", what, (unsigned long)ips[i]);
+			snprintf(why, n, "a thread is in %s (at %#lx)", what,
+				 (unsigned long)ips[i]);
 			return -EBUSY;
 		}
 	}
@@ -189,6 +202,8 @@ PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, char *why, 
 		snprintf(why, n, "a thread holds the runtime's thread registry");
 		return -EBUSY;
 	}
+	for (size_t i = 0; i < ntps; i++)
+		tps[i] = self_of(tps[i])->trap_vblocked ? 1 : 0;
 	dft_signals_detach();
 	rcu_detach();
 	sites_detach_free();

@@ -834,10 +834,10 @@ PUBLIC int execle(const char *path, const char *arg, ...)
 void dft_signals_detach(void)
 {
 	struct sigaction cur;
-	if (trap_installed && !real_sigaction(SIGTRAP, NULL, &cur) &&
-	    (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trap_entry)
-		real_sigaction(SIGTRAP, &prog_trap[__atomic_load_n(&prog_trap_cur, __ATOMIC_ACQUIRE)],
-			       NULL);
+	if (trap_installed && !real_sigaction(SIGTRAP, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == trap_entry)
+		real_sigaction(SIGTRAP,
+			       &prog_trap[__atomic_load_n(&prog_trap_cur, __ATOMIC_ACQUIRE)], NULL);
 	trap_installed = 0;
 	if (__atomic_load_n(&fatal_armed, __ATOMIC_ACQUIRE)) {
 		for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++) {

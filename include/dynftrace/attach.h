@@ -16,7 +16,10 @@
  *     process stopped and moved out of any run of NOPs (which is exactly
  *     what executing them would have done): writes the canonical NOPs. It
  *     waits for nothing and allocates nothing. Returns how many sites the
- *     runtime holds (>= 0). -EAGAIN: a stopped thread
+ *     runtime holds (>= 0). TPS are the thread pointers of the threads
+ *     whose mask blocked SIGTRAP: the agent unblocks it (a breakpoint met
+ *     with SIGTRAP blocked kills the process) and the runtime remembers
+ *     they block it, as its signal wrappers do. -EAGAIN: a stopped thread
  *     holds the runtime's lock; let the process run a moment and retry.
  *  2. dynftrace_attach_start(CONFIG, LEN), called while the process runs:
  *     CONFIG is LEN bytes of NUL-terminated NAME=VALUE strings, the
@@ -32,7 +35,9 @@
  *     recording, closes the control endpoint and ends the runtime's threads.
  *  4. dynftrace_detach_finish(IPS, NIPS, WHY, N), with every other thread
  *     stopped: IPS are their instruction pointers (and those saved in their
- *     signal frames). Puts back every return address the graph tracer
+ *     signal frames); TPS their thread pointers, each replaced by 1 if
+ *     the thread blocks SIGTRAP (the agent blocks it again), else 0. Puts
+ *     back every return address the graph tracer
  *     replaced, removes its signal handlers and thread-exit hooks, and says
  *     whether the runtime may now be unloaded: 0 yes; -EBUSY no, with the
  *     reason in WHY (a thread is inside the runtime's code), in which case
@@ -53,10 +58,12 @@ extern "C" {
 
 #define DYNFTRACE_ATTACH_SONAME "libdynftrace-attach.so"
 
-__attribute__((visibility("default"))) int dynftrace_attach_commit(void);
+__attribute__((visibility("default"))) int dynftrace_attach_commit(const uint64_t *tps,
+								   size_t ntps);
 __attribute__((visibility("default"))) int dynftrace_attach_start(const char *config, size_t len);
 __attribute__((visibility("default"))) int dynftrace_detach_prepare(char *why, size_t n);
 __attribute__((visibility("default"))) int dynftrace_detach_finish(const uint64_t *ips, size_t nips,
+								   uint64_t *tps, size_t ntps,
 								   char *why, size_t n);
 
 #ifdef __cplusplus

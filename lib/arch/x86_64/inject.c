@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "arch_inject.h"
@@ -67,6 +68,11 @@ uint64_t arch_inj_sp(const struct arch_inj_regs *r)
 	return r->gp.rsp;
 }
 
+uint64_t arch_inj_tp(const struct arch_inj_regs *r)
+{
+	return r->gp.fs_base;
+}
+
 long arch_inj_syscall(const struct arch_inj_regs *r)
 {
 	return (long)r->gp.orig_rax;
@@ -92,6 +98,25 @@ void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *a
 	 * registers bring the interrupted call back, and the kernel restarts
 	 * it when the thread resumes with them. */
 	r->gp.orig_rax = (unsigned long long)-1;
+}
+
+int arch_inj_undo_eintr(struct arch_inj_regs *r)
+{
+	static const long calls[] = {SYS_epoll_wait,	  SYS_epoll_pwait, SYS_epoll_pwait2,
+				     SYS_rt_sigtimedwait, SYS_semop,	   SYS_semtimedop};
+	long nr = (long)r->gp.orig_rax;
+	if (nr < 0 || (long long)r->gp.rax != -EINTR)
+		return 0;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (nr == calls[i]) {
+			/* Back onto the 2-byte syscall instruction, number in rax:
+			 * what the kernel does for -ERESTARTNOHAND. A wait with a
+			 * time-out starts it again whole. */
+			r->gp.rax = r->gp.orig_rax;
+			r->gp.rip -= 2;
+			return 1;
+		}
+	return 0;
 }
 
 size_t arch_nop_run(const uint8_t *code, size_t n)
