@@ -135,15 +135,15 @@ static int runtime_loaded(pid_t pid)
 }
 
 /* Sites in every object PID has mapped (dlopen'ed ones too), read from
- * their files. */
-static size_t mapped_sites(pid_t pid)
+ * their files; -1 if its mappings cannot be read (ptrace will say why). */
+static long mapped_sites(pid_t pid)
 {
 	char path[64], line[4096], last[4096] = "";
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return 0;
-	size_t total = 0;
+		return -1;
+	long total = 0;
 	while (fgets(line, sizeof(line), f)) {
 		char perms[8];
 		int pos = 0;
@@ -157,7 +157,7 @@ static size_t mapped_sites(pid_t pid)
 		snprintf(last, sizeof(last), "%s", p);
 		struct elf_image img;
 		if (!elf_load(&img, p, 0, 0))
-			total += img.nsites;
+			total += (long)img.nsites;
 		elf_free(&img);
 	}
 	fclose(f);
@@ -252,12 +252,14 @@ int attach_check(pid_t pid, const char *runtime)
 	 * process's root (a container has its own). */
 	struct stat r1, r2;
 	snprintf(path, sizeof(path), "/proc/%d/root/", (int)pid);
-	if (stat(path, &r1) || stat("/", &r2)) {
+	int rooterr = stat(path, &r1) || stat("/", &r2) ? errno : 0;
+	if (rooterr && rooterr != EACCES && rooterr != EPERM) {
 		cli_err("cannot read the root directory of process %d (%s): %s", (int)pid, comm,
-			strerror(errno));
+			strerror(rooterr));
 		return 1;
 	}
-	if (r1.st_dev != r2.st_dev || r1.st_ino != r2.st_ino) {
+	/* EACCES: not ours to read (not dumpable): ptrace will say why. */
+	if (!rooterr && (r1.st_dev != r2.st_dev || r1.st_ino != r2.st_ino)) {
 		struct stat a, b;
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, runtime);
 		if (stat(path, &a) || stat(runtime, &b) || a.st_dev != b.st_dev ||
@@ -291,7 +293,10 @@ int attach_check(pid_t pid, const char *runtime)
 			(int)pid, comm);
 		return 1;
 	}
-	if (!mapped_sites(pid)) {
+	long ns = mapped_sites(pid);
+	if (ns < 0)
+		return 0; /* its mappings are not ours to read: ptrace says why */
+	if (!ns) {
 		cli_err("process %d (%s) has no traceable sites: neither its program nor its "
 			"libraries were built with `dynftrace cflags`",
 			(int)pid, comm);
@@ -553,6 +558,9 @@ int cmd_attach(int argc, char **argv)
 	size_t len = 0;
 	attach_config_add(&cfg, &len, "DYNFTRACE_CONTROL", "1");
 	target_xdg((pid_t)pid, &cfg, &len);
+	const char *v = getenv("DYNFTRACE_VERBOSE"); /* the runtime explains itself */
+	if (v && *v)
+		attach_config_add(&cfg, &len, "DYNFTRACE_VERBOSE", v);
 	struct attach_result r;
 	int rc = attach_process((pid_t)pid, cfg, len, &r);
 	free(cfg);

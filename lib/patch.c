@@ -755,3 +755,11 @@ HIDDEN void patch_atfork_child(void)
 	 * (a late trap after the last batch): nobody would ever uncount it. */
 	__atomic_store_n(&trap_active, 0, __ATOMIC_RELAXED);
 }
+
+/* Detach: no site left to patch, no thread in a handler (the caller
+ * checked): the point set goes. */
+void patch_detach_free(void)
+{
+	free(points);
+	points = NULL;
+}

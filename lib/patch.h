@@ -90,6 +90,9 @@ void patch_early_free(struct patch_prep *p);
  */
 int patch_write_data(const struct patch_entry *entries, size_t n);
 
+/* Detach: free the declared patch points (nothing will be patched). */
+void patch_detach_free(void);
+
 /* Text of the last patch error, for messages. */
 const char *patch_last_error(void);
 /* The address the last error is about (0 if none): lets callers name it. */

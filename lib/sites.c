@@ -811,4 +811,7 @@ void sites_detach_free(void)
 	free(site_tab);
 	site_tab = NULL;
 	site_count = 0;
+	free(id_hash);
+	id_hash = NULL;
+	patch_detach_free();
 }

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# description: attach to and detach from a running process not started under dynftrace: cycles, exact results, blocking calls, refusals
+# config: asan
+#
+# tests/progs/attach-target.c is built with entry sites and NOT linked with
+# the runtime; it runs workers with an exact result, a thread with every
+# signal blocked, and threads waiting in read, nanosleep, a futex and
+# epoll_wait, each of which reports "BAD ..." if it ever sees an error
+# (EINTR). Then:
+#   - attach, trace with function_graph through ctl, detach: the runtime is
+#     unmapped and tracing worked;
+#   - ATTACH_CYCLES (default 100) attach / trace / detach cycles: after the
+#     first one (the C library keeps a malloc arena and the stacks of the
+#     runtime's ended threads for reuse), threads, descriptors and mappings
+#     are the same after the last one;
+#   - a process that forks and execs while attached;
+#   - every refusal: one sentence, status 1, the target still running,
+#     unstopped and untouched.
+# Env: TOP B CC SAN; ATTACH_CYCLES.
+. "$(dirname "$0")/../gen/common.sh"
+P=$TOP/tests/progs
+D=$B/dynftrace
+CYCLES=${ATTACH_CYCLES:-100}
+[ -n "$SAN" ] && CYCLES=${ATTACH_CYCLES:-25} # the sanitized runtime is slower to load
+
+if ! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS "$P/attach-target.c" -o "$T/target" -lpthread \
+	2>"$T/build.log"; then
+	echo "not ok 1 - build the target"
+	diag_file "$T/build.log"
+	exit 1
+fi
+
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# start NAME ARGS...: run the target, wait for "ready"; sets $pid.
+start() {
+	local name=$1
+	shift
+	"$@" >"$T/$name.out" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 300); do
+		grep -q '^ready' "$T/$name.out" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# clean NAME PID: alive, not stopped, and nothing BAD said.
+clean() {
+	local st
+	st=$(awk '/^State:/ { print $2 }' "/proc/$2/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != T ] && [ "$st" != t ] && ! grep -q '^BAD' "$T/$1.out"
+}
+snapshot() {
+	ls "/proc/$1/task" | sort >"$2.task"
+	ls "/proc/$1/fd" | sort >"$2.fd"
+	awk '{ print $1, $2, $6 }' "/proc/$1/maps" >"$2.maps"
+}
+
+start main "$T/target" || {
+	echo "not ok 1 - the target did not start"
+	exit 1
+}
+main=$pid
+
+# ---- one cycle, looked at closely
+out=$($D attach $main 2>&1)
+rc=$?
+echo "$out" | sed -e 's/^/# /'
+[ $rc -eq 0 ] && echo "$out" | grep -qE 'attached to process [0-9]+ .*: [0-9]+ sites, 8 threads'
+check $? "attach prints the sites and threads it holds"
+echo "$out" | grep -qE 'stopped: [0-9.]+ ms'
+check $? "attach prints how long the process was stopped"
+$D ps 2>/dev/null | grep -qE "^ *$main "
+check $? "ps lists the attached process"
+[ "$($D ctl $main tracing_on 2>/dev/null)" = 0 ] || [ "$($D ctl $main current_tracer)" = nop ]
+check $? "tracing is off after attach"
+$D ctl $main current_tracer function_graph && $D ctl $main tracing_on 1
+sleep 0.3
+$D ctl $main trace >"$T/trace" 2>&1
+grep -qE 'at_mid\(\) \{|at_leaf\(\);' "$T/trace"
+check $? "function_graph traces the attached process"
+out=$($D detach $main 2>&1)
+rc=$?
+echo "# $out"
+[ $rc -eq 0 ] && echo "$out" | grep -q 'the runtime is unloaded'
+check $? "detach unloads the runtime"
+! grep -q 'libdynftrace' "/proc/$main/maps"
+check $? "no mapping of the runtime remains"
+clean main $main
+check $? "the target runs on with exact results and no EINTR"
+
+# ---- many cycles: nothing may grow
+snapshot $main "$T/before"
+fails=0
+for i in $(seq "$CYCLES"); do
+	if ! $D attach $main >"$T/cycle.out" 2>&1; then
+		fails=$((fails + 1))
+		diag_file "$T/cycle.out" 3
+		continue
+	fi
+	case $((i % 3)) in
+	0) $D ctl $main current_tracer function_graph ;;
+	1) $D ctl $main current_tracer function ;;
+	2) $D ctl $main set_ftrace_filter 'at_mid' && $D ctl $main current_tracer function_graph ;;
+	esac
+	$D ctl $main tracing_on 1
+	$D ctl $main trace >/dev/null 2>&1
+	$D detach $main >"$T/cycle.out" 2>&1 && grep -q unloaded "$T/cycle.out" ||
+		{ fails=$((fails + 1)) && diag_file "$T/cycle.out" 3; }
+done
+[ $fails -eq 0 ]
+check $? "$CYCLES attach/trace/detach cycles ($fails failed)"
+snapshot $main "$T/after"
+cmp -s "$T/before.task" "$T/after.task"
+check $? "the same threads after $CYCLES cycles"
+cmp -s "$T/before.fd" "$T/after.fd" || diff "$T/before.fd" "$T/after.fd" | head | sed 's/^/# /'
+cmp -s "$T/before.fd" "$T/after.fd"
+check $? "the same file descriptors after $CYCLES cycles"
+cmp -s "$T/before.maps" "$T/after.maps" ||
+	diff "$T/before.maps" "$T/after.maps" | head | sed 's/^/# /'
+cmp -s "$T/before.maps" "$T/after.maps"
+check $? "the same mappings after $CYCLES cycles"
+clean main $main
+check $? "exact results and no EINTR through every cycle"
+
+# ---- fork and exec while attached and tracing
+start forker "$T/target" --fork || notok "the forking target started"
+fk=$pid
+$D attach $fk >/dev/null 2>&1 && $D ctl $fk current_tracer function_graph &&
+	$D ctl $fk tracing_on 1 && sleep 0.6 && $D detach $fk >/dev/null 2>&1
+check $? "attach, trace and detach a process that forks and execs"
+sleep 0.3
+clean forker $fk
+check $? "its children compute exactly and exec"
+
+# ---- refusals: one sentence, status 1, the target untouched
+# refused NAME PID PATTERN [CMD...]: the attach (or CMD) fails saying PATTERN.
+refused() {
+	local name=$1 p=$2 pat=$3
+	shift 3
+	[ $# -eq 0 ] && set -- $D attach "$p"
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	echo "# $out"
+	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "$pat" &&
+		{ [ "$name" = "attached twice" ] || ! grep -q libdynftrace "/proc/$p/maps" 2>/dev/null; }
+	check $? "refused: $name"
+}
+
+refused "no such process" 999999999 "no process"
+$D attach $main >/dev/null
+refused "attached twice" $main "already attached"
+$D detach $main >/dev/null
+
+chmod 755 "$T" "$T/target"
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	refused "another uid" $main "belongs to uid 0" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups $D attach $main
+	start nd setpriv --reuid=65534 --regid=65534 --clear-groups "$T/target" --nondumpable
+	refused "not dumpable" $pid "non-dumpable" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups $D attach $pid
+	echo 1 >"$T/yama"
+	chmod 644 "$T/yama"
+	refused "Yama ptrace_scope" $pid "kernel.yama.ptrace_scope is 1.*CAP_SYS_PTRACE" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env DYNFTRACE_YAMA_SCOPE_FILE="$T/yama" $D attach $pid
+	clean nd $pid
+	check $? "the non-dumpable target is untouched"
+else
+	skip "another uid: needs root and setpriv"
+	skip "not dumpable: needs root and setpriv"
+	skip "Yama ptrace_scope: needs root and setpriv"
+	skip "the non-dumpable target is untouched"
+fi
+
+if $CC -O2 -pthread "$P/ptrace-hold.c" -o "$T/hold" 2>>"$T/build.log"; then
+	"$T/hold" $main >"$T/hold.out" 2>&1 &
+	hold=$!
+	pids+=("$hold")
+	for _ in $(seq 100); do grep -q ready "$T/hold.out" && break; sleep 0.05; done
+	refused "already traced" $main "already traced by process $hold"
+	kill $hold
+	wait $hold 2>/dev/null
+else
+	notok "build ptrace-hold"
+fi
+
+# (its own stop ends waits with EINTR, as the kernel does: another target)
+start stopped "$T/target"
+kill -STOP $pid
+refused "stopped" $pid "is stopped"
+kill -CONT $pid
+
+start sc "$T/target" --seccomp
+refused "seccomp filter" $pid "seccomp filter"
+clean sc $pid
+check $? "the seccomp target is untouched"
+
+if $CC -O2 -static -pthread $TRACE_FLAGS "$P/attach-target.c" -o "$T/static" 2>>"$T/build.log"; then
+	start static "$T/static"
+	refused "statically linked" $pid "statically linked"
+else
+	skip "statically linked: no static C library"
+fi
+
+$CC -O2 -pthread "$P/attach-target.c" -o "$T/nosites" 2>>"$T/build.log"
+start nosites "$T/nosites"
+refused "no sites" $pid "no traceable sites"
+
+# Another root directory that lacks the runtime (a container): a private
+# mount namespace with a root holding only the system directories.
+R=$T/root
+mkdir -p "$R/usr" "$R/proc" "$R/t"
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
+	unshare -m true 2>/dev/null; then
+	for d in bin lib lib64 sbin; do [ -L /$d ] && ln -s usr/$d "$R/$d"; done
+	unshare -m sh -c "mount --bind /usr '$R/usr' && mount --bind '$T' '$R/t' &&
+		exec chroot '$R' /t/target" >"$T/ct.out" 2>&1 &
+	ct=$!
+	pids+=("$ct")
+	for _ in $(seq 200); do grep -q ready "$T/ct.out" && break; sleep 0.05; done
+	ctpid=$(pgrep -P $ct -x target || echo $ct)
+	refused "another root directory" $ctpid "another root directory"
+else
+	skip "another root directory: needs root and mount namespaces"
+fi
+
+clean main $main
+check $? "the first target is untouched by every refusal"
+echo "1..$tap_n"
+tap_end
