@@ -20,6 +20,13 @@ struct attach_result {
 
 /* KEY=VALUE appended to the settings block. 0 or -ENOMEM. */
 int attach_config_add(char **buf, size_t *len, const char *key, const char *val);
+/* The settings every attach passes for PID: where its control socket
+ * goes (its own XDG_RUNTIME_DIR), DYNFTRACE_VERBOSE if we have it. */
+void attach_config_target(pid_t pid, char **cfg, size_t *len);
+/* PID's command line as a NULL-terminated vector (malloc'd, one block). */
+char **attach_cmdline(pid_t pid);
+/* Detach every process below PID that a fork gave the runtime: count. */
+int detach_descendants(pid_t pid);
 /* Refuse what cannot work (one sentence printed): 0 or 1. */
 int attach_check(pid_t pid, const char *runtime);
 /* Where the runtime is, under the name that tells it it was attached. */

@@ -21,6 +21,7 @@
  *   3. dlclose it, and check that it is gone from the mappings.
  * The protocol is in include/dynftrace/attach.h.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -370,6 +371,16 @@ int attach_config_add(char **buf, size_t *len, const char *key, const char *val)
 
 /* XDG_RUNTIME_DIR as PID started with it: the runtime makes its socket
  * where `dynftrace ctl` will look for it. */
+static void target_xdg(pid_t pid, char **cfg, size_t *len);
+
+void attach_config_target(pid_t pid, char **cfg, size_t *len)
+{
+	target_xdg(pid, cfg, len);
+	const char *v = getenv("DYNFTRACE_VERBOSE"); /* the runtime explains itself */
+	if (v && *v)
+		attach_config_add(cfg, len, "DYNFTRACE_VERBOSE", v);
+}
+
 static void target_xdg(pid_t pid, char **cfg, size_t *len)
 {
 	char path[64];
@@ -557,10 +568,7 @@ int cmd_attach(int argc, char **argv)
 	char *cfg = NULL;
 	size_t len = 0;
 	attach_config_add(&cfg, &len, "DYNFTRACE_CONTROL", "1");
-	target_xdg((pid_t)pid, &cfg, &len);
-	const char *v = getenv("DYNFTRACE_VERBOSE"); /* the runtime explains itself */
-	if (v && *v)
-		attach_config_add(&cfg, &len, "DYNFTRACE_VERBOSE", v);
+	attach_config_target((pid_t)pid, &cfg, &len);
 	struct attach_result r;
 	int rc = attach_process((pid_t)pid, cfg, len, &r);
 	free(cfg);
@@ -742,4 +750,74 @@ int cmd_detach(int argc, char **argv)
 		       (int)pid, comm, ns / 1e6);
 	}
 	return 0;
+}
+
+char **attach_cmdline(pid_t pid)
+{
+	char path[64], buf[8192];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		n = 1;
+		buf[0] = 0;
+	}
+	buf[n] = 0;
+	size_t argc = 0;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+		argc++;
+	char **v = malloc((argc + 1) * sizeof(*v) + (size_t)n + 1);
+	if (!v)
+		return NULL;
+	char *s = (char *)(v + argc + 1);
+	memcpy(s, buf, (size_t)n + 1);
+	size_t k = 0;
+	for (ssize_t i = 0; i < n && k < argc; i += (ssize_t)strlen(s + i) + 1)
+		v[k++] = s + i;
+	v[k] = NULL;
+	return v;
+}
+
+/* PID's parent, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the name may hold anything */
+	int ppid;
+	return p && sscanf(p + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : -1;
+}
+
+int detach_descendants(pid_t pid)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		pid_t p = (pid_t)atoi(de->d_name);
+		if (p <= 0 || p == pid)
+			continue;
+		/* below PID, at any depth */
+		pid_t q = p;
+		for (int k = 0; k < 64 && q > 1 && q != pid; k++)
+			q = parent_of(q);
+		if (q != pid || runtime_loaded(p) != 1)
+			continue;
+		int unloaded;
+		uint64_t ns;
+		n += n < 1000 && !detach_process(p, &unloaded, &ns);
+	}
+	closedir(d);
+	return n;
 }

@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "cli.h"
 #include "ring.h"
 #include "trace_read.h"
@@ -60,12 +61,18 @@
 
 static const char record_usage[] =
     "usage: dynftrace record [OPTIONS] [--] PROG [ARGS...]\n"
+    "       dynftrace record [OPTIONS] -p PID [--duration DUR]\n"
     "\n"
     "Run PROG with the tracing runtime preloaded and record its calls into\n"
     "a session directory. Threads, fork and exec are followed: the whole\n"
     "process tree goes into one session. Read it with 'dynftrace replay',\n"
     "'report', 'info' or 'dump --chrome'.\n"
     "\n"
+    "  -p, --pid PID           attach to running process PID instead (see\n"
+    "                          'dynftrace attach'), record it and the children\n"
+    "                          it forks until Ctrl-C, SIGTERM or --duration,\n"
+    "                          then detach. The process is never restarted.\n"
+    "      --duration DUR      with -p: stop after DUR (10s, 500ms).\n"
     "  -d, --data DIR          the session directory (default dynftrace.data).\n"
     "                          An old session there is replaced; any other\n"
     "                          existing file or directory is refused.\n"
@@ -102,6 +109,7 @@ static const char record_usage[] =
 
 static const char live_usage[] =
     "usage: dynftrace live [OPTIONS] [--] PROG [ARGS...]\n"
+    "       dynftrace live [OPTIONS] -p PID [--duration DUR]\n"
     "\n"
     "Record PROG into a temporary session, print it as 'dynftrace replay'\n"
     "does, then delete the session. Takes the options of 'dynftrace record'\n"
@@ -122,6 +130,9 @@ struct rec_opts {
 	struct cli_globs filter, notrace, events;
 	uint64_t depth, time_ns, buffer_kb;
 	int overwrite, disabled, force;
+	/* -p: attach to a running process instead of starting PROG */
+	pid_t pid;
+	uint64_t duration_ns; /* --duration: stop after this long (0: on a signal) */
 	/* live */
 	int keep, no_time;
 	char **prog; /* PROG ARGS..., NULL-terminated (argv's end) */
@@ -213,6 +224,23 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 					cmd, v);
 				return 2;
 			}
+		} else if ((r = cli_opt(argc, argv, &i, "-p", "--pid", &v))) {
+			uint64_t pid;
+			if (r < 0)
+				return 2;
+			if (cli_parse_uint(v, INT_MAX, &pid) || !pid) {
+				cli_err("%s: bad process id '%s'", cmd, v);
+				return 2;
+			}
+			o->pid = (pid_t)pid;
+		} else if ((r = cli_opt(argc, argv, &i, NULL, "--duration", &v))) {
+			if (r < 0)
+				return 2;
+			if (cli_parse_duration(v, &o->duration_ns) || !o->duration_ns) {
+				cli_err("%s: bad duration '%s': give a number with ns, us, ms or s",
+					cmd, v);
+				return 2;
+			}
 		} else if (!strcmp(a, "--overwrite")) {
 			o->overwrite = 1;
 		} else if (!strcmp(a, "--disabled")) {
@@ -227,6 +255,18 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 			cli_err("%s: unknown option '%s'; see 'dynftrace %s --help'", cmd, a, cmd);
 			return 2;
 		}
+	}
+	if (o->pid) {
+		if (i < argc) {
+			cli_err("%s: -p attaches to a running process: give no program", cmd);
+			return 2;
+		}
+		o->prog = argv + argc; /* empty */
+		return 0;
+	}
+	if (o->duration_ns) {
+		cli_err("%s: --duration needs -p PID", cmd);
+		return 2;
 	}
 	if (i >= argc) {
 		cli_err("%s: no program given; see 'dynftrace %s --help'", cmd, cmd);
@@ -503,55 +543,85 @@ static int set_env(const char *name, const char *fmt, ...)
 	return r;
 }
 
+/* The runtime's settings for a recording, each given to PUT (NAME, VALUE):
+ * the child's environment, or the block an attach passes. 0 or -1. */
+typedef int (*put_fn)(void *ctx, const char *name, const char *val);
+static int rec_settings(const struct rec_opts *o, const char *absdir, const char *shmdir,
+			put_fn put, void *ctx)
+{
+	char *filter = cli_glob_join(&o->filter), *notrace = cli_glob_join(&o->notrace);
+	char num[32];
+	int r = 0;
+
+	if (!filter || !notrace) {
+		free(filter);
+		free(notrace);
+		return -1;
+	}
+	r |= put(ctx, "DYNFTRACE_RECORD", absdir);
+	r |= put(ctx, "DYNFTRACE_TRACER", o->tracer);
+	if (*filter)
+		r |= put(ctx, "DYNFTRACE_FILTER", filter);
+	if (*notrace)
+		r |= put(ctx, "DYNFTRACE_NOTRACE", notrace);
+#define PUT_NUM(name, v)                                                                           \
+	(snprintf(num, sizeof(num), "%" PRIu64, (uint64_t)(v)), put(ctx, name, num))
+	if (o->depth)
+		r |= PUT_NUM("DYNFTRACE_DEPTH", o->depth);
+	if (o->time_ns)
+		r |= PUT_NUM("DYNFTRACE_TIME_FILTER", o->time_ns);
+	if (o->buffer_kb)
+		r |= PUT_NUM("DYNFTRACE_BUFFER_KB", o->buffer_kb);
+#undef PUT_NUM
+	if (o->overwrite)
+		r |= put(ctx, "DYNFTRACE_OVERWRITE", "1");
+	if (o->disabled)
+		r |= put(ctx, "DYNFTRACE_DISABLED", "1");
+	if (o->events.n) {
+		char *events = cli_glob_join(&o->events);
+		r |= events ? put(ctx, "DYNFTRACE_EVENTS", events) : -1;
+		free(events);
+	}
+	if (*shmdir)
+		r |= put(ctx, "DYNFTRACE_SHM", shmdir);
+	const char *ctl = getenv("DYNFTRACE_CONTROL"); /* live control; =0 turns it off */
+	r |= put(ctx, "DYNFTRACE_CONTROL", ctl ? ctl : "1");
+	free(filter);
+	free(notrace);
+	return r ? -1 : 0;
+}
+
+static int put_env(void *ctx, const char *name, const char *val)
+{
+	(void)ctx;
+	return setenv(name, val, 1);
+}
+
 /* In the child: the environment of the runtime. 0 or -1. */
 static int child_env(const struct rec_opts *o, const char *lib, const char *absdir,
 		     const char *shmdir)
 {
+	static const char *const ours[] = {"DYNFTRACE_FILTER",	  "DYNFTRACE_NOTRACE",
+					   "DYNFTRACE_DEPTH",	  "DYNFTRACE_TIME_FILTER",
+					   "DYNFTRACE_BUFFER_KB", "DYNFTRACE_OVERWRITE",
+					   "DYNFTRACE_DISABLED",  "DYNFTRACE_SHM"};
 	const char *pre = getenv("LD_PRELOAD");
-	char *filter = cli_glob_join(&o->filter), *notrace = cli_glob_join(&o->notrace);
-	int r = 0;
+	int r = pre && *pre ? set_env("LD_PRELOAD", "%s:%s", lib, pre)
+			    : set_env("LD_PRELOAD", "%s", lib);
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		unsetenv(ours[i]);
+	return r || rec_settings(o, absdir, shmdir, put_env, NULL) ? -1 : 0;
+}
 
-	if (!filter || !notrace)
-		return -1;
-	r |= pre && *pre ? set_env("LD_PRELOAD", "%s:%s", lib, pre)
-			 : set_env("LD_PRELOAD", "%s", lib);
-	r |= set_env("DYNFTRACE_RECORD", "%s", absdir);
-	r |= set_env("DYNFTRACE_TRACER", "%s", o->tracer);
-	unsetenv("DYNFTRACE_FILTER");
-	unsetenv("DYNFTRACE_NOTRACE");
-	unsetenv("DYNFTRACE_DEPTH");
-	unsetenv("DYNFTRACE_TIME_FILTER");
-	unsetenv("DYNFTRACE_BUFFER_KB");
-	unsetenv("DYNFTRACE_OVERWRITE");
-	unsetenv("DYNFTRACE_DISABLED");
-	if (*filter)
-		r |= set_env("DYNFTRACE_FILTER", "%s", filter);
-	if (*notrace)
-		r |= set_env("DYNFTRACE_NOTRACE", "%s", notrace);
-	if (o->depth)
-		r |= set_env("DYNFTRACE_DEPTH", "%" PRIu64, o->depth);
-	if (o->time_ns)
-		r |= set_env("DYNFTRACE_TIME_FILTER", "%" PRIu64, o->time_ns);
-	if (o->buffer_kb)
-		r |= set_env("DYNFTRACE_BUFFER_KB", "%" PRIu64, o->buffer_kb);
-	if (o->overwrite)
-		r |= set_env("DYNFTRACE_OVERWRITE", "1");
-	if (o->disabled)
-		r |= set_env("DYNFTRACE_DISABLED", "1");
-	if (o->events.n) {
-		char *events = cli_glob_join(&o->events);
-		r |= events ? set_env("DYNFTRACE_EVENTS", "%s", events) : -1;
-		free(events);
-	}
-	if (*shmdir)
-		r |= set_env("DYNFTRACE_SHM", "%s", shmdir);
-	else
-		unsetenv("DYNFTRACE_SHM");
-	if (!getenv("DYNFTRACE_CONTROL")) /* live control; =0 turns it off */
-		r |= set_env("DYNFTRACE_CONTROL", "1");
-	free(filter);
-	free(notrace);
-	return r ? -1 : 0;
+struct cfg_block {
+	char *buf;
+	size_t len;
+};
+
+static int put_block(void *ctx, const char *name, const char *val)
+{
+	struct cfg_block *b = ctx;
+	return attach_config_add(&b->buf, &b->len, name, val);
 }
 
 /* Append a line to DIR/info (O_APPEND, one write, as the runtime does). */
@@ -990,6 +1060,142 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	return ret;
 }
 
+/* Is PID gone (or a zombie nobody reaped yet)? */
+static int proc_gone(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	return !p || p[2] == 'Z' || p[2] == 'X';
+}
+
+/*
+ * record -p / live -p: attach to a running process, record it (and the
+ * children it forks meanwhile) until a signal, --duration or its end, then
+ * detach everything. The session is an ordinary one, plus its info lines
+ * "attached:" and "detached:".
+ */
+static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *started)
+{
+	char absdir[PATH_MAX], shmdir[128], line[256];
+	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+	struct cfg_block b = {0};
+	struct attach_result ar;
+	sigset_t stop, oldmask;
+	pid_t pid = o->pid;
+	int ret = 0, gone = 0, got = 0;
+
+	*started = 0;
+	char **cmd = attach_cmdline(pid);
+	if (!cmd || !cmd[0]) {
+		free(cmd);
+		cli_err("no process %d", (int)pid);
+		return 1;
+	}
+	if (make_dir(dir, fresh)) {
+		free(cmd);
+		return 1;
+	}
+	if (!realpath(dir, absdir)) {
+		cli_err("cannot resolve the output directory '%s': %s", dir, strerror(errno));
+		free(cmd);
+		return 1;
+	}
+	uint64_t start = now_ns();
+	o->prog = cmd;
+	ret = write_info(dir, o, start);
+	o->prog = NULL;
+	free(cmd);
+	if (ret)
+		return 1;
+	shm_make(shmdir, sizeof(shmdir));
+	if (rec_settings(o, absdir, shmdir, put_block, &b)) {
+		cli_err("out of memory");
+		return 1;
+	}
+	attach_config_target(pid, &b.buf, &b.len);
+	/* Ctrl-C, SIGTERM, SIGHUP end the recording, not dynftrace. */
+	sigemptyset(&stop);
+	for (int i = 0; i < 3; i++)
+		sigaddset(&stop, sigs[i]);
+	sigprocmask(SIG_BLOCK, &stop, &oldmask);
+	ret = attach_process(pid, b.buf, b.len, &ar);
+	free(b.buf);
+	if (ret) {
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		if (*shmdir)
+			cli_rm_tree(shmdir);
+		return 1;
+	}
+	*started = 1;
+	uint64_t t_att = now_ns();
+	snprintf(line, sizeof(line),
+		 "attached: %d at_ns %" PRIu64 " stopped_ns %" PRIu64 " sites %zu threads %zu\n",
+		 (int)pid, t_att, ar.worker_ns + ar.commit_ns, ar.sites, ar.threads);
+	append_info(dir, line);
+	fprintf(stderr,
+		"dynftrace: recording process %d: %zu sites, %zu threads (stopped %.3f ms); "
+		"%s\n",
+		(int)pid, ar.sites, ar.threads, (ar.worker_ns + ar.commit_ns) / 1e6,
+		o->duration_ns ? "stops after --duration or Ctrl-C" : "stop with Ctrl-C");
+
+	struct shm_watch w = {.dir = dir, .shmdir = shmdir};
+	snprintf(w.ctf, sizeof(w.ctf), "%s/ctf", absdir);
+	w.main = pid;
+	uint64_t next_scan = now_ns() + SCAN_NS;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (o->duration_ns && now - t_att >= o->duration_ns)
+			break;
+		if (proc_gone(pid)) {
+			gone = 1;
+			break;
+		}
+		if (now >= next_scan) {
+			shm_scan(&w, 0, 0);
+			next_scan = now_ns() + SCAN_NS;
+		}
+		uint64_t wait = 100000000ull; /* to notice its end */
+		if (o->duration_ns && t_att + o->duration_ns - now < wait)
+			wait = t_att + o->duration_ns - now;
+		struct timespec ts = {(time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull)};
+		if ((got = sigtimedwait(&stop, NULL, &ts)) > 0)
+			break;
+	}
+	/* Children it forked carry the runtime too: they go first. */
+	int kids = gone ? 0 : detach_descendants(pid);
+	int unloaded = 0;
+	uint64_t dns = 0;
+	if (!gone && detach_process(pid, &unloaded, &dns))
+		ret = 1;
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	shm_scan(&w, 1, 0);
+	free(w.imgs);
+	if (*shmdir)
+		cli_rm_tree(shmdir);
+	if (gone)
+		snprintf(line, sizeof(line),
+			 "detached: %d ended end_ns %" PRIu64 "\nend_ns: %" PRIu64 "\n", (int)pid,
+			 now_ns(), now_ns());
+	else
+		snprintf(line, sizeof(line),
+			 "detached: %d end_ns %" PRIu64 " stopped_ns %" PRIu64
+			 " children %d\nend_ns: %" PRIu64 "\n",
+			 (int)pid, now_ns(), dns, kids, now_ns());
+	append_info(dir, line);
+	if (gone)
+		cli_err("process %d ended while it was recorded", (int)pid);
+	return ret;
+}
+
 /* After a recording: say what went wrong without failing. */
 static void record_summary(const char *dir, const struct rec_opts *o)
 {
@@ -1023,7 +1229,7 @@ int cmd_record(int argc, char **argv)
 		rec_free(&o);
 		return ret == 1 ? 0 : 2;
 	}
-	ret = record_run(&o, o.dir, 0, &started);
+	ret = o.pid ? record_attach(&o, o.dir, 0, &started) : record_run(&o, o.dir, 0, &started);
 	if (started)
 		record_summary(o.dir, &o);
 	rec_free(&o);
@@ -1052,7 +1258,7 @@ int cmd_live(int argc, char **argv)
 		rec_free(&o);
 		return 1;
 	}
-	ret = record_run(&o, dir, 1, &started);
+	ret = o.pid ? record_attach(&o, dir, 1, &started) : record_run(&o, dir, 1, &started);
 	if (started) {
 		r = tr_open(&s, dir);
 		if (r) {
