@@ -430,15 +430,15 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 	struct inj p;
 	inj_open(&p, pid);
 	uint64_t t0 = now_ns();
-	err = inj_stop_all(&p);
+	/* Only the thread that loads the runtime stops now: the others run. */
+	pid_t worker = inj_choose_tid(pid, NULL, 0);
+	err = worker > 0 ? inj_stop_thread(&p, worker) : -ESRCH;
 	if (err) {
 		explain_seize(pid, p.why, err);
 		inj_close(&p);
 		return 1;
 	}
-	res->threads = p.n;
-	size_t ti = inj_pick_thread(&p);
-	pid_t worker = p.t[ti].tid;
+	size_t ti = 0;
 	uint64_t t1 = now_ns();
 	/* The load, with every other thread running: a thread stopped while
 	 * holding the loader's or the allocator's lock must be able to let
@@ -446,7 +446,7 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 	uint64_t a[2] = {INJ_DATA, RTLD_NOW | RTLD_LOCAL};
 	uint64_t h = call_ret(&p, ti, dl, a, 2, runtime, strlen(runtime) + 1, 1, &err);
 	uint64_t t2 = now_ns();
-	res->stop_ns = t1 - t0; /* every thread, until the others went */
+	res->stop_ns = t1 - t0; /* the worker alone, until it was stopped */
 	res->worker_ns = t2 - t0;
 	if (!err && !h) {
 		char msg[512] = "unknown reason";
@@ -578,10 +578,10 @@ int cmd_attach(int argc, char **argv)
 	comm_of((pid_t)pid, comm, sizeof(comm));
 	printf("attached to process %d (%s): %zu sites, %zu threads\n", (int)pid, comm, r.sites,
 	       r.threads);
-	printf("stopped: %.3f ms while loading (other threads ran after %.3f ms), %.3f ms "
-	       "for the conversion%s\n",
-	       r.worker_ns / 1e6, r.stop_ns / 1e6, r.commit_ns / 1e6,
-	       r.moved ? " (threads moved out of NOP runs)" : "");
+	printf("stopped: %.3f ms, every thread (one thread was held %.3f ms while the runtime "
+	       "loaded)%s\n",
+	       r.commit_ns / 1e6, r.worker_ns / 1e6,
+	       r.moved ? "; threads moved out of NOP runs" : "");
 	printf("tracing is off: dynftrace ctl %d current_tracer function_graph; "
 	       "dynftrace ctl %d tracing_on 1\n",
 	       (int)pid, (int)pid);
@@ -620,14 +620,15 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 	}
 	struct inj p;
 	inj_open(&p, pid);
-	int err = inj_stop_all(&p);
+	pid_t worker = inj_choose_tid(pid, NULL, 0);
+	int err = worker > 0 ? inj_stop_thread(&p, worker) : -ESRCH;
 	if (err) {
 		explain_seize(pid, p.why, err);
 		inj_close(&p);
 		return 1;
 	}
 	char why[256] = "";
-	size_t ti = inj_pick_thread(&p);
+	size_t ti = 0;
 	uint64_t pa[2] = {INJ_DATA, sizeof(why)};
 	int64_t rc = (int32_t)call_ret(&p, ti, prep, pa, 2, why, sizeof(why), 1, &err);
 	if (!err && rc < 0) {

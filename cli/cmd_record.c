@@ -1139,12 +1139,12 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	uint64_t t_att = now_ns();
 	snprintf(line, sizeof(line),
 		 "attached: %d at_ns %" PRIu64 " stopped_ns %" PRIu64 " sites %zu threads %zu\n",
-		 (int)pid, t_att, ar.worker_ns + ar.commit_ns, ar.sites, ar.threads);
+		 (int)pid, t_att, ar.commit_ns, ar.sites, ar.threads);
 	append_info(dir, line);
 	fprintf(stderr,
 		"dynftrace: recording process %d: %zu sites, %zu threads (stopped %.3f ms); "
 		"%s\n",
-		(int)pid, ar.sites, ar.threads, (ar.worker_ns + ar.commit_ns) / 1e6,
+		(int)pid, ar.sites, ar.threads, ar.commit_ns / 1e6,
 		o->duration_ns ? "stops after --duration or Ctrl-C" : "stop with Ctrl-C");
 
 	struct shm_watch w = {.dir = dir, .shmdir = shmdir};

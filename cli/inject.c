@@ -174,8 +174,8 @@ static int signals_pending(pid_t pid, pid_t tid)
 	return pending;
 }
 
-/* Stop seized thread I; 1 stopped, 0 gone, -errno. */
-static int stop_one(struct inj *p, size_t i)
+/* Ask seized thread I to stop: 1 asked, 0 gone, -errno. */
+static int interrupt_one(struct inj *p, size_t i)
 {
 	struct inj_thread *t = &p->t[i];
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0)) {
@@ -185,6 +185,13 @@ static int stop_one(struct inj *p, size_t i)
 		WHY(p, "cannot stop thread %d: %s", (int)t->tid, strerror(e));
 		return -e;
 	}
+	return 1;
+}
+
+/* Wait until interrupted thread I stops; 1 stopped, 0 gone, -errno. */
+static int stop_one(struct inj *p, size_t i)
+{
+	struct inj_thread *t = &p->t[i];
 	int st;
 	int r = wait_tid(p, t->tid, &st, 5000);
 	if (r == 0) {
@@ -206,8 +213,12 @@ static int stop_one(struct inj *p, size_t i)
 	}
 	/* Our stop ended its wait with EINTR: undo that, unless a signal
 	 * is on its way (then the program would have seen EINTR anyway). */
-	if (!t->sig && !signals_pending(p->pid, t->tid) && arch_inj_undo_eintr(t->regs))
-		t->dirty = 1;
+	if (!t->sig && arch_inj_undo_eintr(t->regs)) {
+		if (signals_pending(p->pid, t->tid))
+			arch_inj_save(t->tid, t->regs); /* as it was */
+		else
+			t->dirty = 1;
+	}
 	return 1;
 }
 
@@ -245,6 +256,17 @@ int inj_stop_all(struct inj *p)
 			added++;
 		}
 		closedir(d);
+		/* All asked at once, then each waited for: the stops overlap. */
+		for (size_t i = 0; i < p->n;) {
+			int r = p->t[i].stopped ? 1 : interrupt_one(p, i);
+			if (r < 0)
+				return r;
+			if (r == 0) {
+				drop_thread(p, i);
+				continue;
+			}
+			i++;
+		}
 		for (size_t i = 0; i < p->n;) {
 			if (p->t[i].stopped) {
 				i++;
@@ -329,6 +351,75 @@ uint64_t inj_thread_pointer(const struct inj *p, size_t i)
 uint64_t inj_last_data(const struct inj *p)
 {
 	return p->last_data;
+}
+
+int inj_stop_thread(struct inj *p, pid_t tid)
+{
+	if (find_thread(p, tid) >= 0)
+		return 0;
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
+		int e = errno;
+		WHY(p, "cannot trace thread %d of process %d: %s", (int)tid, (int)p->pid,
+		    strerror(e));
+		return -e;
+	}
+	if (!add_thread(p, tid))
+		return -ENOMEM;
+	int r = interrupt_one(p, p->n - 1);
+	if (r > 0)
+		r = stop_one(p, p->n - 1);
+	if (r <= 0) {
+		drop_thread(p, p->n - 1);
+		if (!r)
+			WHY(p, "thread %d of process %d ended", (int)tid, (int)p->pid);
+		return r ? r : -ESRCH;
+	}
+	return 0;
+}
+
+pid_t inj_choose_tid(pid_t pid, const pid_t *avoid, size_t navoid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	pid_t best = -1, any = -1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		int skip = tid <= 0;
+		for (size_t i = 0; i < navoid && !skip; i++)
+			skip = avoid[i] == tid;
+		if (skip)
+			continue;
+		char sp[96], buf[64] = "";
+		/* never the runtime's own threads (a detach stops them) */
+		snprintf(sp, sizeof(sp), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+		int cfd = open(sp, O_RDONLY | O_CLOEXEC);
+		if (cfd >= 0) {
+			ssize_t n = read(cfd, buf, sizeof(buf) - 1);
+			buf[n > 0 ? n : 0] = 0;
+			close(cfd);
+			if (!strncmp(buf, "dynftrace", 9))
+				continue;
+			buf[0] = 0;
+		}
+		if (any < 0)
+			any = tid;
+		snprintf(sp, sizeof(sp), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+		int fd = open(sp, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t n = read(fd, buf, sizeof(buf) - 1);
+			buf[n > 0 ? n : 0] = 0;
+			close(fd);
+		}
+		/* a number: waiting in that system call; "running" or -1: not */
+		if (best < 0 && buf[0] >= '0' && buf[0] <= '9')
+			best = tid;
+	}
+	closedir(d);
+	return best >= 0 ? best : any;
 }
 
 size_t inj_pick_thread(struct inj *p)

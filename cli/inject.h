@@ -69,6 +69,13 @@ uint64_t inj_thread_pointer(const struct inj *p, size_t i);
  * runs on: a call's results written into it can be read back). */
 uint64_t inj_last_data(const struct inj *p);
 
+/* Seize and stop one thread only. 0 or -errno (why). */
+int inj_stop_thread(struct inj *p, pid_t tid);
+/* A thread of PID to run calls on, chosen without stopping anything: one
+ * waiting in a system call (/proc/PID/task/TID/syscall) if there is one,
+ * none of AVOID. -1 if none. */
+pid_t inj_choose_tid(pid_t pid, const pid_t *avoid, size_t navoid);
+
 /* Which stopped thread to run calls on: one waiting in a system call if
  * there is one (it holds no lock of the C library's in user code), else
  * the first. */
