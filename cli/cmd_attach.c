@@ -631,6 +631,16 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 	size_t ti = 0;
 	uint64_t pa[2] = {INJ_DATA, sizeof(why)};
 	int64_t rc = (int32_t)call_ret(&p, ti, prep, pa, 2, why, sizeof(why), 1, &err);
+	/* Borrowed inside a callback: let it out and borrow again. */
+	for (int tries = 0; !err && rc == -EAGAIN && tries < 200; tries++) {
+		inj_resume_all(&p);
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+		worker = inj_choose_tid(pid, NULL, 0);
+		err = worker > 0 ? inj_stop_thread(&p, worker) : -ESRCH;
+		if (!err)
+			rc = (int32_t)call_ret(&p, 0, prep, pa, 2, why, sizeof(why), 1, &err);
+	}
 	if (!err && rc < 0) {
 		inj_read(&p, inj_last_data(&p), why, sizeof(why));
 		why[sizeof(why) - 1] = 0;

@@ -1094,6 +1094,7 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	int ret = 0, gone = 0, got = 0;
 
 	*started = 0;
+	uint64_t t_cmd = now_ns();
 	char **cmd = attach_cmdline(pid);
 	if (!cmd || !cmd[0]) {
 		free(cmd);
@@ -1142,9 +1143,9 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 		 (int)pid, t_att, ar.commit_ns, ar.sites, ar.threads);
 	append_info(dir, line);
 	fprintf(stderr,
-		"dynftrace: recording process %d: %zu sites, %zu threads (stopped %.3f ms); "
-		"%s\n",
-		(int)pid, ar.sites, ar.threads, ar.commit_ns / 1e6,
+		"dynftrace: recording process %d: %zu sites, %zu threads (stopped %.3f ms, "
+		"recording after %.3f ms); %s\n",
+		(int)pid, ar.sites, ar.threads, ar.commit_ns / 1e6, (t_att - t_cmd) / 1e6,
 		o->duration_ns ? "stops after --duration or Ctrl-C" : "stop with Ctrl-C");
 
 	struct shm_watch w = {.dir = dir, .shmdir = shmdir};

@@ -41,6 +41,15 @@ void dft_fatal_install(void) HIDDEN; /* interpose.c */
 enum { ATT_NONE, ATT_LOADED, ATT_COMMITTED, ATT_STARTED, ATT_DETACHING, ATT_DETACHED };
 static int attach_state;
 
+/* The agent borrowed a thread that it stopped inside our own code (a
+ * callback, the API, a read side): what the entries would call could wait
+ * for that very thread. It lets the thread run on and asks again. */
+static int inside_runtime(void)
+{
+	const struct dft_thread *t = &dft_self;
+	return t->recursion || t->rcu_nest || t->api_depth;
+}
+
 /* Was the runtime loaded by an attach? The agent loads it under the name
  * DYNFTRACE_ATTACH_SONAME, a link to the runtime: the loader keeps the name
  * it was given, and nothing else in a process can tell us. */
@@ -85,6 +94,8 @@ PUBLIC int dynftrace_attach_start(const char *config, size_t len)
 {
 	if (attach_state != ATT_COMMITTED)
 		return attach_state < ATT_COMMITTED ? -EPERM : -EALREADY;
+	if (inside_runtime())
+		return -EAGAIN;
 	sites_free_committed();
 	int err = dft_config_set(config, len);
 	if (err)
@@ -107,8 +118,14 @@ PUBLIC int dynftrace_detach_prepare(char *why, size_t n)
 		snprintf(why, n, "the runtime was not loaded by an attach");
 		return -EPERM;
 	}
-	if (attach_state >= ATT_DETACHING)
-		return 0; /* again, after a finish that found a thread inside */
+	if (attach_state == ATT_DETACHED)
+		return 0;
+	/* Again after a failure, or after a finish that found a thread
+	 * inside: every step below may run twice. */
+	if (inside_runtime()) {
+		snprintf(why, n, "the thread was stopped inside the runtime");
+		return -EAGAIN;
+	}
 	attach_state = ATT_DETACHING;
 	/* Control first: no request may turn anything on again. */
 	int err = ctl_stop();

@@ -45,6 +45,8 @@
  *     its own runs, nothing calls it.
  *
  * Each returns 0 (or a count) or a negative errno value; WHY gets one sentence.
+ * -EAGAIN from any: the thread the agent borrowed was stopped inside the
+ * runtime (a callback); let it run on and call again.
  */
 #ifndef DYNFTRACE_ATTACH_H
 #define DYNFTRACE_ATTACH_H
