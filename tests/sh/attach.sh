@@ -139,6 +139,22 @@ sleep 0.3
 clean forker $fk
 check $? "its children compute exactly and exec"
 
+# ---- a -pg -mfentry build (sites are calls to the C library's __fentry__)
+if $CC $CFLAGS_T $SANFLAGS -pg -mfentry -mrecord-mcount "$P/attach-target.c" -o "$T/fentry" \
+	-lpthread 2>>"$T/build.log"; then
+	start fentry "$T/fentry"
+	fe=$pid
+	$D attach $fe >/dev/null 2>&1 && $D ctl $fe current_tracer function_graph &&
+		$D ctl $fe tracing_on 1 && sleep 0.2 && $D ctl $fe trace >"$T/fe.trace" 2>&1 &&
+		$D detach $fe >/dev/null 2>&1 && grep -q 'at_leaf' "$T/fe.trace"
+	check $? "attach, trace and detach a -pg -mfentry build (call __fentry__ sites)"
+	clean fentry $fe
+	check $? "the -mfentry target computes exactly"
+else
+	skip "a -pg -mfentry build: the compiler cannot build one"
+	skip "the -mfentry target computes exactly"
+fi
+
 # ---- refusals: one sentence, status 1, the target untouched
 # refused NAME PID PATTERN [CMD...]: the attach (or CMD) fails saying PATTERN.
 refused() {
