@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* hooks.c - the core's event slots (hooks.h). */
+/* hooks.c - the core's event slots and its start-up (hooks.h). */
+#include <pthread.h>
+
 #include "hooks.h"
 
 HIDDEN struct core_hooks core_hooks;
@@ -12,4 +14,31 @@ void core_hooks_set(const struct core_hooks *h)
 		__atomic_store_n(&core_hooks.thread_exit, h->thread_exit, __ATOMIC_RELEASE);
 	if (h->graph_enter)
 		__atomic_store_n(&core_hooks.graph_enter, h->graph_enter, __ATOMIC_RELEASE);
+}
+
+/*
+ * Start-up. The layer that wires everything (init.c, the top) places its
+ * entry in the section dft_start, as the kernel's initcalls do: the core
+ * runs it once, from the constructor or from whichever API call or
+ * wrapped dlopen comes first, without naming the layers above it. The
+ * linker defines the section's bounds.
+ */
+extern dft_start_fn __start_dft_start[] HIDDEN;
+extern dft_start_fn __stop_dft_start[] HIDDEN;
+HIDDEN __thread int dft_init_running __attribute__((tls_model("initial-exec")));
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+
+static void run_start(void)
+{
+	dft_init_running = 1;
+	for (dft_start_fn *f = __start_dft_start; f < __stop_dft_start; f++)
+		(*f)();
+	dft_init_running = 0;
+}
+
+void dft_ensure_init(void)
+{
+	if (dft_init_running)
+		return; /* our own calls during start-up */
+	pthread_once(&start_once, run_start);
 }

@@ -35,6 +35,16 @@ struct core_hooks {
 	int (*graph_enter)(uint32_t id, uintptr_t *slot, uintptr_t hook);
 };
 
+/* The start-up entries (hooks.c): DFT_START(fn) places FN in the section
+ * the core runs once, in placement order, from dft_ensure_init(). */
+typedef void (*dft_start_fn)(void);
+#define DFT_START(fn)                                                                              \
+	static const dft_start_fn dft_start_##fn                                                   \
+	    __attribute__((section("dft_start"), used, aligned(sizeof(void *)))) = fn
+/* Set on the thread running the start-up (its own API calls meanwhile
+ * must not wait for themselves). */
+extern __thread int dft_init_running HIDDEN;
+
 /* Install every non-NULL slot of H. */
 void core_hooks_set(const struct core_hooks *h) HIDDEN;
 extern struct core_hooks core_hooks HIDDEN;

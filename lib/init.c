@@ -19,6 +19,7 @@
 #include "ring.h"
 #include "ctl.h"
 #include "trace.h"
+#include "hooks.h"
 
 void rcu_atfork_prepare(void) HIDDEN;
 void rcu_atfork_parent(void) HIDDEN;
@@ -53,14 +54,9 @@ static void atfork_child(void)
 	dft_unload_fork_done(fork_unload_held);
 }
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-/* Set on the initialising thread only: its own API use during init must not
- * wait for itself; other threads wait in pthread_once. */
-static __thread int init_running __attribute__((tls_model("initial-exec")));
-
+/* The runtime's start-up (run once by the core, see hooks.c). */
 static void dft_init(void)
 {
-	init_running = 1;
 	/* Loaded into a running process by `dynftrace attach`: its settings
 	 * come later (dynftrace_attach_start), never from its environment. */
 	int attached = attach_loaded();
@@ -83,15 +79,8 @@ static void dft_init(void)
 	if (trace_recording())
 		dft_fatal_install(); /* a fatal signal flushes the buffers first */
 	ctl_init();		     /* live control, when DYNFTRACE_CONTROL=1 */
-	init_running = 0;
 }
-
-void dft_ensure_init(void)
-{
-	if (init_running)
-		return; /* our own calls during initialisation */
-	pthread_once(&init_once, dft_init);
-}
+DFT_START(dft_init);
 
 __attribute__((constructor(101))) static void dft_constructor(void)
 {

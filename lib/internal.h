@@ -127,7 +127,9 @@ static inline void rcu_read_unlock(void)
 
 /* interpose.c */
 void *dft_real(const char *name) HIDDEN;
-int dft_trap_handler_install(void) HIDDEN;
+/* Install the SIGTRAP handler, which asks HANDLE first whether a trap is
+ * the patch engine's (1: handled); 0 or -errno. */
+int dft_trap_handler_install(int (*handle)(siginfo_t *si, void *uc)) HIDDEN;
 /* Forward a SIGTRAP that is not ours to what the program set up. */
 void dft_trap_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
 void dft_signals_init(void) HIDDEN;
@@ -151,8 +153,9 @@ void dft_config_free(void) HIDDEN;
 /* attach.c: was the runtime loaded into a running process? */
 int attach_loaded(void) HIDDEN;
 
-/* init.c: idempotent; every entry point that may run before the
- * constructor (API calls from other constructors, dlopen) calls it. */
+/* hooks.c: runs the start-up once (idempotent); every entry point that may
+ * run before the constructor (API calls from other constructors, dlopen)
+ * calls it. */
 void dft_ensure_init(void) HIDDEN;
 
 /* ops.c: shell glob match as filters use it (exact compare without metachars). */

@@ -45,7 +45,8 @@
 #include "patch.h"
 #include "ring.h"
 
-int patch_handle_trap(siginfo_t *si, void *uc) HIDDEN;
+/* The patch engine's trap handler (dft_trap_handler_install). */
+static int (*trap_handle)(siginfo_t *si, void *uc);
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
@@ -97,7 +98,8 @@ static void trap_entry(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	__atomic_add_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
-	if (!patch_handle_trap(si, uc))
+	int (*h)(siginfo_t *, void *) = __atomic_load_n(&trap_handle, __ATOMIC_ACQUIRE);
+	if (!h || !h(si, uc))
 		dft_trap_forward(sig, si, uc);
 	__atomic_sub_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
 	errno = saved;
@@ -165,8 +167,9 @@ void dft_trap_forward(int sig, siginfo_t *si, void *uc)
 }
 
 /* Install our SIGTRAP handler, keeping the program's as prog_trap. */
-int dft_trap_handler_install(void)
+int dft_trap_handler_install(int (*handle)(siginfo_t *si, void *uc))
 {
+	__atomic_store_n(&trap_handle, handle, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&trap_lock);
 	struct sigaction ours, old;
 	memset(&ours, 0, sizeof(ours));

@@ -534,7 +534,7 @@ int patch_batch(const struct patch_entry *entries, size_t n)
 	}
 	/* A raw rt_sigaction may have replaced our handler: reclaim it (and
 	 * chain the newcomer) before any thread can meet an int3. */
-	err = dft_trap_handler_install();
+	err = dft_trap_handler_install(patch_handle_trap);
 	if (err) {
 		snprintf(last_error, sizeof(last_error), "cannot install the SIGTRAP handler: %s",
 			 strerror(-err));
@@ -738,7 +738,7 @@ int patch_init(void)
 	int err = arch_sync_init();
 	if (err)
 		return err;
-	return dft_trap_handler_install();
+	return dft_trap_handler_install(patch_handle_trap);
 }
 
 /* After fork the child is single-threaded and owns nothing in flight. */

@@ -25,55 +25,63 @@ if ! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS -fPIC -shared "$P/dlchurn-lib.c" -o "$
 fi
 
 D=$B/dynftrace
-DYNFTRACE_CONTROL=1 "$T/dlchurn" "$T/libplug.so" "$SECS" api >"$T/out" 2>"$T/err" &
-pid=$!
-for _ in $(seq 200); do
-	grep -q '^# ready' "$T/out" && $D ctl $pid current_tracer >/dev/null 2>&1 && break
-	sleep 0.1
-done
-
-# Control writes until the program ends. A glob that matches nothing (the
-# library is unloaded at that moment) is refused; anything else is a failure.
-# Still in its run (after "# stopping" the endpoint may close at exit).
-running() { ! grep -q '^# stopping' "$T/out"; }
-tracers=(function_graph function profile function_graph nop)
-writes=0 refused=0 bad=""
-i=0
-while kill -0 $pid 2>/dev/null && running && [ -z "$bad" ]; do
-	if [ $((i % 5)) -eq 0 ]; then
-		out=$($D ctl $pid current_tracer ${tracers[$((i / 5 % 5))]} 2>&1) ||
-			{ running && bad="current_tracer: $out"; }
-	fi
-	for g in 'plug_*' plug_leaf '' plug_entry '*'; do
-		for f in set_ftrace_filter set_ftrace_notrace set_graph_function set_graph_notrace; do
-			out=$($D ctl $pid $f "$g" 2>&1)
-			rc=$?
-			writes=$((writes + 1))
-			if [ $rc -ne 0 ]; then
-				case "$out" in
-				*"no function matches"*) refused=$((refused + 1)) ;;
-				*) running && bad="$f '$g': $out" ;;
-				esac
-			fi
-			[ -n "$bad" ] && break 2
-		done
+# phase NAME SECONDS [api]: one run of the program while the control files
+# change; with api its own thread changes ops too. Without it, the control
+# path alone (the API thread could stop tracing first and hide it).
+phase() {
+	local what=$1 secs=$2 api=${3:-}
+	DYNFTRACE_CONTROL=1 "$T/dlchurn" "$T/libplug.so" "$secs" $api >"$T/out" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 200); do
+		grep -q '^# ready' "$T/out" && $D ctl $pid current_tracer >/dev/null 2>&1 && break
+		sleep 0.1
 	done
-	i=$((i + 1))
-done
-wait $pid
-rc=$?
-if [ -z "$bad" ] && [ $writes -gt 20 ]; then
-	ok "$writes control writes ($refused refused: the library was unloaded)"
-else
-	notok "control writes: ${bad:-only $writes}"
-fi
-grep -E '^(ok|not ok) ' "$T/out" | sed -e 's/^\(not \)\?ok [0-9]* - /\1ok - dlchurn: /' >"$T/tap"
-while read -r line; do
-	case "$line" in
-	"ok - "*) ok "${line#ok - }" ;;
-	*) notok "${line#not ok - }" ;;
-	esac
-done <"$T/tap"
-check $rc "dlchurn exited with status $rc"
-[ $rc -ne 0 ] && diag_file "$T/err"
+
+	# Control writes until the program ends. A glob that matches nothing (the
+	# library is unloaded at that moment) is refused; anything else is a failure.
+	# Still in its run (after "# stopping" the endpoint may close at exit).
+	running() { ! grep -q '^# stopping' "$T/out"; }
+	tracers=(function_graph function profile function_graph nop)
+	writes=0 refused=0 bad=""
+	i=0
+	while kill -0 $pid 2>/dev/null && running && [ -z "$bad" ]; do
+		if [ $((i % 5)) -eq 0 ]; then
+			out=$($D ctl $pid current_tracer ${tracers[$((i / 5 % 5))]} 2>&1) ||
+				{ running && bad="current_tracer: $out"; }
+		fi
+		for g in 'plug_*' plug_leaf '' plug_entry '*'; do
+			for f in set_ftrace_filter set_ftrace_notrace set_graph_function set_graph_notrace; do
+				out=$($D ctl $pid $f "$g" 2>&1)
+				rc=$?
+				writes=$((writes + 1))
+				if [ $rc -ne 0 ]; then
+					case "$out" in
+					*"no function matches"*) refused=$((refused + 1)) ;;
+					*) running && bad="$f '$g': $out" ;;
+					esac
+				fi
+				[ -n "$bad" ] && break 2
+			done
+		done
+		i=$((i + 1))
+	done
+	wait $pid
+	rc=$?
+	if [ -z "$bad" ] && [ $writes -gt 20 ]; then
+		ok "$what: $writes control writes ($refused refused: the library was unloaded)"
+	else
+		notok "$what: control writes: ${bad:-only $writes}"
+	fi
+	grep -E '^(ok|not ok) ' "$T/out" | sed -e 's/^\(not \)\?ok [0-9]* - /\1ok - dlchurn: /' >"$T/tap"
+	while read -r line; do
+		case "$line" in
+		"ok - "*) ok "$what: ${line#ok - }" ;;
+		*) notok "$what: ${line#not ok - }" ;;
+		esac
+	done <"$T/tap"
+	check $rc "$what: dlchurn exited with status $rc"
+	[ $rc -ne 0 ] && diag_file "$T/err"
+}
+phase "control and API" $((SECS / 2)) api
+phase "control only" $((SECS - SECS / 2))
 tap_end

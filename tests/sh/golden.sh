@@ -156,7 +156,6 @@ for v in "${variants[@]}"; do
 	[ "$mode" != patch ] && m=" $mode"
 	{
 		[ -n "${GOLDEN_UPDATE:-}" ] && { [ $cc != gcc ] || [ $opt != -O0 ]; } && continue
-		d=$T/$cc$opt$mode
 		d=$T/$cc$opt
 		if ! build $cc "$cxx" $opt "$d" "$mode"; then
 			notok "build the golden programs with $cc $opt$m"
