@@ -401,7 +401,7 @@ static void target_xdg(pid_t pid, char **cfg, size_t *len)
 		}
 }
 
-static uint64_t call_ret(struct inj *p, size_t ti, uint64_t fn, const uint64_t *a, int na,
+static uint64_t call_ret(struct inj *p, size_t *ti, uint64_t fn, const uint64_t *a, int na,
 			 const void *data, size_t len, int run, int *err)
 {
 	uint64_t ret = 0;
@@ -444,13 +444,13 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 	 * holding the loader's or the allocator's lock must be able to let
 	 * it go. */
 	uint64_t a[2] = {INJ_DATA, RTLD_NOW | RTLD_LOCAL};
-	uint64_t h = call_ret(&p, ti, dl, a, 2, runtime, strlen(runtime) + 1, 1, &err);
+	uint64_t h = call_ret(&p, &ti, dl, a, 2, runtime, strlen(runtime) + 1, 1, &err);
 	uint64_t t2 = now_ns();
 	res->stop_ns = t1 - t0; /* the worker alone, until it was stopped */
 	res->worker_ns = t2 - t0;
 	if (!err && !h) {
 		char msg[512] = "unknown reason";
-		uint64_t s = dlerr ? call_ret(&p, 0, dlerr, NULL, 0, NULL, 0, 0, &err) : 0;
+		uint64_t s = dlerr ? call_ret(&p, &ti, dlerr, NULL, 0, NULL, 0, 0, &err) : 0;
 		if (s && !inj_read(&p, s, msg, sizeof(msg) - 1))
 			msg[sizeof(msg) - 1] = 0;
 		inj_close(&p);
@@ -504,7 +504,7 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 					tps[ntp++] = inj_thread_pointer(&p, i);
 			}
 			uint64_t ca[2] = {INJ_DATA, ntp};
-			rc = (int32_t)call_ret(&p, ti, commit, ca, 2, tps,
+			rc = (int32_t)call_ret(&p, &ti, commit, ca, 2, tps,
 					       (ntp ? ntp : 1) * sizeof(*tps), 0, &err);
 			for (size_t i = 0; !err && rc >= 0 && i < p.n; i++) {
 				uint64_t m;
@@ -532,7 +532,7 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 	res->sites = (size_t)rc;
 	if (!err) {
 		uint64_t sa[2] = {INJ_DATA, cfglen};
-		rc = (int32_t)call_ret(&p, ti, start, sa, 2, cfg, cfglen, 1, &err);
+		rc = (int32_t)call_ret(&p, &ti, start, sa, 2, cfg, cfglen, 1, &err);
 	}
 	if (!err && rc < 0) {
 		inj_close(&p);
@@ -630,7 +630,7 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 	char why[256] = "";
 	size_t ti = 0;
 	uint64_t pa[2] = {INJ_DATA, sizeof(why)};
-	int64_t rc = (int32_t)call_ret(&p, ti, prep, pa, 2, why, sizeof(why), 1, &err);
+	int64_t rc = (int32_t)call_ret(&p, &ti, prep, pa, 2, why, sizeof(why), 1, &err);
 	/* Borrowed inside a callback: let it out and borrow again. */
 	for (int tries = 0; !err && rc == -EAGAIN && tries < 200; tries++) {
 		inj_resume_all(&p);
@@ -638,8 +638,9 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		nanosleep(&ts, NULL);
 		worker = inj_choose_tid(pid, NULL, 0);
 		err = worker > 0 ? inj_stop_thread(&p, worker) : -ESRCH;
+		ti = 0;
 		if (!err)
-			rc = (int32_t)call_ret(&p, 0, prep, pa, 2, why, sizeof(why), 1, &err);
+			rc = (int32_t)call_ret(&p, &ti, prep, pa, 2, why, sizeof(why), 1, &err);
 	}
 	if (!err && rc < 0) {
 		inj_read(&p, inj_last_data(&p), why, sizeof(why));
@@ -680,7 +681,8 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		}
 		uint64_t fa[6] = {
 		    INJ_DATA + sizeof(why), nips, INJ_DATA + tpo, ntp, INJ_DATA, sizeof(why)};
-		rc = (int32_t)call_ret(&p, inj_pick_thread(&p), fin, fa, 6, blob, blen, 0, &err);
+		size_t fi = inj_pick_thread(&p);
+		rc = (int32_t)call_ret(&p, &fi, fin, fa, 6, blob, blen, 0, &err);
 		if (!err && rc < 0) {
 			inj_read(&p, inj_last_data(&p), why, sizeof(why));
 			why[sizeof(why) - 1] = 0;
@@ -715,10 +717,10 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 	 * is the attach's; a NOLOAD open gives it back (and counts once). */
 	ti = inj_pick_thread(&p);
 	uint64_t oa[2] = {INJ_DATA, RTLD_NOW | RTLD_NOLOAD};
-	uint64_t h = call_ret(&p, ti, dl, oa, 2, runtime, strlen(runtime) + 1, 1, &err);
+	uint64_t h = call_ret(&p, &ti, dl, oa, 2, runtime, strlen(runtime) + 1, 1, &err);
 	for (int k = 0; !err && h && k < 2; k++) {
 		uint64_t ca[1] = {h};
-		call_ret(&p, ti, dc, ca, 1, NULL, 0, 1, &err);
+		call_ret(&p, &ti, dc, ca, 1, NULL, 0, 1, &err);
 	}
 	inj_close(&p);
 	if (err) {

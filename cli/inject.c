@@ -509,9 +509,12 @@ out:
 	return err;
 }
 
-int inj_call(struct inj *p, size_t ti, uint64_t fn, const uint64_t *args, int nargs,
+int inj_call(struct inj *p, size_t *tip, uint64_t fn, const uint64_t *args, int nargs,
 	     const void *data, size_t len, int others_run, uint64_t *ret)
 {
+	size_t ti = *tip;
+	if (ti >= p->n)
+		return -EINVAL;
 	struct inj_thread *t = &p->t[ti];
 	if (!t->stopped)
 		return -EINVAL;
@@ -538,7 +541,7 @@ int inj_call(struct inj *p, size_t ti, uint64_t fn, const uint64_t *args, int na
 				free(p->t[i].regs);
 		p->t[0] = keep;
 		p->n = 1;
-		ti = 0;
+		*tip = 0;
 		t = &p->t[0];
 	}
 	/* errno: the call may change it; the thread must find it unchanged. */

@@ -53,10 +53,11 @@ int inj_write(struct inj *p, uint64_t addr, const void *buf, size_t len);
  * would otherwise deadlock it) and stays running afterwards; else they stay
  * stopped (INJ_DATA + K stands for the address of DATA + K). The thread's signals are held
  * meanwhile (none interrupts the call) and every register, its signal mask and its errno come back
- * as they were. RET gets the call's value. 0 or -errno (why).
+ * as they were. RET gets the call's value. 0 or -errno (why). *T is the
+ * thread's index, updated: the others are forgotten when they run.
  */
 #define INJ_DATA UINT64_C(0xd47ad47ad47ad47a)
-int inj_call(struct inj *p, size_t t, uint64_t fn, const uint64_t *args, int nargs,
+int inj_call(struct inj *p, size_t *t, uint64_t fn, const uint64_t *args, int nargs,
 	     const void *data, size_t len, int others_run, uint64_t *ret);
 
 /* Stopped thread I's signal mask (bit N-1 for signal N): read into OLD,
