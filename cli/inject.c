@@ -654,7 +654,7 @@ static int scan_frames(struct inj *p, const struct map *m, size_t nm, uint64_t s
 			for (size_t j = 0; j < ny && is < 0; j++)
 				if (yes[j] == w)
 					is = 1;
-			for (size_t j = 0; j < nn && is < 0; j++)
+			for (size_t j = 0; j < nn && j < 64 && is < 0; j++)
 				if (no[j] == w)
 					is = 0;
 			if (is < 0) {
