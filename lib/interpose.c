@@ -42,6 +42,7 @@
 #include <alloca.h>
 
 #include "internal.h"
+#include "got.h"
 #include "patch.h"
 #include "ring.h"
 
@@ -233,6 +234,7 @@ PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	deliver_pending();
 	return 0;
 }
+DFT_WRAPPER(pthread_sigmask);
 
 PUBLIC int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
@@ -255,6 +257,7 @@ PUBLIC int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	deliver_pending();
 	return 0;
 }
+DFT_WRAPPER(sigprocmask);
 
 PUBLIC int sigsuspend(const sigset_t *mask)
 {
@@ -265,6 +268,7 @@ PUBLIC int sigsuspend(const sigset_t *mask)
 	sigdelset(&copy, SIGTRAP);
 	return real(&copy);
 }
+DFT_WRAPPER(sigsuspend);
 
 PUBLIC int sigpending(sigset_t *set)
 {
@@ -276,6 +280,7 @@ PUBLIC int sigpending(sigset_t *set)
 		sigaddset(set, SIGTRAP);
 	return r;
 }
+DFT_WRAPPER(sigpending);
 
 /* ---- fatal signals: flush the trace before dying ---------------------- */
 
@@ -473,6 +478,7 @@ PUBLIC int sigaction(int sig, const struct sigaction *act, struct sigaction *oac
 		sigaddset(&oact->sa_mask, SIGTRAP);
 	return r;
 }
+DFT_WRAPPER(sigaction);
 
 /* glibc's signal() calls its internal sigaction, so it needs its own wrapper;
  * BSD semantics, as glibc's. */
@@ -485,10 +491,11 @@ PUBLIC sighandler_t signal(int sig, sighandler_t h)
 	if (sig > 0 && sig < _NSIG)
 		sigaddset(&a.sa_mask, sig);
 	a.sa_flags = SA_RESTART;
-	if (sigaction(sig, &a, &o) != 0)
+	if (dft_sigaction(sig, &a, &o) != 0)
 		return SIG_ERR;
 	return o.sa_handler;
 }
+DFT_WRAPPER(signal);
 
 /*
  * A new thread inherits its creator's signal mask, or takes the one set with
@@ -549,6 +556,7 @@ PUBLIC int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 		free(s);
 	return r;
 }
+DFT_WRAPPER(pthread_create);
 
 /* The main thread may start with SIGTRAP blocked (inherited through exec). */
 void dft_signals_init(void)
@@ -680,6 +688,7 @@ PUBLIC void *dlopen(const char *file, int mode)
 	unload_depth--;
 	return h;
 }
+DFT_WRAPPER(dlopen);
 
 /* fork (init.c): no unload in flight while the address space is copied. */
 HIDDEN int dft_unload_fork_prepare(void)
@@ -715,6 +724,7 @@ PUBLIC int dlclose(void *handle)
 	unload_depth--;
 	return r;
 }
+DFT_WRAPPER(dlclose);
 
 /* ---- exec ------------------------------------------------------------- */
 
@@ -751,11 +761,13 @@ PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
 		real = (exec_fn)dft_real("execve");
 	return exec_flushed(real, path, argv, envp);
 }
+DFT_WRAPPER(execve);
 
 PUBLIC int execv(const char *path, char *const argv[])
 {
-	return execve(path, argv, environ);
+	return dft_execve(path, argv, environ);
 }
+DFT_WRAPPER(execv);
 
 PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
 {
@@ -764,11 +776,13 @@ PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
 		real = (exec_fn)dft_real("execvpe");
 	return exec_flushed(real, file, argv, envp);
 }
+DFT_WRAPPER(execvpe);
 
 PUBLIC int execvp(const char *file, char *const argv[])
 {
-	return execvpe(file, argv, environ);
+	return dft_execvpe(file, argv, environ);
 }
+DFT_WRAPPER(execvp);
 
 /* Collect execl-style arguments (NULL-terminated) into a vector. */
 #define EXECL_ARGV(first, ap, argv)                                                                \
@@ -792,8 +806,9 @@ PUBLIC int execl(const char *path, const char *arg, ...)
 	va_start(ap, arg);
 	EXECL_ARGV(arg, ap, argv);
 	va_end(ap);
-	return execve(path, argv, environ);
+	return dft_execve(path, argv, environ);
 }
+DFT_WRAPPER(execl);
 
 PUBLIC int execlp(const char *file, const char *arg, ...)
 {
@@ -802,8 +817,9 @@ PUBLIC int execlp(const char *file, const char *arg, ...)
 	va_start(ap, arg);
 	EXECL_ARGV(arg, ap, argv);
 	va_end(ap);
-	return execvpe(file, argv, environ);
+	return dft_execvpe(file, argv, environ);
 }
+DFT_WRAPPER(execlp);
 
 PUBLIC int execle(const char *path, const char *arg, ...)
 {
@@ -813,5 +829,6 @@ PUBLIC int execle(const char *path, const char *arg, ...)
 	EXECL_ARGV(arg, ap, argv);
 	envp = va_arg(ap, char **); /* after the terminating NULL */
 	va_end(ap);
-	return execve(path, argv, envp);
+	return dft_execve(path, argv, envp);
 }
+DFT_WRAPPER(execle);
