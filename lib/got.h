@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * got.h - the libc wrappers' hidden aliases and their table.
+ * got.h - how the libc wrappers are reached, and what they forward to
+ * (got.c).
  *
- * Each wrapper (interpose.c, trace.c) declares itself with
- * DFT_WRAPPER(name) after its definition: a hidden alias dft_NAME, the
- * runtime's own function even when it is loaded with dlopen(RTLD_LOCAL),
- * where a reference to NAME finds libc's first, and an entry of the hook
- * table, a linker section (dft_got_hooks), listing every wrapper by name
- * without a module having to name them.
+ * Linked or LD_PRELOADed, the runtime's wrappers (interpose.c, trace.c)
+ * interpose libc by symbol lookup. Loaded late into a running process
+ * (dlopen RTLD_LOCAL by `dynftrace attach`), every object already bound
+ * its references: got_hooks_install() stores the wrappers into their GOT
+ * slots instead, and got_hooks_remove() puts the original values back.
+ *
+ * Each wrapper declares itself with DFT_WRAPPER(name) after its
+ * definition: a hidden alias dft_NAME (the runtime's own function even
+ * under RTLD_LOCAL, where a reference to NAME finds libc's first) and an
+ * entry of the hook table, a linker section, so that this core module
+ * names no wrapper of an upper layer.
  */
 #ifndef DYNFTRACE_GOT_H
 #define DYNFTRACE_GOT_H
@@ -74,5 +80,37 @@ int dft_execle(const char *path, const char *arg, ...) HIDDEN;
 int dft__Unwind_RaiseException(void *exc) HIDDEN;
 int dft__Unwind_Resume_or_Rethrow(void *exc) HIDDEN;
 void *dft___cxa_begin_catch(void *exc) HIDDEN;
+
+/*
+ * GOT hooks. All state is protected by dft_unload_lock held for writing:
+ * install and remove take it (the caller must not hold it, nor run inside a
+ * constructor or destructor of a wrapped dlopen/dlclose); the two object_
+ * calls expect the caller to hold it, as the dlopen/dlclose wrappers do.
+ *
+ * got_hooks_install: hook every loaded object but the runtime, the dynamic
+ *   loader and the vDSO. Returns the number of slots hooked by this call
+ *   (0 when all were hooked already), or -ENOMEM when the record table
+ *   cannot grow (what was hooked stays, and is recorded). Objects that are
+ *   still being loaded by another thread are hooked by the next call of any
+ *   of these functions. Calling it again also puts back the hooks that
+ *   the loader's lazy binding overwrote (see got.c).
+ * got_hooks_object_added: after a real dlopen returned: hook the objects
+ *   that were not there before. No-op when not installed, or when nothing
+ *   was loaded or unloaded since the last call.
+ * got_hooks_object_removed: after a real dlclose returned: forget the
+ *   objects that are gone (their slots are never written again). No-op
+ *   when not installed, or when nothing was loaded or unloaded.
+ * got_hooks_remove: every slot still holding its wrapper gets its original
+ *   value back; no record remains. Returns the number of slots restored,
+ *   or a negative errno of the first write that failed (the others are
+ *   still restored). Threads may still be inside a wrapper (sigsuspend, a
+ *   thread started through pthread_create's start routine), or call one
+ *   through a slot's value a compiler kept in a register: the runtime's
+ *   code must stay mapped.
+ */
+int got_hooks_install(void) HIDDEN;
+void got_hooks_object_added(void) HIDDEN;
+void got_hooks_object_removed(void) HIDDEN;
+int got_hooks_remove(void) HIDDEN;
 
 #endif

@@ -120,8 +120,12 @@ static inline void rcu_read_unlock(void)
 
 /* membarrier wrappers (sync.c in arch) */
 
-/* interpose.c */
+/* got.c: the function wrapper NAME forwards to: the next definition after
+ * the runtime (dlsym RTLD_NEXT), else the global one if it is not the
+ * runtime's own; NULL when there is none. Takes the loader's lock. */
 void *dft_real(const char *name) HIDDEN;
+
+/* interpose.c */
 int dft_trap_handler_install(void) HIDDEN;
 /* Forward a SIGTRAP that is not ours to what the program set up. */
 void dft_trap_forward(int sig, siginfo_t *si, void *uc) HIDDEN;

@@ -54,11 +54,6 @@ typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 static sigaction_fn real_sigaction_p;
 static sigmask_fn real_pthread_sigmask_p, real_sigprocmask_p;
 
-void *dft_real(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
-
 static int real_sigaction(int sig, const struct sigaction *a, struct sigaction *o)
 {
 	if (!real_sigaction_p)
