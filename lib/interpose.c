@@ -676,6 +676,7 @@ PUBLIC void *dlopen(const char *file, int mode)
 	if (h && file) {
 		int e = errno;
 		sites_rescan();
+		got_hooks_object_added(); /* loaded late: hook the new objects */
 		errno = e;
 	}
 	if (outer)
@@ -714,6 +715,8 @@ PUBLIC int dlclose(void *handle)
 	int r = real(handle);
 	sites_rescan();
 	patch_unlock();
+	if (r == 0)
+		got_hooks_object_removed(); /* never write into what went */
 	if (outer)
 		pthread_rwlock_unlock(&dft_unload_lock);
 	unload_depth--;
