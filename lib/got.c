@@ -102,6 +102,10 @@
 #define REL_TYPE(info) ELF32_R_TYPE(info)
 #endif
 
+/* interpose.c's unload barrier (see there), which also serialises the GOT
+ * hook passes; defined here, by its lowest user. */
+HIDDEN pthread_rwlock_t dft_unload_lock = PTHREAD_RWLOCK_INITIALIZER;
+
 /* ---- what a wrapper forwards to ----------------------------------------- */
 
 void *dft_real(const char *name)

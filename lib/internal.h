@@ -131,7 +131,8 @@ int dft_trap_handler_install(void) HIDDEN;
 void dft_trap_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
 void dft_signals_init(void) HIDDEN;
 
-/* interpose.c: the unload barrier (see there). Readers: pthread_rwlock_rdlock. */
+/* interpose.c: the unload barrier (see there; defined in got.c). Readers:
+ * pthread_rwlock_rdlock. */
 extern pthread_rwlock_t dft_unload_lock HIDDEN;
 int dft_unload_fork_prepare(void) HIDDEN;
 void dft_unload_fork_done(int held) HIDDEN;

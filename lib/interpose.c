@@ -656,7 +656,8 @@ static const char *caller_runpath_lookup(const char *file, const void *caller, c
  * holder of patch_lock that waits for the loader, dlclose, holds
  * dft_unload_lock for writing, which excludes every other wrapped load.
  */
-HIDDEN pthread_rwlock_t dft_unload_lock = PTHREAD_RWLOCK_INITIALIZER;
+/* dft_unload_lock is defined in got.c, whose GOT hook passes it also
+ * serialises (held for writing). */
 static __thread int unload_depth __attribute__((tls_model("initial-exec")));
 
 PUBLIC void *dlopen(const char *file, int mode)

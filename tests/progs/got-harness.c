@@ -18,8 +18,6 @@
 #include "internal.h"
 #include "got.h"
 
-HIDDEN pthread_rwlock_t dft_unload_lock = PTHREAD_RWLOCK_INITIALIZER;
-
 enum {
 	K_SIGPROCMASK,
 	K_PTHREAD_SIGMASK,
