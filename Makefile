@@ -65,8 +65,9 @@ $(B)/obj/%.o: %.S
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 # The libc wrappers run before a sanitizer runtime has initialised (TSan's
-# own start-up calls sigaction): never instrument them.
-$(B)/obj/lib/interpose.o: LIB_CFLAGS += -fno-sanitize=all
+# own start-up calls sigaction): never instrument them, nor got.o, whose
+# dft_real they call then.
+$(B)/obj/lib/interpose.o $(B)/obj/lib/got.o: LIB_CFLAGS += -fno-sanitize=all
 # Under TSan, code that reads or writes program text has no shadow memory
 # to check against: leave the engine and the site scanner uninstrumented
 # (ops.c and rcu.c, where the lock-free logic lives, stay instrumented).

@@ -29,6 +29,7 @@
  * | clock          | arch_cycles, arch_cycles_constant                       |
  * | local atomics  | arch_local_cmpxchg, arch_local_xadd, arch_local_add     |
  * | raw syscalls   | arch_futex_wake_raw                                     |
+ * | GOT hooks      | arch_got_reloc                                          |
  *
  * Sizes: ARCH_SITE_SIZE (every patchable instruction), ARCH_STUB_SIZE,
  * ARCH_FAR_JUMP_SIZE, ARCH_THUNK_SIZE and ARCH_THUNK_HOOK (the hook's
@@ -41,6 +42,15 @@
 #include <stdint.h>
 
 #include "internal.h"
+
+/* What a dynamic relocation makes of its slot (arch_got_reloc, inline: got.c
+ * is also built alone, for its test). */
+enum arch_got_kind {
+	ARCH_GOT_NONE = 0, /* not a GOT slot of a symbol */
+	ARCH_GOT_DATA,	   /* the symbol's address, bound when the object loads */
+	ARCH_GOT_PLT,	   /* the same, or a lazy-binding stub until the first call */
+};
+
 #include "arch_impl.h"
 
 /* ---- site instructions --------------------------------------------------- */

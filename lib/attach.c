@@ -34,6 +34,7 @@
 #include "arch.h"
 #include "ctl.h"
 #include "trace.h"
+#include "got.h"
 #include "../include/dynftrace/attach.h"
 
 void dft_fatal_install(void) HIDDEN; /* interpose.c */
@@ -97,6 +98,7 @@ PUBLIC int dynftrace_attach_start(const char *config, size_t len)
 	if (inside_runtime())
 		return -EAGAIN;
 	sites_free_committed();
+	got_hooks_install(); /* again: a lazy binding may have raced the first */
 	int err = dft_config_set(config, len);
 	if (err)
 		return err;
@@ -136,6 +138,9 @@ PUBLIC int dynftrace_detach_prepare(char *why, size_t n)
 	char w[256];
 	ctl_events_write("enable", "0", w, sizeof(w));
 	trace_detach_prepare();
+	/* The program's calls reach libc directly again (a thread inside a
+	 * wrapper now leaves it normally: dft_inside says when). */
+	got_hooks_remove();
 	err = ops_unregister_all();
 	if (err) {
 		snprintf(why, n, "cannot turn every site back into a NOP: %s", strerror(-err));

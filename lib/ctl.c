@@ -863,6 +863,7 @@ static int ctl_start(void)
 	pthread_t th;
 	pthread_attr_init(&attr);
 	sigfillset(&all);
+	sigdelset(&all, SIGTRAP); /* never blocked: a breakpoint met blocked kills */
 	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

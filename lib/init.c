@@ -20,6 +20,7 @@
 #include "ctl.h"
 #include "trace.h"
 #include "hooks.h"
+#include "got.h"
 
 void rcu_atfork_prepare(void) HIDDEN;
 void rcu_atfork_parent(void) HIDDEN;
@@ -75,6 +76,11 @@ static void dft_init(void)
 	err = attached ? sites_init_deferred() : sites_init();
 	if (err)
 		dft_log("finding sites failed: %s", strerror(-err));
+	/* Loaded late, nothing binds to our wrappers by name: hook them into
+	 * every object's GOT (got.c). */
+	if (attached && (err = got_hooks_install()) < 0)
+		dft_log("cannot hook the C library functions the runtime wraps: %s",
+			strerror(-err));
 	trace_init();
 	if (trace_recording())
 		dft_fatal_install(); /* a fatal signal flushes the buffers first */

@@ -125,8 +125,12 @@ static inline void rcu_read_unlock(void)
 
 /* membarrier wrappers (sync.c in arch) */
 
-/* interpose.c */
+/* got.c: the function wrapper NAME forwards to: the next definition after
+ * the runtime (dlsym RTLD_NEXT), else the global one if it is not the
+ * runtime's own; NULL when there is none. Takes the loader's lock. */
 void *dft_real(const char *name) HIDDEN;
+
+/* interpose.c */
 /* Install the SIGTRAP handler, which asks HANDLE first whether a trap is
  * the patch engine's (1: handled); 0 or -errno. */
 int dft_trap_handler_install(int (*handle)(siginfo_t *si, void *uc)) HIDDEN;
@@ -138,7 +142,8 @@ void dft_signals_detach(void) HIDDEN;
 /* Threads inside our signal handlers or blocking wrappers (atomic). */
 extern unsigned long dft_inside HIDDEN;
 
-/* interpose.c: the unload barrier (see there). Readers: pthread_rwlock_rdlock. */
+/* interpose.c: the unload barrier (see there; defined in got.c). Readers:
+ * pthread_rwlock_rdlock. */
 extern pthread_rwlock_t dft_unload_lock HIDDEN;
 int dft_unload_fork_prepare(void) HIDDEN;
 void dft_unload_fork_done(int held) HIDDEN;

@@ -42,6 +42,7 @@
 #include <alloca.h>
 
 #include "internal.h"
+#include "got.h"
 #include "patch.h"
 #include "ring.h"
 
@@ -53,11 +54,6 @@ typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 
 static sigaction_fn real_sigaction_p;
 static sigmask_fn real_pthread_sigmask_p, real_sigprocmask_p;
-
-void *dft_real(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
 
 static int real_sigaction(int sig, const struct sigaction *a, struct sigaction *o)
 {
@@ -243,6 +239,7 @@ PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	deliver_pending();
 	return 0;
 }
+DFT_WRAPPER(pthread_sigmask);
 
 PUBLIC int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
@@ -265,6 +262,7 @@ PUBLIC int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	deliver_pending();
 	return 0;
 }
+DFT_WRAPPER(sigprocmask);
 
 PUBLIC int sigsuspend(const sigset_t *mask)
 {
@@ -278,6 +276,7 @@ PUBLIC int sigsuspend(const sigset_t *mask)
 	__atomic_sub_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
 	return r;
 }
+DFT_WRAPPER(sigsuspend);
 
 PUBLIC int sigpending(sigset_t *set)
 {
@@ -289,6 +288,7 @@ PUBLIC int sigpending(sigset_t *set)
 		sigaddset(set, SIGTRAP);
 	return r;
 }
+DFT_WRAPPER(sigpending);
 
 /* ---- fatal signals: flush the trace before dying ---------------------- */
 
@@ -486,6 +486,7 @@ PUBLIC int sigaction(int sig, const struct sigaction *act, struct sigaction *oac
 		sigaddset(&oact->sa_mask, SIGTRAP);
 	return r;
 }
+DFT_WRAPPER(sigaction);
 
 /* glibc's signal() calls its internal sigaction, so it needs its own wrapper;
  * BSD semantics, as glibc's. */
@@ -498,10 +499,11 @@ PUBLIC sighandler_t signal(int sig, sighandler_t h)
 	if (sig > 0 && sig < _NSIG)
 		sigaddset(&a.sa_mask, sig);
 	a.sa_flags = SA_RESTART;
-	if (sigaction(sig, &a, &o) != 0)
+	if (dft_sigaction(sig, &a, &o) != 0)
 		return SIG_ERR;
 	return o.sa_handler;
 }
+DFT_WRAPPER(signal);
 
 /*
  * A new thread inherits its creator's signal mask, or takes the one set with
@@ -516,7 +518,16 @@ struct thread_start {
 	int trap_vblocked;
 };
 
-static void *thread_start(void *p)
+/* The program's start routine and its argument, for dft_thread_entry
+ * (tramp.S), which jumps there: returned in two registers. */
+struct thread_go {
+	void *(*fn)(void *);
+	void *arg;
+};
+void *dft_thread_entry(void *p) HIDDEN;
+struct thread_go dft_thread_prepare(void *p) HIDDEN;
+
+HIDDEN struct thread_go dft_thread_prepare(void *p)
 {
 	struct thread_start s = *(struct thread_start *)p;
 	free(p);
@@ -529,7 +540,7 @@ static void *thread_start(void *p)
 		real_pthread_sigmask(SIG_UNBLOCK, &s1, NULL);
 	}
 	dft_self.trap_vblocked = s.trap_vblocked;
-	return s.fn(s.arg);
+	return (struct thread_go){s.fn, s.arg};
 }
 
 PUBLIC int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
@@ -557,11 +568,12 @@ PUBLIC int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 	s->fn = fn;
 	s->arg = arg;
 	s->trap_vblocked = vb;
-	int r = real(th, attr, thread_start, s);
+	int r = real(th, attr, dft_thread_entry, s);
 	if (r != 0)
 		free(s);
 	return r;
 }
+DFT_WRAPPER(pthread_create);
 
 /* The main thread may start with SIGTRAP blocked (inherited through exec). */
 void dft_signals_init(void)
@@ -666,7 +678,8 @@ static const char *caller_runpath_lookup(const char *file, const void *caller, c
  * holder of patch_lock that waits for the loader, dlclose, holds
  * dft_unload_lock for writing, which excludes every other wrapped load.
  */
-HIDDEN pthread_rwlock_t dft_unload_lock = PTHREAD_RWLOCK_INITIALIZER;
+/* dft_unload_lock is defined in got.c, whose GOT hook passes it also
+ * serialises (held for writing). */
 static __thread int unload_depth __attribute__((tls_model("initial-exec")));
 
 PUBLIC void *dlopen(const char *file, int mode)
@@ -686,6 +699,7 @@ PUBLIC void *dlopen(const char *file, int mode)
 	if (h && file) {
 		int e = errno;
 		sites_rescan();
+		got_hooks_object_added(); /* loaded late: hook the new objects */
 		errno = e;
 	}
 	if (outer)
@@ -693,6 +707,7 @@ PUBLIC void *dlopen(const char *file, int mode)
 	unload_depth--;
 	return h;
 }
+DFT_WRAPPER(dlopen);
 
 /* fork (init.c): no unload in flight while the address space is copied. */
 HIDDEN int dft_unload_fork_prepare(void)
@@ -723,11 +738,14 @@ PUBLIC int dlclose(void *handle)
 	int r = real(handle);
 	sites_rescan();
 	patch_unlock();
+	if (r == 0)
+		got_hooks_object_removed(); /* never write into what went */
 	if (outer)
 		pthread_rwlock_unlock(&dft_unload_lock);
 	unload_depth--;
 	return r;
 }
+DFT_WRAPPER(dlclose);
 
 /* ---- exec ------------------------------------------------------------- */
 
@@ -764,11 +782,13 @@ PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
 		real = (exec_fn)dft_real("execve");
 	return exec_flushed(real, path, argv, envp);
 }
+DFT_WRAPPER(execve);
 
 PUBLIC int execv(const char *path, char *const argv[])
 {
-	return execve(path, argv, environ);
+	return dft_execve(path, argv, environ);
 }
+DFT_WRAPPER(execv);
 
 PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
 {
@@ -777,11 +797,13 @@ PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
 		real = (exec_fn)dft_real("execvpe");
 	return exec_flushed(real, file, argv, envp);
 }
+DFT_WRAPPER(execvpe);
 
 PUBLIC int execvp(const char *file, char *const argv[])
 {
-	return execvpe(file, argv, environ);
+	return dft_execvpe(file, argv, environ);
 }
+DFT_WRAPPER(execvp);
 
 /* Collect execl-style arguments (NULL-terminated) into a vector. */
 #define EXECL_ARGV(first, ap, argv)                                                                \
@@ -805,8 +827,9 @@ PUBLIC int execl(const char *path, const char *arg, ...)
 	va_start(ap, arg);
 	EXECL_ARGV(arg, ap, argv);
 	va_end(ap);
-	return execve(path, argv, environ);
+	return dft_execve(path, argv, environ);
 }
+DFT_WRAPPER(execl);
 
 PUBLIC int execlp(const char *file, const char *arg, ...)
 {
@@ -815,8 +838,9 @@ PUBLIC int execlp(const char *file, const char *arg, ...)
 	va_start(ap, arg);
 	EXECL_ARGV(arg, ap, argv);
 	va_end(ap);
-	return execvpe(file, argv, environ);
+	return dft_execvpe(file, argv, environ);
 }
+DFT_WRAPPER(execlp);
 
 PUBLIC int execle(const char *path, const char *arg, ...)
 {
@@ -826,8 +850,9 @@ PUBLIC int execle(const char *path, const char *arg, ...)
 	EXECL_ARGV(arg, ap, argv);
 	envp = va_arg(ap, char **); /* after the terminating NULL */
 	va_end(ap);
-	return execve(path, argv, envp);
+	return dft_execve(path, argv, envp);
 }
+DFT_WRAPPER(execle);
 
 /*
  * Detach (every other thread stopped): give the program back the signal

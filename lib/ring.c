@@ -1043,6 +1043,7 @@ static int consumer_start(void)
 	if (err)
 		return -err;
 	sigfillset(&all); /* SIGXFSZ too: a file size limit gives EFBIG */
+	sigdelset(&all, SIGTRAP); /* never blocked: a breakpoint met blocked kills */
 	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	__atomic_store_n(&consumer_stop, 0, __ATOMIC_RELEASE);

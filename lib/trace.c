@@ -58,6 +58,7 @@
 #include "internal.h"
 #include "patch.h"
 #include "arch.h"
+#include "got.h"
 #include "hooks.h"
 #include "ring.h"
 #include "sites.h"
@@ -407,6 +408,7 @@ PUBLIC int _Unwind_RaiseException(void *exc)
 	}
 	return real ? real(exc) : 5 /* _URC_END_OF_STACK */;
 }
+DFT_WRAPPER(_Unwind_RaiseException);
 
 PUBLIC int _Unwind_Resume_or_Rethrow(void *exc)
 {
@@ -421,6 +423,7 @@ PUBLIC int _Unwind_Resume_or_Rethrow(void *exc)
 	}
 	return real ? real(exc) : 5;
 }
+DFT_WRAPPER(_Unwind_Resume_or_Rethrow);
 
 /* The catching frame called us: frames below it were unwound. */
 PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
@@ -444,6 +447,7 @@ PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
 	}
 	return real ? real(exc) : NULL;
 }
+DFT_WRAPPER(__cxa_begin_catch);
 
 PUBLIC void pthread_exit(void *ret)
 {
@@ -459,6 +463,7 @@ PUBLIC void pthread_exit(void *ret)
 	real(ret);
 	__builtin_unreachable();
 }
+DFT_WRAPPER(pthread_exit);
 
 /* ---- files of the session ---------------------------------------------- */
 

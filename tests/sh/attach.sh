@@ -36,6 +36,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+[ -n "${ATTACH_KEEP:-}" ] && trap - EXIT
 
 # start NAME ARGS...: run the target, wait for "ready"; sets $pid.
 start() {

@@ -6,6 +6,7 @@
  */
 #ifndef DYNFTRACE_ARCH_IMPL_H
 #define DYNFTRACE_ARCH_IMPL_H
+#include <elf.h>
 #include <stdint.h>
 #include <string.h>
 #include <fcntl.h>
@@ -126,6 +127,18 @@ static inline long arch_futex_wake_raw(uint32_t *uaddr)
 			       "d"(1L), "r"(r10), "r"(r8), "r"(r9)
 			     : "rcx", "r11", "memory");
 	return ret;
+}
+
+/* The GOT slots of a dynamic relocation type: R_X86_64_GLOB_DAT (bound at
+ * load: -fno-plt calls, address taken), R_X86_64_JUMP_SLOT (PLT calls; lazy
+ * unless -z now). */
+static inline enum arch_got_kind arch_got_reloc(uint32_t type)
+{
+	if (type == R_X86_64_GLOB_DAT)
+		return ARCH_GOT_DATA;
+	if (type == R_X86_64_JUMP_SLOT)
+		return ARCH_GOT_PLT;
+	return ARCH_GOT_NONE;
 }
 
 /* Trampoline template (tramp.S) */

@@ -1021,6 +1021,30 @@ dft_return_tramp:
 	.size	dft_return_tramp, . - dft_return_tramp
 
 /*
+ * dft_thread_entry: the start routine the pthread_create wrapper gives a
+ * new thread. dft_thread_prepare (interpose.c) sets the thread's signal
+ * state up and returns the program's start routine (rax) and argument
+ * (rdx); this jumps to it with the stack exactly as the C library left it,
+ * so no frame of ours stays below the program's: the runtime can be
+ * unloaded (detach) while such a thread runs on.
+ */
+	.globl	dft_thread_entry
+	.hidden	dft_thread_entry
+	.type	dft_thread_entry, @function
+	.p2align 4
+dft_thread_entry:
+	.cfi_startproc
+	subq	$8, %rsp		/* the call below needs rsp 16-aligned */
+	.cfi_adjust_cfa_offset 8
+	call	dft_thread_prepare
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	movq	%rdx, %rdi
+	jmp	*%rax
+	.cfi_endproc
+	.size	dft_thread_entry, . - dft_thread_entry
+
+/*
  * __fentry__ and mcount: what `call __fentry__` / `call mcount` reach before
  * the runtime has turned those calls into NOPs (constructors that run before
  * ours). They do nothing. Exported; they take precedence over glibc's
