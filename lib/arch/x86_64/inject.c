@@ -178,7 +178,7 @@ int arch_is_sigreturn(const uint8_t *code, size_t n)
 /* clang-format on */
 #define LOAD   "loading the runtime (dlopen)"
 #define PATCH  "patching"
-#define THREAD "the runtime's threads"
+#define THREAD "starting the runtime's threads"
 #define CTL    "the control socket"
 #define REC    "recording"
 #define SIG    "the runtime's signal handling"
@@ -216,14 +216,14 @@ static const struct arch_syscall_probe runtime_syscalls[] = {
 	  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, P_INT(-1), 0),
     PROBE(mmap, "PROT_READ|PROT_EXEC, anonymous", PATCH, P_ADDR, P_LEN, PROT_READ | PROT_EXEC,
 	  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, P_INT(-1), 0),
-    PROBE(mmap, "PROT_READ|PROT_WRITE|PROT_EXEC",
-	  "new threads' stacks when the stack is executable", 0, P_LEN,
-	  PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, P_INT(-1),
-	  0),
     PROBE(mprotect, "PROT_READ|PROT_EXEC", PATCH, P_ADDR, P_LEN, PROT_READ | PROT_EXEC),
     PROBE(mprotect, "PROT_READ|PROT_WRITE|PROT_EXEC", PATCH, P_ADDR, P_LEN,
 	  PROT_READ | PROT_WRITE | PROT_EXEC),
     PROBE(mprotect, "PROT_READ|PROT_WRITE", PATCH, P_ADDR, P_LEN, PROT_READ | PROT_WRITE),
+    PROBE(mmap, "PROT_READ|PROT_WRITE|PROT_EXEC",
+	  "a new thread's stack where the program's stack is executable", 0, P_LEN,
+	  PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, P_INT(-1),
+	  0),
     PROBE(openat, "O_RDWR|O_CLOEXEC", PATCH, P_CWD, P_ADDR, O_RDWR | O_CLOEXEC, 0),
     PROBE(pwrite64, "", PATCH, P_FD, P_ADDR, 5, P_ADDR),
     PROBE(madvise, "MADV_POPULATE_WRITE", REC, P_ADDR, P_LEN, MADV_POPULATE_WRITE),
@@ -259,7 +259,7 @@ static const struct arch_syscall_probe runtime_syscalls[] = {
     PROBE(rseq, "", THREAD, P_ADDR, 32, 0, 0x53053053 /* RSEQ_SIG */),
     PROBE(prctl, "PR_SET_NAME", THREAD, PR_SET_NAME, P_ADDR),
     PROBE(madvise, "MADV_DONTNEED", THREAD, P_ADDR, P_LEN, MADV_DONTNEED),
-    PROBE(exit, "", THREAD, 0),
+    PROBE(exit, "", "ending the runtime's threads", 0),
     PROBE(gettid, "", RT, 0),
     PROBE(getpid, "", RT, 0),
     PROBE(geteuid, "", CTL, 0),
@@ -322,11 +322,11 @@ static const struct arch_syscall_probe runtime_syscalls[] = {
     PROBE(fallocate, "", REC, P_FD, 0, 0, P_LEN),
     PROBE(lseek, "SEEK_SET", REC, P_FD, P_LEN, SEEK_SET),
     PROBE(write, "", REC, P_FD, P_ADDR, 65536),
-    PROBE(write, "stderr", "the runtime's messages", 2, P_ADDR, 128),
+    PROBE(write, "stderr", "printing the runtime's messages", 2, P_ADDR, 128),
     PROBE(link, "", REC, P_ADDR, P_ADDR),
     PROBE(getrandom, "0", REC, P_ADDR, 16, 0),
     PROBE(getrandom, "GRND_NONBLOCK", "memory allocation (malloc)", P_ADDR, 8, GRND_NONBLOCK),
-    PROBE(exit_group, "", "a forked child the runtime ends (_exit)", 0),
+    PROBE(exit_group, "", "ending the process after a trap it cannot handle (_exit)", 0),
 };
 
 const struct arch_syscall_probe *arch_runtime_syscalls(size_t *n, uint32_t *audit_arch)
