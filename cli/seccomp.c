@@ -69,7 +69,6 @@ static int insn_valid(const struct sock_filter *f, size_t len, size_t pc)
 	case BPF_STX:
 		return k < MEMWORDS;
 	case BPF_ALU | BPF_DIV | BPF_K:
-	case BPF_ALU | BPF_MOD | BPF_K:
 		return k != 0;
 	case BPF_ALU | BPF_LSH | BPF_K:
 	case BPF_ALU | BPF_RSH | BPF_K:
@@ -84,7 +83,6 @@ static int insn_valid(const struct sock_filter *f, size_t len, size_t pc)
 	case BPF_ALU | BPF_SUB | BPF_X:
 	case BPF_ALU | BPF_MUL | BPF_X:
 	case BPF_ALU | BPF_DIV | BPF_X:
-	case BPF_ALU | BPF_MOD | BPF_X:
 	case BPF_ALU | BPF_AND | BPF_X:
 	case BPF_ALU | BPF_OR | BPF_X:
 	case BPF_ALU | BPF_XOR | BPF_X:
@@ -103,6 +101,8 @@ static int insn_valid(const struct sock_filter *f, size_t len, size_t pc)
 	case BPF_JMP | BPF_JSET | BPF_X:
 		return f->jt < left && f->jf < left;
 	default:
+		/* BPF_MOD too: classic BPF has it, seccomp does not take it
+		 * (the kernel refuses such a filter). */
 		return 0;
 	}
 }
@@ -174,8 +174,6 @@ static uint32_t alu(uint16_t op, uint32_t a, uint32_t v)
 		return a * v;
 	case BPF_DIV:
 		return a / v; /* v != 0: checked by the caller */
-	case BPF_MOD:
-		return a % v;
 	case BPF_AND:
 		return a & v;
 	case BPF_OR:
@@ -261,7 +259,7 @@ int seccomp_bpf_run(const struct sock_filter *insn, size_t len, const struct sec
 		case BPF_ALU: {
 			uint32_t v = BPF_SRC(code) == BPF_X ? x : k;
 			uint16_t op = BPF_OP(code);
-			if ((op == BPF_DIV || op == BPF_MOD) && !v) {
+			if (op == BPF_DIV && !v) {
 				*ret = 0; /* as the kernel: the program returns 0 */
 				return 0;
 			}
@@ -350,9 +348,10 @@ int seccomp_check_filters(const struct seccomp_prog *progs, size_t n, const char
 			    bad < n && at < progs[bad].len ? progs[bad].insn[at].code : 0;
 			snprintf(
 			    why, wn,
-			    "dynftrace cannot evaluate %s (filter %zu of %zu is not a program "
-			    "the kernel accepts: instruction %zu, code %#x), so it cannot tell "
-			    "whether loading the runtime is safe; not attaching",
+			    "dynftrace cannot evaluate %s (filter %zu of %zu in the order they "
+			    "were installed: instruction %zu, code %#x, is not one the kernel "
+			    "accepts), so it cannot tell whether loading the runtime is safe; not "
+			    "attaching",
 			    whose, n - bad, n, at, code);
 			return err;
 		}

@@ -24,8 +24,8 @@ struct seccomp_prog {
 /*
  * Run one filter on D as the kernel does: 0 with *RET the value it returns,
  * or -EINVAL for a program the kernel would not have accepted (a jump or a
- * load out of range, an instruction seccomp does not allow, no return at
- * its end), with *AT the instruction (AT may be NULL).
+ * load out of range, an instruction seccomp does not allow (BPF_MOD is one),
+ * no return at its end), with *AT the instruction (AT may be NULL).
  */
 int seccomp_bpf_run(const struct sock_filter *insn, size_t len, const struct seccomp_data *d,
 		    uint32_t *ret, size_t *at);
