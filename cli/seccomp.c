@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <unistd.h>
 
 #include "arch_inject.h"
 #include "inject.h"
@@ -430,7 +431,7 @@ static int read_chain(pid_t tid, struct chain *c)
 		if (len < 0)
 			return errno == ENOENT && i > 0 ? 0 : -errno;
 		if (len == 0 || len > BPF_MAXINSNS)
-			return -EINVAL;
+			return -EPROTO; /* no filter the kernel makes */
 		struct seccomp_prog *nv = realloc(c->v, (c->n + 1) * sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
@@ -472,11 +473,16 @@ static int no_permission(char *why, size_t n)
 			 "it runs under a seccomp filter, and dynftrace runs under one itself, "
 			 "which keeps the kernel from showing it any filter, so dynftrace cannot "
 			 "tell whether loading the runtime is safe; not attaching");
-	else
+	else if (geteuid() != 0)
 		snprintf(why, n,
 			 "it runs under a seccomp filter that only root (CAP_SYS_ADMIN) can read, "
 			 "so dynftrace cannot tell whether loading the runtime is safe; attach as "
 			 "root");
+	else
+		snprintf(why, n,
+			 "it runs under a seccomp filter that only CAP_SYS_ADMIN lets dynftrace "
+			 "read, which it lacks here, so it cannot tell whether loading the runtime "
+			 "is safe; not attaching");
 	return -EPERM;
 }
 
@@ -527,7 +533,8 @@ static int thread_chain(struct inj *p, pid_t tid, struct chain *c, char *why, si
 			snprintf(why, n,
 				 "it runs under a seccomp filter and this kernel cannot show one "
 				 "(PTRACE_SECCOMP_GET_FILTER needs CONFIG_CHECKPOINT_RESTORE), so "
-				 "dynftrace cannot tell whether loading the runtime is safe");
+				 "dynftrace cannot tell whether loading the runtime is safe; not "
+				 "attaching");
 			return -EOPNOTSUPP;
 		case -EMEDIUMTYPE:
 			snprintf(

@@ -16,8 +16,9 @@
 #     through mprotect), and with socket failing (no control socket);
 #   - systemd's MemoryDenyWriteExecute (no PROT_EXEC mprotect at all): the
 #     attach does no harm;
-#   - a dynftrace without CAP_SYS_ADMIN, or under a filter itself: refused,
-#     saying why, before the target is touched.
+#   - a dynftrace without CAP_SYS_ADMIN (as another user, or as root
+#     without it), or under a filter itself: refused, saying why, before the
+#     target is touched.
 # Reading filters needs root: as another user only the refusals run.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
@@ -167,19 +168,25 @@ else
 	done
 fi
 
-# Without CAP_SYS_ADMIN: a target of the same user, refused before it is
-# touched.
+# Without CAP_SYS_ADMIN (another user, or root without it): refused before
+# the target is touched.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	AS=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 	start nobody "${AS[@]}" "$T/target" --seccomp || notok "the target of uid 65534 started"
 	refused nobody "no CAP_SYS_ADMIN" $pid \
 		"runs under a seccomp filter that only root (CAP_SYS_ADMIN) can read, so dynftrace cannot tell whether loading the runtime is safe" \
 		"${AS[@]}" "$D" attach $pid
+	start nocap "$T/target" --seccomp || notok "a target started"
+	refused nocap "root without CAP_SYS_ADMIN" $pid \
+		"only CAP_SYS_ADMIN lets dynftrace read, which it lacks here" \
+		setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin "$D" attach $pid
 elif [ "$(id -u)" -ne 0 ]; then
 	start nobody "$T/target" --seccomp || notok "the target started"
 	refused nobody "no CAP_SYS_ADMIN" $pid "only root (CAP_SYS_ADMIN) can read"
+	skip "root without CAP_SYS_ADMIN: needs root"
 else
 	skip "no CAP_SYS_ADMIN: needs setpriv"
+	skip "root without CAP_SYS_ADMIN: needs setpriv"
 fi
 
 echo "1..$tap_n"
