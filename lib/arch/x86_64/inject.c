@@ -154,10 +154,11 @@ int arch_is_sigreturn(const uint8_t *code, size_t n)
  * arguments a filter may decide on. Found in the runtime's code (its
  * undefined symbols, `nm -D --undefined-only libdynftrace.so`, and its raw
  * syscall() uses) and checked against what an attach, tracing through
- * `ctl`, `record -p` and a detach make (perf trace). For the C library of
- * glibc 2.34 and later (what the runtime is linked against): fstat is
- * newfstatat, nanosleep clock_nanosleep, poll poll, thread creation clone3
- * (clone where clone3 is refused with ENOSYS, as container profiles do).
+ * `ctl`, `record -p` and a detach make (perf trace). As glibc 2.34 and
+ * later (what the runtime is linked against) make them: stat, lstat and
+ * fstat are newfstatat, nanosleep is clock_nanosleep, sysconf reads
+ * /sys (openat, read), qsort asks sysinfo, a thread is made by clone3 (by
+ * clone where clone3 fails with ENOSYS, as container profiles make it).
  *
  * Addresses, lengths and descriptors are representative values (a filter
  * deciding on them is asked about these only); int arguments are zero-
@@ -200,6 +201,9 @@ static const struct arch_syscall_probe runtime_syscalls[] = {
     PROBE(munmap, "", LOAD, P_ADDR, P_LEN),
     PROBE(close, "", LOAD, P_FD),
     PROBE(brk, "", "memory allocation (malloc)", 0),
+    PROBE(newfstatat, "AT_FDCWD", RT, P_CWD, P_ADDR, P_ADDR, 0),
+    PROBE(newfstatat, "AT_FDCWD, AT_SYMLINK_NOFOLLOW", RT, P_CWD, P_ADDR, P_ADDR,
+	  AT_SYMLINK_NOFOLLOW),
     PROBE(access, "F_OK", RT, P_ADDR, F_OK),
     PROBE(readlink, "", RT, P_ADDR, P_ADDR, 4096),
     PROBE(getdents64, "", RT, P_FD, P_ADDR, 32768),
@@ -266,6 +270,8 @@ static const struct arch_syscall_probe runtime_syscalls[] = {
     PROBE(prlimit64, "RLIMIT_NOFILE", CTL, 0, RLIMIT_NOFILE, 0, P_ADDR),
     PROBE(prlimit64, "RLIMIT_FSIZE", REC, 0, RLIMIT_FSIZE, 0, P_ADDR),
     PROBE(clock_nanosleep, "CLOCK_REALTIME", RT, CLOCK_REALTIME, 0, P_ADDR, P_ADDR),
+    PROBE(clock_gettime, "CLOCK_MONOTONIC", "reading the clock without the vDSO", CLOCK_MONOTONIC,
+	  P_ADDR),
     PROBE(sysinfo, "", "sorting (qsort)", P_ADDR),
 
     /* Signals: the SIGTRAP handler of patching, the handlers of fatal
