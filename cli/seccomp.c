@@ -25,9 +25,10 @@
  * membarrier makes it sync through mprotect, a refused socket leaves the
  * control endpoint off).
  *
- * Not covered: a filter deciding on the instruction pointer or on what an
- * argument points to (it sees no memory), or one that a thread installs
- * after the check.
+ * Not covered: a filter deciding on the instruction pointer (asked with
+ * 0) or on an address, length or descriptor argument (asked with the
+ * table's representative values), or one that a thread installs after the
+ * check.
  */
 #include <dirent.h>
 #include <errno.h>

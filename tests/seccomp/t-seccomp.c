@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,6 @@
 static int n_test, n_fail;
 
 static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#include <stdarg.h>
 static void ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
