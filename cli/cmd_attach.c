@@ -41,6 +41,7 @@
 #include "cli.h"
 #include "elf.h"
 #include "inject.h"
+#include "seccomp.h"
 
 static uint64_t now_ns(void)
 {
@@ -242,11 +243,10 @@ int attach_check(pid_t pid, const char *runtime)
 			(int)pid, comm);
 		return 1;
 	}
-	if (sc == 2) {
-		cli_err("process %d (%s) runs under a seccomp filter: loading the runtime makes "
-			"system calls (openat, mmap, mprotect, membarrier, socket, clone3) that it "
-			"may forbid, and a forbidden call can kill the process; not attaching",
-			(int)pid, comm);
+	/* Filters (of any thread): would one kill it at a call the runtime makes? */
+	char why[512];
+	if (seccomp_check_process(pid, why, sizeof(why))) {
+		cli_err("process %d (%s): %s", (int)pid, comm, why);
 		return 1;
 	}
 	/* The runtime must be reachable by the same path inside the
