@@ -662,6 +662,17 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		uint64_t s0 = now_ns();
 		if ((err = inj_stop_all(&p)))
 			break;
+		/* A breakpoint of the last patching whose SIGTRAP is still on its
+		 * way must meet the runtime's handler, not the program's SIG_DFL
+		 * that finish puts back: let it be delivered first. */
+		int trap = 0;
+		for (size_t i = 0; i < p.n && !trap; i++)
+			trap = inj_trap_pending(&p, i);
+		if (trap) {
+			rc = -EBUSY;
+			snprintf(why, sizeof(why), "a thread has a breakpoint trap on its way");
+			continue;
+		}
 		uint64_t *ips;
 		size_t nips;
 		inj_collect_ips(&p, &ips, &nips);

@@ -157,7 +157,9 @@ static int find_thread(const struct inj *p, pid_t tid)
 	return -1;
 }
 
-/* Does TID have a signal pending (its own, or the process's)? */
+/* Will TID run a handler of the program when it resumes: a signal pending
+ * (its own or the process's) that is caught and not blocked? Then the
+ * program sees EINTR anyway. Ignored signals do not count: see below. */
 static int signals_pending(pid_t pid, pid_t tid)
 {
 	char path[80], line[256];
@@ -165,13 +167,44 @@ static int signals_pending(pid_t pid, pid_t tid)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return 1;
-	int pending = 0;
-	while (fgets(line, sizeof(line), f))
-		if ((!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)) &&
-		    strtoull(line + 7, NULL, 16))
-			pending = 1;
+	uint64_t pnd = 0, blk = 0, cgt = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7))
+			pnd |= strtoull(line + 7, NULL, 16);
+		else if (!strncmp(line, "SigBlk:", 7))
+			blk = strtoull(line + 7, NULL, 16);
+		else if (!strncmp(line, "SigCgt:", 7))
+			cgt = strtoull(line + 7, NULL, 16);
+	}
 	fclose(f);
-	return pending;
+	return (pnd & cgt & ~blk) != 0;
+}
+
+/*
+ * Would the process have dropped SIG had we not been tracing it? A traced
+ * thread is sent even the signals its process ignores (explicitly, or by
+ * default: SIGCHLD, SIGURG, SIGWINCH), so that its tracer sees them; one
+ * arriving while we hold the thread ends its wait with EINTR. We drop it,
+ * as the kernel would have, and the wait is restarted.
+ */
+static int signal_ignored(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	uint64_t ign = 0, cgt = 0, bit = UINT64_C(1) << (sig - 1);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "SigIgn:", 7))
+			ign = strtoull(line + 7, NULL, 16);
+		else if (!strncmp(line, "SigCgt:", 7))
+			cgt = strtoull(line + 7, NULL, 16);
+	}
+	fclose(f);
+	if (ign & bit)
+		return 1;
+	return !(cgt & bit) && (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH);
 }
 
 /* Ask seized thread I to stop: 1 asked, 0 gone, -errno. */
@@ -203,8 +236,11 @@ static int stop_one(struct inj *p, size_t i)
 	if (!WIFSTOPPED(st))
 		return 0; /* it exited */
 	int event = st >> 16;
-	/* A signal-delivery stop: the signal is delivered when it resumes. */
+	/* A signal-delivery stop: the signal is delivered when it resumes,
+	 * unless it is one the process would never have been sent. */
 	t->sig = event == 0 ? WSTOPSIG(st) : 0;
+	if (t->sig && signal_ignored(p->pid, t->sig))
+		t->sig = 0;
 	t->stopped = 1;
 	int err = arch_inj_save(t->tid, t->regs);
 	if (err) {
@@ -341,6 +377,26 @@ int inj_sigmask(struct inj *p, size_t i, uint64_t *old, const uint64_t *set)
 	if (set && ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(*set), set))
 		return -errno;
 	return 0;
+}
+
+int inj_trap_pending(struct inj *p, size_t i)
+{
+	const struct inj_thread *t = &p->t[i];
+	if (t->sig == SIGTRAP)
+		return 1;
+	char path[80], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)p->pid, (int)t->tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int pending = 0;
+	uint64_t bit = UINT64_C(1) << (SIGTRAP - 1);
+	while (fgets(line, sizeof(line), f))
+		if ((!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)) &&
+		    (strtoull(line + 7, NULL, 16) & bit))
+			pending = 1;
+	fclose(f);
+	return pending;
 }
 
 uint64_t inj_thread_pointer(const struct inj *p, size_t i)

@@ -63,6 +63,8 @@ int inj_call(struct inj *p, size_t *t, uint64_t fn, const uint64_t *args, int na
 /* Stopped thread I's signal mask (bit N-1 for signal N): read into OLD,
  * then SET if not NULL. 0 or -errno. */
 int inj_sigmask(struct inj *p, size_t i, uint64_t *old, const uint64_t *set);
+/* Has stopped thread I a SIGTRAP on its way (the stop's own, or pending)? */
+int inj_trap_pending(struct inj *p, size_t i);
 /* Its thread pointer (locates its static TLS in the target). */
 uint64_t inj_thread_pointer(const struct inj *p, size_t i);
 

@@ -141,8 +141,11 @@ clean forker $fk
 check $? "its children compute exactly and exec"
 
 # ---- a -pg -mfentry build (sites are calls to the C library's __fentry__)
-if $CC $CFLAGS_T $SANFLAGS -pg -mfentry -mrecord-mcount "$P/attach-target.c" -o "$T/fentry" \
-	-lpthread 2>>"$T/build.log"; then
+# (compiled with -pg, linked without: -pg at link time starts gmon's SIGPROF
+# profiling timer, whose signals end waits with EINTR by themselves)
+if $CC $CFLAGS_T $SANFLAGS -pg -mfentry -mrecord-mcount -c "$P/attach-target.c" \
+	-o "$T/fentry.o" 2>>"$T/build.log" &&
+	$CC $SANFLAGS "$T/fentry.o" -o "$T/fentry" -lpthread 2>>"$T/build.log"; then
 	start fentry "$T/fentry"
 	fe=$pid
 	$D attach $fe >/dev/null 2>&1 && $D ctl $fe current_tracer function_graph &&
@@ -212,6 +215,7 @@ fi
 # (its own stop ends waits with EINTR, as the kernel does: another target)
 start stopped "$T/target"
 kill -STOP $pid
+for _ in $(seq 100); do grep -q '^State:.*T' /proc/$pid/status && break; sleep 0.02; done
 refused "stopped" $pid "is stopped"
 kill -CONT $pid
 
