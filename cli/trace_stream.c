@@ -70,6 +70,13 @@ void tr_stream_rewind(struct tr_stream *st)
 	st->have_first = 0;
 }
 
+void tr_stream_fork(const struct tr_stream *st, struct tr_stream *cur)
+{
+	*cur = *st;
+	tr_stream_rewind(cur);
+	cur->complete = 0;
+}
+
 static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...)

@@ -55,6 +55,12 @@ struct tr_event {
 /* Restart ST from its first packet (counts reset). */
 void tr_stream_rewind(struct tr_stream *st);
 
+/* Make CUR a second cursor over the file of ST, at its first packet: it
+ * decodes the same events, with counts of its own. It shares ST's mapping
+ * and names (valid until tr_close) and needs no freeing; it is not one of
+ * the session's streams (losses and counts are read from those). */
+void tr_stream_fork(const struct tr_stream *st, struct tr_stream *cur);
+
 /*
  * Decode the next event of ST into EV. Returns 1 with an event; the last
  * event of every stream is TR_END (also after damage); then 0. Damage sets
