@@ -82,6 +82,7 @@ struct tr_stream {
 	uint64_t pkt;			/* offset of the current packet */
 	uint64_t pkt_content, pkt_next; /* content end, next packet's offset */
 	uint64_t pos;			/* next event */
+	uint64_t released;		/* the mapping's pages below were given back */
 	int in_packet;
 	int done;  /* TR_END delivered */
 	int ended; /* no more events; TR_END pending */

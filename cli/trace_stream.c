@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "trace_stream.h"
@@ -60,7 +62,7 @@ static void set_err(char *err, const char *fmt, ...)
 
 void tr_stream_rewind(struct tr_stream *st)
 {
-	st->pkt = st->pkt_content = st->pkt_next = st->pos = 0;
+	st->pkt = st->pkt_content = st->pkt_next = st->pos = st->released = 0;
 	st->in_packet = st->done = st->ended = st->failed = 0;
 	st->prev_ts = st->last_ts = st->discarded = st->seq = 0;
 	st->have_packet = 0;
@@ -90,6 +92,34 @@ static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...
 	set_err(st->err, "%s: %s at offset %" PRIu64, st->path, what, off);
 	st->failed = 1;
 	st->ended = 1;
+}
+
+/*
+ * Give back the mapped pages of ST below offset OFF, in steps of
+ * RELEASE_STEP at least: a cursor only moves forward, so reading a stream
+ * holds a few pages of it instead of the whole file (the views read
+ * streams larger than the memory they should take). The mapping is
+ * private and never written: a page given back is read again from the
+ * page cache if touched (after a rewind, a second cursor, or the text of
+ * an event just delivered), with the same bytes.
+ */
+#define RELEASE_STEP (256u << 10)
+
+static void release_below(struct tr_stream *st, uint64_t off)
+{
+	static uint64_t page;
+	uint64_t end;
+
+	if (!page) {
+		long p = sysconf(_SC_PAGESIZE);
+
+		page = p > 0 ? (uint64_t)p : 4096;
+	}
+	end = off & ~(page - 1);
+	if (end < st->released + RELEASE_STEP)
+		return;
+	madvise((void *)(st->data + st->released), (size_t)(end - st->released), MADV_DONTNEED);
+	st->released = end;
 }
 
 /* Enter the packet at st->pkt_next. 1: entered (maybe with a DISCARDED event
@@ -176,6 +206,7 @@ static int enter_packet(struct tr_stream *st, struct tr_event *ev, int *have_ev)
 	st->have_packet = 1;
 	st->seq = seq;
 	st->pkt = off;
+	release_below(st, off);
 	st->pkt_content = off + content / 8;
 	st->pkt_next = off + psize / 8;
 	st->pos = off + TR_HEADER_BYTES;
