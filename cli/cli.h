@@ -100,6 +100,9 @@ int cli_flag(const char *arg, const char *sopt, const char *lopt);
 /* The shortened demangled form of a C++ symbol ("ns::f" for _ZN2ns1fEv),
  * malloc'd, or NULL (not C++, or libstdc++ cannot be loaded). */
 char *cli_demangle(const char *name);
+/* Append LINE to DIR/info (O_APPEND, one write, as the runtime does): 0 or
+ * -errno. */
+int cli_info_append(const char *dir, const char *line);
 /* "cannot write the output: ERRNO" */
 void cli_out_error(void);
 

@@ -9,11 +9,22 @@
  *      0.180 us [  1234] |     bar();
  *      1.234 us [  1234] |   } (closed by a C comment naming foo)
  *
- * Two passes. Whether an entry prints as "f() {" or as the leaf "f();", or
- * at all (-t hides short calls), depends on what follows it, so the first
- * pass reads each stream on its own and keeps, per entry, its duration and
- * how it shows (8 bytes per entry). The second pass merges the streams by
- * time and prints, using what the first pass decided.
+ * Whether an entry prints as "f() {" or as the leaf "f();", or at all (-t
+ * hides short calls), depends on what follows it. Each stream is therefore
+ * read by two cursors over its mapping: the printer, fed by the merge of
+ * all streams in time order, and a look-ahead of its own that runs ahead
+ * only until the entry the printer stands on is decided:
+ *
+ *   shown, not a leaf   once it is known to last long enough (-t: its
+ *                       look-ahead time passed its entry + D) and something
+ *                       under it shows
+ *   a leaf, or hidden   at its end (the leaf's duration is needed there)
+ *
+ * The look-ahead keeps its call stack and, of the calls it saw end, only
+ * the shown ones the printer has not reached (a hidden call is what it
+ * does not keep). It stops as soon as the printer's entry is decided, so
+ * those are at most the calls ending at the event that decided it: memory
+ * grows with the threads and their nesting depth, not with the session.
  *
  * Display rules (filters given to replay act on the displayed tree):
  *  - with -F, a call shows if it matches or is called (directly or not) by
@@ -67,27 +78,39 @@ static const char usage_text[] =
     "Exit status: 0, 1 when the trace is missing or damaged (what comes\n"
     "before the damage is printed first), 2 on a usage error.\n";
 
-/* Per-entry result of the first pass: duration in the low 56 bits. */
-#define E_SHOWN	     (1ull << 56)
-#define E_LEAF	     (1ull << 57)
-#define E_UNFINISHED (1ull << 58)
-#define E_UNWOUND    (1ull << 59)
-#define E_DUR_MASK   ((1ull << 56) - 1)
-
-/* Frame flags (both passes). */
+/* Frame flags. */
 #define F_INFILTER 1u  /* this call or a caller matches -F (always without -F) */
 #define F_NOTRACE  2u  /* this call or a caller matches -N */
 #define F_COND	   4u  /* shown if long enough */
-#define F_DESC	   8u  /* (pass 1) something under it shows */
-#define F_SHOWN	   16u /* (pass 2) printed */
-#define F_OPEN	   32u /* (pass 2) printed as "f() {" */
+#define F_DESC	   8u  /* (look-ahead) something under it shows */
+#define F_LONG	   16u /* (look-ahead) F_COND and known to last long enough: shown */
+#define F_OPEN	   32u /* (printer) printed as "f() {" */
+
+/* How a call shows: what the look-ahead decided for an entry. */
+#define D_SHOWN	     1u
+#define D_LEAF	     2u
+#define D_UNFINISHED 4u
+#define D_UNWOUND    8u
+
+struct decision {
+	uint64_t idx; /* the entry's ordinal in its stream */
+	uint64_t dur; /* D_LEAF: its duration */
+	unsigned how; /* D_* */
+};
 
 struct rstream {
+	struct replay *r;
 	struct tr_stream *st;
-	uint64_t *ent; /* pass 1 results, by entry ordinal */
-	size_t nent, cap;
-	struct tr_walk w;
-	unsigned disp; /* pass 2: shown open frames = indentation */
+	struct tr_walk w; /* the printer's call stack, fed by the merge */
+	unsigned disp;	  /* shown open frames = indentation */
+	/* look-ahead */
+	struct tr_stream ahead; /* a second cursor over the stream */
+	struct tr_walk aw;	/* its call stack */
+	size_t known;		/* aw.stack[0, known) are past the duration check */
+	int ahead_end;		/* it delivered the stream's end */
+	uint64_t want;		/* the entry the printer asks about */
+	struct decision *dec;	/* calls that ended shown, entries >= want, by idx */
+	size_t ndec, cap;
 };
 
 struct replay {
@@ -97,7 +120,6 @@ struct replay {
 	struct rstream *rs; /* one per stream of the session */
 	uint64_t base;	    /* time origin of the function tracer's timestamps */
 	int flat;	    /* function tracer header */
-	int err;
 };
 
 static int want_stream(struct tr_stream *st, void *data)
@@ -113,7 +135,7 @@ static int want_stream(struct tr_stream *st, void *data)
 }
 
 /* Flags and filter depth of a call of FUNC under PARENT. */
-static uint32_t classify(struct replay *r, struct tr_walk *w, struct tr_frame *parent,
+static uint32_t classify(const struct replay *r, struct tr_walk *w, struct tr_frame *parent,
 			 uint32_t func, size_t depth, uint64_t *fdepth)
 {
 	const struct replay_opts *o = r->o;
@@ -135,52 +157,11 @@ static uint32_t classify(struct replay *r, struct tr_walk *w, struct tr_frame *p
 	return fl;
 }
 
-/* ---- pass 1 ----------------------------------------------------------- */
+/* ---- look-ahead ------------------------------------------------------- */
 
-static int p1_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event *ev)
-{
-	struct replay *r = w->data;
-	struct rstream *rs = &r->rs[w->st - r->s->streams];
-
-	(void)ev;
-	f->flags = classify(r, w, tr_walk_parent(w, f), f->func, w->depth - 1, &f->user);
-	if (rs->nent == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 1024;
-		uint64_t *n = realloc(rs->ent, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		rs->ent = n;
-		rs->cap = cap;
-	}
-	rs->ent[rs->nent++] = 0;
-	return 0;
-}
-
-static int p1_leave(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how)
-{
-	struct replay *r = w->data;
-	struct rstream *rs = &r->rs[w->st - r->s->streams];
-	struct tr_frame *parent = tr_walk_parent(w, f);
-	uint64_t dur = ts - f->ts, e = dur & E_DUR_MASK;
-
-	if ((f->flags & F_COND) && dur >= r->o->time_ns) {
-		e |= E_SHOWN;
-		if (!(f->flags & F_DESC))
-			e |= E_LEAF;
-	}
-	if (how == TR_LEAVE_UNFINISHED)
-		e |= E_UNFINISHED;
-	else if (how == TR_LEAVE_UNWIND)
-		e |= E_UNWOUND;
-	if (parent && ((e & E_SHOWN) || (f->flags & F_DESC)))
-		parent->flags |= F_DESC;
-	rs->ent[f->idx] = e;
-	return 0;
-}
-
-/* Would the non-call event EV print a line? (same answer in both passes) */
-static int other_shows(struct replay *r, struct tr_walk *w, const struct tr_event *ev)
+/* Would the non-call event EV print a line? (the same answer for both
+ * cursors: their stacks are the same at the same event) */
+static int other_shows(const struct replay *r, struct tr_walk *w, const struct tr_event *ev)
 {
 	struct tr_frame *top = w->depth ? &w->stack[w->depth - 1] : NULL;
 	uint64_t fdepth;
@@ -204,18 +185,175 @@ static int other_shows(struct replay *r, struct tr_walk *w, const struct tr_even
 	}
 }
 
-static int p1_other(struct tr_walk *w, const struct tr_event *ev)
+/* Something under aw.stack[N - 1] shows (N = depth: under the top, or the
+ * top's own event): mark it and its callers. A frame marked has all its
+ * callers marked, so the walk stops at the first one. */
+static void mark_desc(struct tr_walk *aw, size_t n)
 {
-	struct replay *r = w->data;
+	while (n-- > 0 && !(aw->stack[n].flags & F_DESC))
+		aw->stack[n].flags |= F_DESC;
+}
 
-	if (w->depth && other_shows(r, w, ev))
-		w->stack[w->depth - 1].flags |= F_DESC;
+static int ahead_enter(struct tr_walk *aw, struct tr_frame *f, const struct tr_event *ev)
+{
+	struct rstream *rs = aw->data;
+
+	(void)ev;
+	f->flags = classify(rs->r, aw, tr_walk_parent(aw, f), f->func, aw->depth - 1, &f->user);
 	return 0;
 }
 
-static const struct tr_walk_ops p1_ops = {p1_enter, p1_leave, p1_other};
+/* Keep D for the printer, in entry order. */
+static int dec_add(struct rstream *rs, const struct decision *d)
+{
+	size_t i = rs->ndec;
 
-/* ---- pass 2 ----------------------------------------------------------- */
+	if (rs->ndec == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 16;
+		struct decision *n = realloc(rs->dec, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rs->dec = n;
+		rs->cap = cap;
+	}
+	/* callees end first: a caller goes before them */
+	while (i > 0 && rs->dec[i - 1].idx > d->idx)
+		i--;
+	memmove(&rs->dec[i + 1], &rs->dec[i], (rs->ndec - i) * sizeof(*d));
+	rs->dec[i] = *d;
+	rs->ndec++;
+	return 0;
+}
+
+static int ahead_leave(struct tr_walk *aw, struct tr_frame *f, uint64_t ts, int how)
+{
+	struct rstream *rs = aw->data;
+	struct decision d = {.idx = f->idx, .dur = ts - f->ts};
+
+	/* hidden: what shows under it has marked its callers already */
+	if (!(f->flags & F_COND) || d.dur < rs->r->o->time_ns)
+		return 0;
+	mark_desc(aw, aw->depth - 1);
+	if (f->idx < rs->want)
+		return 0; /* the printer is past its entry: decided before */
+	d.how = D_SHOWN;
+	if (!(f->flags & F_DESC))
+		d.how |= D_LEAF;
+	if (how == TR_LEAVE_UNFINISHED)
+		d.how |= D_UNFINISHED;
+	else if (how == TR_LEAVE_UNWIND)
+		d.how |= D_UNWOUND;
+	return dec_add(rs, &d);
+}
+
+static int ahead_other(struct tr_walk *aw, const struct tr_event *ev)
+{
+	struct rstream *rs = aw->data;
+
+	if (aw->depth && other_shows(rs->r, aw, ev))
+		mark_desc(aw, aw->depth);
+	return 0;
+}
+
+static const struct tr_walk_ops ahead_ops = {ahead_enter, ahead_leave, ahead_other};
+
+/* One more event for the look-ahead. 0, or -ENOMEM. */
+static int ahead_step(struct rstream *rs)
+{
+	struct tr_walk *aw = &rs->aw;
+	uint64_t t = rs->r->o->time_ns;
+	struct tr_event ev;
+	int ret;
+
+	if (tr_stream_next(&rs->ahead, &ev) <= 0) {
+		rs->ahead_end = 1;
+		return 0;
+	}
+	ret = tr_walk_feed(aw, &ev);
+	if (ret)
+		return ret;
+	/* The open frames end at EV's time or later: those that began at
+	 * least T before it will show. Entry times grow up the stack. */
+	if (rs->known > aw->depth)
+		rs->known = aw->depth;
+	for (; rs->known < aw->depth; rs->known++) {
+		struct tr_frame *f = &aw->stack[rs->known];
+
+		if (!(f->flags & F_COND))
+			continue;
+		if (ev.ts < f->ts || ev.ts - f->ts < t)
+			break;
+		f->flags |= F_LONG;
+		mark_desc(aw, rs->known);
+	}
+	return 0;
+}
+
+/* The open frame of the look-ahead for entry IDX, or NULL. */
+static struct tr_frame *ahead_frame(struct tr_walk *aw, uint64_t idx)
+{
+	size_t lo = 0, hi = aw->depth;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (aw->stack[mid].idx == idx)
+			return &aw->stack[mid];
+		if (aw->stack[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* How entry IDX of the stream shows (the printer asks in entry order):
+ * run the look-ahead until it is decided. 0, or -ENOMEM. */
+static int decide(struct rstream *rs, uint64_t idx, struct decision *d)
+{
+	struct tr_frame *f;
+	size_t done;
+	int ret;
+
+	rs->want = idx;
+	for (;;) {
+		/* Decisions for entries the printer passed without asking
+		 * (hidden by its own classification) go. */
+		for (done = 0; done < rs->ndec && rs->dec[done].idx < idx; done++)
+			;
+		if (done < rs->ndec && rs->dec[done].idx == idx) {
+			*d = rs->dec[done++];
+			break;
+		}
+		if (idx < rs->aw.nentries) {
+			f = ahead_frame(&rs->aw, idx);
+			if (!f) {
+				/* ended, and not kept: hidden */
+				*d = (struct decision){.idx = idx};
+				break;
+			}
+			if ((f->flags & (F_LONG | F_DESC)) == (F_LONG | F_DESC)) {
+				*d = (struct decision){.idx = idx, .how = D_SHOWN};
+				break;
+			}
+		}
+		if (rs->ahead_end) {
+			*d = (struct decision){.idx = idx}; /* cannot happen: same events */
+			break;
+		}
+		ret = ahead_step(rs);
+		if (ret)
+			return ret;
+	}
+	if (done) {
+		memmove(rs->dec, rs->dec + done, (rs->ndec - done) * sizeof(*d));
+		rs->ndec -= done;
+	}
+	return 0;
+}
+
+/* ---- printer ---------------------------------------------------------- */
 
 static void prefix(struct replay *r, struct rstream *rs, const uint64_t *dur)
 {
@@ -226,35 +364,34 @@ static void prefix(struct replay *r, struct rstream *rs, const uint64_t *dur)
 	fprintf(r->out, "[%6d] | %*s", (int)rs->st->tid, (int)(2 * rs->disp), "");
 }
 
-static const char *mark(uint64_t e)
+static const char *mark(unsigned how)
 {
-	if (e & E_UNFINISHED)
+	if (how & D_UNFINISHED)
 		return " (unfinished)";
-	if (e & E_UNWOUND)
+	if (how & D_UNWOUND)
 		return " (unwound)";
 	return "";
 }
 
 static int p2_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event *ev)
 {
-	struct replay *r = w->data;
-	struct rstream *rs = &r->rs[w->st - r->s->streams];
-	uint64_t e, dur;
+	struct rstream *rs = w->data;
+	struct replay *r = rs->r;
+	struct decision d;
 	char name[1024];
+	int ret;
 
 	(void)ev;
 	f->flags = classify(r, w, tr_walk_parent(w, f), f->func, w->depth - 1, &f->user);
-	if (f->idx >= rs->nent)
-		return 0; /* the first pass stopped earlier: cannot happen */
-	e = rs->ent[f->idx];
-	if (!(e & E_SHOWN))
+	if (!(f->flags & F_COND))
 		return 0;
-	f->flags |= F_SHOWN;
+	ret = decide(rs, f->idx, &d);
+	if (ret || !(d.how & D_SHOWN))
+		return ret;
 	tr_printable(tr_func_name(rs->st->proc, f->func), name, sizeof(name));
-	if (e & E_LEAF) {
-		dur = e & E_DUR_MASK;
-		prefix(r, rs, &dur);
-		fprintf(r->out, "%s();%s\n", name, mark(e));
+	if (d.how & D_LEAF) {
+		prefix(r, rs, &d.dur);
+		fprintf(r->out, "%s();%s\n", name, mark(d.how));
 	} else {
 		prefix(r, rs, NULL);
 		fprintf(r->out, "%s() {\n", name);
@@ -266,26 +403,26 @@ static int p2_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event
 
 static int p2_leave(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how)
 {
-	struct replay *r = w->data;
-	struct rstream *rs = &r->rs[w->st - r->s->streams];
-	uint64_t e, dur = ts - f->ts;
+	struct rstream *rs = w->data;
+	uint64_t dur = ts - f->ts;
 	char name[1024];
 
-	(void)how;
 	if (!(f->flags & F_OPEN))
 		return 0;
-	e = rs->ent[f->idx];
 	rs->disp--;
 	tr_printable(tr_func_name(rs->st->proc, f->func), name, sizeof(name));
-	prefix(r, rs, &dur);
-	fprintf(r->out, "} /* %s */%s\n", name, mark(e));
+	prefix(rs->r, rs, &dur);
+	fprintf(rs->r->out, "} /* %s */%s\n", name,
+		mark(how == TR_LEAVE_UNFINISHED ? D_UNFINISHED
+		     : how == TR_LEAVE_UNWIND	? D_UNWOUND
+						: 0));
 	return 0;
 }
 
 static int p2_other(struct tr_walk *w, const struct tr_event *ev)
 {
-	struct replay *r = w->data;
-	struct rstream *rs = &r->rs[w->st - r->s->streams];
+	struct rstream *rs = w->data;
+	struct replay *r = rs->r;
 	char name[1024], caller[1024], num[40];
 
 	if (!other_shows(r, w, ev))
@@ -383,22 +520,15 @@ int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out)
 	if (!r.rs)
 		return -ENOMEM;
 
-	/* Pass 1: each stream alone. */
-	for (size_t i = 0; i < s->nstreams && !ret; i++) {
+	for (size_t i = 0; i < s->nstreams; i++) {
 		struct rstream *rs = &r.rs[i];
 
+		rs->r = &r;
 		rs->st = &s->streams[i];
-		if (!want_stream(rs->st, (void *)o))
-			continue;
-		tr_walk_init(&rs->w, &p1_ops, &r, rs->st);
-		tr_stream_rewind(rs->st);
-		while (!ret && tr_stream_next(rs->st, &ev) > 0)
-			ret = tr_walk_feed(&rs->w, &ev);
-		tr_walk_free(&rs->w);
+		tr_walk_init(&rs->w, &p2_ops, rs, rs->st);
+		tr_stream_fork(rs->st, &rs->ahead);
+		tr_walk_init(&rs->aw, &ahead_ops, rs, &rs->ahead);
 	}
-	if (ret)
-		goto out;
-
 	r.base = tr_base_ts(s);
 	if (r.flat)
 		fputs(o->no_time ? "#   TID  FUNCTION\n" : "#     TIMESTAMP      TID  FUNCTION\n",
@@ -407,9 +537,8 @@ int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out)
 		fputs(o->no_time ? "#     TID  FUNCTION\n" : "# DURATION     TID     FUNCTION\n",
 		      out);
 
-	/* Pass 2: all streams by time. */
-	for (size_t i = 0; i < s->nstreams; i++)
-		tr_walk_init(&r.rs[i].w, &p2_ops, &r, &s->streams[i]);
+	/* All streams by time; each one's look-ahead runs when its printer
+	 * needs it. */
 	ret = tr_merge_init(&m, s, want_stream, (void *)o);
 	if (ret)
 		goto out;
@@ -426,7 +555,8 @@ int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out)
 out:
 	for (size_t i = 0; i < s->nstreams; i++) {
 		tr_walk_free(&r.rs[i].w);
-		free(r.rs[i].ent);
+		tr_walk_free(&r.rs[i].aw);
+		free(r.rs[i].dec);
 	}
 	free(r.rs);
 	if (ret)

@@ -231,6 +231,23 @@ int cli_self_dir(char *buf, size_t size)
 	return 0;
 }
 
+int cli_info_append(const char *dir, const char *line)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(line);
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/info", dir);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, len) != (ssize_t)len)
+		ret = errno ? -errno : -ENOSPC;
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
+}
+
 void cli_out_error(void)
 {
 	cli_err("cannot write the output: %s", strerror(errno ? errno : EIO));

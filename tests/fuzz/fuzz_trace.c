@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_trace.c - libFuzzer harness for the trace reader (cli/trace_read.c)
- * and the views built on it (replay, report, dump --chrome, info).
+ * fuzz_trace.c - libFuzzer harness for the trace reader (cli/trace_session.c,
+ * trace_stream.c, trace_merge.c) and the views built on it (replay, report,
+ * dump --chrome, info).
  *
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib -iquote cli \
- *	tests/fuzz/fuzz_trace.c cli/trace_read.c cli/util.c cli/cmd_replay.c \
- *	cli/cmd_report.c cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c lib/elf.c
- *lib/arch/x86_64/elf_site.c -ldl -o fuzz_trace
+ *	tests/fuzz/fuzz_trace.c cli/trace_session.c cli/trace_stream.c \
+ *	cli/trace_merge.c cli/util.c cli/cmd_replay.c cli/cmd_report.c \
+ *	cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c lib/elf.c \
+ *	lib/arch/x86_64/elf_site.c -ldl -o fuzz_trace
  *
  * A session directory is made once in $TMPDIR: info, ctf/metadata (the uuid
  * of tests/golden/mkstream.c, so its streams are valid seeds), sites-100.txt

@@ -6,7 +6,7 @@
 # "flushed:" (exit, exec) or "signal:" (a fatal signal) to the info file;
 # record checks each process that is gone without either (docs/FORMAT.md).
 # While the program runs, record also recovers the buffer files of dead
-# processes every second (cmd_record.c, shm_scan). Checked:
+# processes every second (cli/shm_watch.c). Checked:
 #  - without buffer files (DYNFTRACE_RING_TEST_NOSHM), a forked child
 #    killed by SIGKILL, or ending with _exit, and the main process ending
 #    with _exit: "unflushed: PID 0 lost", and info, replay, report and

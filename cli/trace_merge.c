@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace_merge.c - the streams of a session merged in time order (a binary
+ * heap of their next events), and the call stack of one stream. See
+ * trace_merge.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_merge.h"
+
+/* ---- merge ------------------------------------------------------------ */
+
+static int heap_less(const struct tr_merge_src *a, const struct tr_merge_src *b)
+{
+	if (a->next.ts != b->next.ts)
+		return a->next.ts < b->next.ts;
+	return a->st < b->st; /* streams are in one array: stream order breaks ties */
+}
+
+static void heap_down(struct tr_merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, min = i;
+		struct tr_merge_src *t;
+
+		if (l < m->n && heap_less(m->heap[l], m->heap[min]))
+			min = l;
+		if (r < m->n && heap_less(m->heap[r], m->heap[min]))
+			min = r;
+		if (min == i)
+			return;
+		t = m->heap[i];
+		m->heap[i] = m->heap[min];
+		m->heap[min] = t;
+		i = min;
+	}
+}
+
+int tr_merge_init(struct tr_merge *m, struct tr_session *s, int (*want)(struct tr_stream *, void *),
+		  void *data)
+{
+	size_t n = s->nstreams ? s->nstreams : 1;
+
+	memset(m, 0, sizeof(*m));
+	m->sess = s;
+	m->src = calloc(n, sizeof(*m->src));
+	m->heap = calloc(n, sizeof(*m->heap));
+	if (!m->src || !m->heap) {
+		tr_merge_free(m);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_merge_src *src = &m->src[i];
+
+		src->st = &s->streams[i];
+		if (want && !want(src->st, data))
+			continue;
+		tr_stream_rewind(src->st);
+		if (tr_stream_next(src->st, &src->next) > 0)
+			m->heap[m->n++] = src;
+	}
+	for (size_t i = m->n / 2; i-- > 0;)
+		heap_down(m, i);
+	return 0;
+}
+
+int tr_merge_next(struct tr_merge *m, struct tr_stream **stp, struct tr_event *ev)
+{
+	struct tr_merge_src *src;
+
+	if (!m->n)
+		return 0;
+	src = m->heap[0];
+	*ev = src->next;
+	*stp = src->st;
+	if (tr_stream_next(src->st, &src->next) > 0) {
+		/* Times only grow along a stream, except the END of a damaged
+		 * stream, which keeps the last good time: still not smaller. */
+		heap_down(m, 0);
+	} else {
+		m->heap[0] = m->heap[--m->n];
+		heap_down(m, 0);
+	}
+	return 1;
+}
+
+void tr_merge_free(struct tr_merge *m)
+{
+	free(m->heap);
+	free(m->src);
+	m->heap = NULL;
+	m->src = NULL;
+	m->n = 0;
+}
+
+/* ---- call stacks ------------------------------------------------------ */
+
+void tr_walk_init(struct tr_walk *w, const struct tr_walk_ops *ops, void *data,
+		  struct tr_stream *st)
+{
+	memset(w, 0, sizeof(*w));
+	w->ops = ops;
+	w->data = data;
+	w->st = st;
+}
+
+void tr_walk_free(struct tr_walk *w)
+{
+	free(w->stack);
+	w->stack = NULL;
+	w->depth = w->cap = 0;
+}
+
+static int walk_pop(struct tr_walk *w, uint64_t ts, int how)
+{
+	struct tr_frame *f = &w->stack[w->depth - 1];
+	int ret = w->ops->leave ? w->ops->leave(w, f, ts, how) : 0;
+
+	if (w->depth > 1)
+		f[-1].child_ns += ts - f->ts;
+	w->depth--;
+	return ret;
+}
+
+int tr_walk_feed(struct tr_walk *w, const struct tr_event *ev)
+{
+	int ret = 0;
+
+	switch (ev->type) {
+	case TR_ENTRY: {
+		struct tr_frame *f;
+
+		if (w->depth == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 64;
+			struct tr_frame *n = realloc(w->stack, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			w->stack = n;
+			w->cap = cap;
+		}
+		f = &w->stack[w->depth++];
+		memset(f, 0, sizeof(*f));
+		f->func = ev->func;
+		f->ts = ev->ts;
+		f->idx = w->nentries++;
+		if (w->ops->enter)
+			ret = w->ops->enter(w, f, ev);
+		break;
+	}
+	case TR_EXIT:
+		if (w->depth)
+			ret = walk_pop(w, ev->ts, TR_LEAVE_RETURN);
+		else if (w->ops->other)
+			ret = w->ops->other(w, ev);
+		break;
+	case TR_EXIT_DEPTH:
+		for (uint64_t i = 0; i < ev->arg && w->depth && !ret; i++)
+			ret = walk_pop(w, ev->ts, TR_LEAVE_UNWIND);
+		break;
+	case TR_END:
+		while (w->depth && !ret)
+			ret = walk_pop(w, ev->ts, TR_LEAVE_UNFINISHED);
+		if (!ret && w->ops->other)
+			ret = w->ops->other(w, ev);
+		break;
+	default:
+		if (w->ops->other)
+			ret = w->ops->other(w, ev);
+		break;
+	}
+	w->last_ts = ev->ts;
+	return ret;
+}

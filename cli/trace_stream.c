@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace_stream.c - decoding one stream of a session. See trace_stream.h for
+ * the contract and lib/format.h (docs/FORMAT.md) for the layout.
+ *
+ * A stream file is a sequence of packets (one per ring-buffer page):
+ *
+ *   offset 0                24                          80         content  packet
+ *   +--------+------+------+---------------------------+--------...+--...--+
+ *   | magic  | uuid | sid  | ts_begin ts_end content   | events    | pad   |
+ *   | u32    | 16   | u32  | packet disc seq pid tid   |           |       |
+ *   +--------+------+------+---------------------------+--------...+--...--+
+ *
+ * Each event starts with a 16-bit compact header: id in bits 0-2 and the low
+ * 13 bits of the time in bits 3-15. Id 7 means extended: then the 3-bit field
+ * is followed, from the next byte, by uint32 id and uint64 time (13 bytes of
+ * header). A compact time is extended from the previous time of the stream
+ * (the packet's timestamp_begin for its first event): the same high bits,
+ * plus one wrap of 8192 ns when the low bits are smaller than before.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trace_stream.h"
+
+static uint16_t le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static void set_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, TR_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- streams ---------------------------------------------------------- */
+
+void tr_stream_rewind(struct tr_stream *st)
+{
+	st->pkt = st->pkt_content = st->pkt_next = st->pos = st->released = 0;
+	st->in_packet = st->done = st->ended = st->failed = 0;
+	st->prev_ts = st->last_ts = st->discarded = st->seq = 0;
+	st->have_packet = 0;
+	st->err[0] = 0;
+	st->nevents = st->ncalls = st->nlost = st->npackets = 0;
+	st->first_ts = 0;
+	st->have_first = 0;
+}
+
+void tr_stream_fork(const struct tr_stream *st, struct tr_stream *cur)
+{
+	*cur = *st;
+	tr_stream_rewind(cur);
+	cur->complete = 0;
+}
+
+static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...)
+{
+	char what[TR_ERR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	set_err(st->err, "%s: %s at offset %" PRIu64, st->path, what, off);
+	st->failed = 1;
+	st->ended = 1;
+}
+
+/*
+ * Give back the mapped pages of ST below offset OFF, in steps of
+ * RELEASE_STEP at least: a cursor only moves forward, so reading a stream
+ * holds a few pages of it instead of the whole file (the views read
+ * streams larger than the memory they should take). The mapping is
+ * private and never written: a page given back is read again from the
+ * page cache if touched (after a rewind, a second cursor, or the text of
+ * an event just delivered), with the same bytes.
+ */
+#define RELEASE_STEP (256u << 10)
+
+static void release_below(struct tr_stream *st, uint64_t off)
+{
+	static uint64_t page;
+	uint64_t end;
+
+	if (!page) {
+		long p = sysconf(_SC_PAGESIZE);
+
+		page = p > 0 ? (uint64_t)p : 4096;
+	}
+	end = off & ~(page - 1);
+	if (end < st->released + RELEASE_STEP)
+		return;
+	madvise((void *)(st->data + st->released), (size_t)(end - st->released), MADV_DONTNEED);
+	st->released = end;
+}
+
+/* Enter the packet at st->pkt_next. 1: entered (maybe with a DISCARDED event
+ * in EV), 0: end of file, -1: damage. */
+static int enter_packet(struct tr_stream *st, struct tr_event *ev, int *have_ev)
+{
+	const struct tr_session *s = st->sess;
+	uint64_t off = st->pkt_next, left = st->size - off;
+	const uint8_t *p;
+	uint64_t tsb, tse, content, psize, disc, seq;
+	uint32_t pid, tid, magic;
+
+	*have_ev = 0;
+	if (!left)
+		return 0;
+	p = st->data + off;
+	if (left < TR_HEADER_BYTES) {
+		stream_fail(st, off, "truncated packet header (%" PRIu64 " of %d bytes)", left,
+			    TR_HEADER_BYTES);
+		return -1;
+	}
+	magic = le32(p);
+	if (magic != TR_PACKET_MAGIC) {
+		stream_fail(st, off, "bad packet magic 0x%08" PRIx32, magic);
+		return -1;
+	}
+	if (s->has_uuid && memcmp(p + 4, s->uuid, 16)) {
+		stream_fail(st, off + 4, "packet uuid differs from the metadata's");
+		return -1;
+	}
+	if (le32(p + 20)) {
+		stream_fail(st, off + 20, "unknown stream id %" PRIu32, le32(p + 20));
+		return -1;
+	}
+	tsb = le64(p + 24);
+	tse = le64(p + 32);
+	content = le64(p + 40);
+	psize = le64(p + 48);
+	disc = le64(p + 56);
+	seq = le64(p + 64);
+	pid = le32(p + 72);
+	tid = le32(p + 76);
+	if (psize % 8 || psize / 8 < TR_HEADER_BYTES) {
+		stream_fail(st, off + 48, "bad packet_size of %" PRIu64 " bits", psize);
+		return -1;
+	}
+	if (psize / 8 > left) {
+		stream_fail(st, off,
+			    "truncated packet (%" PRIu64 " bytes of %" PRIu64 " are in the file)",
+			    left, psize / 8);
+		return -1;
+	}
+	if (content % 8 || content > psize || content / 8 < TR_HEADER_BYTES) {
+		stream_fail(st, off + 40,
+			    "bad content_size of %" PRIu64 " bits (packet_size %" PRIu64 ")",
+			    content, psize);
+		return -1;
+	}
+	if (pid != (uint32_t)st->pid || tid != (uint32_t)st->tid) {
+		stream_fail(st, off + 72,
+			    "packet of pid %" PRIu32 " tid %" PRIu32
+			    " in the stream of pid %d tid %d",
+			    pid, tid, (int)st->pid, (int)st->tid);
+		return -1;
+	}
+	if (st->have_packet && seq <= st->seq) {
+		stream_fail(st, off + 64, "packet sequence number %" PRIu64 " after %" PRIu64, seq,
+			    st->seq);
+		return -1;
+	}
+	if (disc < st->discarded) {
+		stream_fail(st, off + 56, "events_discarded goes down from %" PRIu64 " to %" PRIu64,
+			    st->discarded, disc);
+		return -1;
+	}
+	if (tsb > tse) {
+		stream_fail(st, off + 24, "timestamp_begin is after timestamp_end");
+		return -1;
+	}
+	if (tsb < st->last_ts) {
+		stream_fail(st, off + 24, "timestamp_begin goes back before the previous event");
+		return -1;
+	}
+	st->have_packet = 1;
+	st->seq = seq;
+	st->pkt = off;
+	release_below(st, off);
+	st->pkt_content = off + content / 8;
+	st->pkt_next = off + psize / 8;
+	st->pos = off + TR_HEADER_BYTES;
+	st->prev_ts = tsb;
+	st->in_packet = 1;
+	st->npackets++;
+	if (disc > st->discarded) {
+		memset(ev, 0, sizeof(*ev));
+		ev->type = TR_DISCARDED;
+		ev->arg = disc - st->discarded;
+		ev->ts = tsb;
+		ev->off = off + 56;
+		st->discarded = disc;
+		st->last_ts = tsb;
+		*have_ev = 1;
+	}
+	return 1;
+}
+
+static int need(struct tr_stream *st, uint64_t ev_off, uint64_t at, uint64_t n)
+{
+	if (at + n > st->pkt_content) {
+		stream_fail(st, ev_off, "event runs past the packet's content");
+		return -1;
+	}
+	return 0;
+}
+
+static int check_func(struct tr_stream *st, uint64_t ev_off, uint32_t func)
+{
+	if (!tr_site(st->proc, func)) {
+		stream_fail(st, ev_off, "unknown function id %" PRIu32, func);
+		return -1;
+	}
+	return 0;
+}
+
+/* Decode the event at st->pos. 1 or -1. */
+static int decode_event(struct tr_stream *st, struct tr_event *ev)
+{
+	uint64_t off = st->pos, at;
+	const uint8_t *p = st->data + off;
+	uint32_t id;
+	uint64_t ts;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->off = off;
+	uint32_t hdr;
+
+	if (need(st, off, off, FMT_COMPACT_HDR))
+		return -1;
+	if ((p[0] & 7) == FMT_EXT_TAG && need(st, off, off, FMT_EXT_HDR))
+		return -1;
+	if (fmt_header(p, (size_t)(st->pkt_content - off), &id, &ts, &hdr) < 0) {
+		stream_fail(st, off, "malformed event header");
+		return -1;
+	}
+	if (hdr == FMT_EXT_HDR) {
+		if (ts < st->prev_ts) {
+			stream_fail(st, off, "timestamp goes backwards");
+			return -1;
+		}
+	} else {
+		ts |= st->prev_ts & ~(uint64_t)(FMT_TS_WRAP - 1);
+		if (ts < st->prev_ts)
+			ts += FMT_TS_WRAP;
+	}
+	at = off + hdr;
+	p = st->data + at;
+	ev->type = (int)id;
+	ev->ts = ts;
+	switch (id) {
+	case TR_ENTRY:
+		if (need(st, off, at, 4))
+			return -1;
+		ev->func = le32(p);
+		if (check_func(st, off, ev->func))
+			return -1;
+		at += 4;
+		break;
+	case TR_EXIT:
+		break;
+	case TR_FUNCTION:
+	case TR_CALL:
+		if (need(st, off, at, 12))
+			return -1;
+		ev->func = le32(p);
+		ev->arg = le64(p + 4);
+		if (check_func(st, off, ev->func))
+			return -1;
+		if (id == TR_CALL && ev->arg > ts) {
+			stream_fail(st, off, "call of %" PRIu64 " ns ends before it starts",
+				    ev->arg);
+			return -1;
+		}
+		at += 12;
+		break;
+	case TR_LOST:
+	case TR_EXIT_DEPTH:
+		if (need(st, off, at, 4))
+			return -1;
+		ev->arg = le32(p);
+		at += 4;
+		break;
+	case TR_TRACEPOINT:
+		if (need(st, off, at, 4))
+			return -1;
+		ev->func = le16(p);
+		ev->arg = le16(p + 2);
+		if (need(st, off, at + 4, ev->arg))
+			return -1;
+		ev->text = (const char *)p + 4;
+		at += 4 + ev->arg;
+		break;
+	case TR_MARKER: {
+		const uint8_t *nul = memchr(p, 0, (size_t)(st->pkt_content - at));
+
+		if (!nul) {
+			stream_fail(st, off, "marker text runs past the packet's content");
+			return -1;
+		}
+		ev->text = (const char *)p;
+		at += (uint64_t)(nul - p) + 1;
+		break;
+	}
+	default:
+		stream_fail(st, off, "unknown event id %" PRIu32, id);
+		return -1;
+	}
+	st->pos = at;
+	st->prev_ts = ts;
+	st->last_ts = ts;
+	st->nevents++;
+	if (id == TR_ENTRY || id == TR_FUNCTION || id == TR_CALL)
+		st->ncalls++;
+	if (id == TR_LOST)
+		st->nlost += ev->arg;
+	if (!st->have_first) {
+		st->first_ts = ts;
+		st->have_first = 1;
+	}
+	return 1;
+}
+
+int tr_stream_next(struct tr_stream *st, struct tr_event *ev)
+{
+	int have;
+
+	if (st->done)
+		return 0;
+	if (!st->ended && st->pre_err[0] && !st->have_packet) {
+		snprintf(st->err, sizeof(st->err), "%s", st->pre_err);
+		st->failed = 1;
+		st->ended = 1;
+	}
+	while (!st->ended) {
+		if (!st->in_packet) {
+			int r = enter_packet(st, ev, &have);
+
+			if (r < 0)
+				break;
+			if (r == 0) {
+				st->ended = 1;
+				break;
+			}
+			if (have)
+				return 1;
+			continue;
+		}
+		if (st->pos >= st->pkt_content) {
+			st->in_packet = 0;
+			continue;
+		}
+		if (decode_event(st, ev) < 0)
+			break;
+		return 1;
+	}
+	memset(ev, 0, sizeof(*ev));
+	ev->type = TR_END;
+	ev->ts = st->last_ts;
+	ev->off = st->failed ? 0 : st->size;
+	st->done = 1;
+	st->complete = 1;
+	st->final_discarded = st->discarded;
+	st->final_nlost = st->nlost;
+	st->final_nevents = st->nevents;
+	st->final_ncalls = st->ncalls;
+	return 1;
+}
+
+int tr_stream_scan(struct tr_stream *st)
+{
+	struct tr_event ev;
+
+	tr_stream_rewind(st);
+	while (tr_stream_next(st, &ev) > 0)
+		;
+	return st->failed ? -EINVAL : 0;
+}
+
+/* ---- what the streams tell of the session ------------------------------- */
+
+uint64_t tr_thread_lost(const struct tr_session *s, pid_t pid, pid_t tid)
+{
+	uint64_t info = 0, disc = 0, lost = 0;
+
+	for (size_t i = 0; i < s->info.nlost; i++)
+		if (s->info.lost[i].pid == pid && s->info.lost[i].tid == tid)
+			info += s->info.lost[i].count;
+	for (size_t i = 0; i < s->nstreams; i++) {
+		const struct tr_stream *st = &s->streams[i];
+
+		if (st->pid == pid && st->tid == tid && st->complete) {
+			disc += st->final_discarded;
+			lost += st->final_nlost;
+		}
+	}
+	return (info > disc ? info : disc) + lost;
+}
+
+int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix)
+{
+	int lines = 0;
+	char num[40];
+
+	for (size_t i = 0; i < s->nstreams; i++)
+		if (!s->streams[i].complete)
+			tr_stream_scan(&s->streams[i]);
+	/* Threads with a stream, then threads only named by "lost:" lines. */
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_stream *st = &s->streams[i];
+		uint64_t n;
+		int dup = 0;
+
+		for (size_t j = 0; j < i; j++)
+			if (s->streams[j].pid == st->pid && s->streams[j].tid == st->tid)
+				dup = 1;
+		if (dup)
+			continue;
+		n = tr_thread_lost(s, st->pid, st->tid);
+		if (n) {
+			fprintf(out, "%sthread %d lost %s events\n", prefix, (int)st->tid,
+				cli_thousands(n, num, sizeof(num)));
+			lines++;
+		}
+	}
+	for (size_t i = 0; i < s->info.nlost; i++) {
+		struct tr_lost_line *l = &s->info.lost[i];
+		int seen = 0;
+		uint64_t n;
+
+		for (size_t j = 0; j < s->nstreams; j++)
+			if (s->streams[j].pid == l->pid && s->streams[j].tid == l->tid)
+				seen = 1;
+		for (size_t j = 0; j < i; j++)
+			if (s->info.lost[j].pid == l->pid && s->info.lost[j].tid == l->tid)
+				seen = 1;
+		if (seen)
+			continue;
+		n = tr_thread_lost(s, l->pid, l->tid);
+		if (n) {
+			fprintf(out, "%sthread %d lost %s events\n", prefix, (int)l->tid,
+				cli_thousands(n, num, sizeof(num)));
+			lines++;
+		}
+	}
+	lines += (int)s->info.nunflushed;
+	tr_print_unflushed(s, out, prefix);
+	return lines;
+}
+
+uint64_t tr_base_ts(struct tr_session *s)
+{
+	uint64_t base = s->info.has_start ? s->info.start_ns : UINT64_MAX;
+
+	for (size_t i = 0; i < s->nstreams; i++) {
+		struct tr_stream *st = &s->streams[i];
+		struct tr_event ev;
+
+		tr_stream_rewind(st);
+		while (tr_stream_next(st, &ev) > 0) {
+			if (ev.type == TR_END)
+				break;
+			if (ev.type == TR_DISCARDED)
+				continue;
+			if (ev.ts < base)
+				base = ev.ts;
+			break;
+		}
+		tr_stream_rewind(st);
+	}
+	return base == UINT64_MAX ? 0 : base;
+}
+
+/* ---- tracepoint events -------------------------------------------------- */
+
+void tr_tracepoint_format(struct tr_stream *st, const struct tr_event *ev, char *buf, size_t size)
+{
+	const uint8_t *d = (const uint8_t *)ev->text;
+	size_t at = 0, n = (size_t)ev->arg, pos = 0;
+	const char *desc, *c;
+	int first = 1, bad = 0;
+
+#define OUT(...)                                                                                   \
+	do {                                                                                       \
+		if (at < size)                                                                     \
+			at += (size_t)snprintf(buf + at, size - at, __VA_ARGS__);                  \
+	} while (0)
+	desc = tr_tracepoint_desc(st->sess, st->proc, ev->func);
+	if (!desc) {
+		snprintf(buf, size, "#%u(%zu bytes)", (unsigned)ev->func, n);
+		return;
+	}
+	c = strchr(desc, ' ');
+	OUT("%.*s(", (int)(c ? (size_t)(c - desc) : strlen(desc)), desc);
+	while (c && *c == ' ' && !bad) {
+		char kind = c[1], name[128];
+		unsigned fsize = 0;
+		int used = 0;
+
+		if (sscanf(c + 1, "%c:%u:%127[^ ]%n", &kind, &fsize, name, &used) != 3) {
+			bad = 1;
+			break;
+		}
+		c += 1 + used;
+		OUT("%s%s=", first ? "" : ", ", name);
+		first = 0;
+		if (kind == 's') {
+			const uint8_t *z = memchr(d + pos, 0, n - pos);
+			char txt[512];
+
+			if (!z) {
+				bad = 1;
+				break;
+			}
+			if (z - (d + pos) == 1 && d[pos] == 0xff) {
+				OUT("(null)");
+			} else {
+				tr_printable((const char *)d + pos, txt, sizeof(txt));
+				OUT("\"%s\"", txt);
+			}
+			pos = (size_t)(z - d) + 1;
+		} else {
+			uint64_t v = 0;
+
+			if (fsize == 0 || fsize > 8 || n - pos < fsize) {
+				bad = 1;
+				break;
+			}
+			for (unsigned i = 0; i < fsize; i++)
+				v |= (uint64_t)d[pos + i] << (8 * i);
+			pos += fsize;
+			if (kind == 'p') {
+				OUT("0x%" PRIx64, v);
+			} else if (kind == 'i') {
+				int64_t sv = fsize < 8 && (v >> (8 * fsize - 1)) & 1
+						 ? (int64_t)(v | ~(uint64_t)0 << (8 * fsize))
+						 : (int64_t)v;
+				OUT("%" PRId64, sv);
+			} else {
+				OUT("%" PRIu64, v);
+			}
+		}
+	}
+	if (!bad && pos != n)
+		bad = 1;
+	OUT(")%s", bad ? " <damaged>" : "");
+#undef OUT
+	if (at >= size && size)
+		buf[size - 1] = 0;
+}
