@@ -145,7 +145,23 @@ int info_run(struct tr_session *s, FILE *out)
 	for (size_t i = 0; i < in->npids; i++)
 		fprintf(out, " %s", in->pids[i]);
 	fputc('\n', out);
-	if (in->has_exit)
+	if (in->has_attach) {
+		char b[40];
+		fprintf(out, "# attached       : process %d, %" PRIu64 " sites; stopped %s",
+			(int)in->attach_pid, in->attach_sites,
+			trim(cli_fmt_duration(in->attach_stop_ns, a, sizeof(a))));
+		if (in->has_detach && in->detach_ended)
+			fprintf(out, "; it ended while recorded\n");
+		else if (in->has_detach && in->detach_ns >= in->attach_ns)
+			fprintf(out, "; recorded %s, then detached (stopped %s)\n",
+				trim(cli_fmt_duration(in->detach_ns - in->attach_ns, b, sizeof(b))),
+				trim(cli_fmt_duration(in->detach_stop_ns, a, sizeof(a))));
+		else
+			fprintf(out, "; not detached (the recording did not finish)\n");
+	}
+	if (in->has_attach && !in->has_exit && in->has_detach && !in->detach_ended)
+		fprintf(out, "# exit status    : still running (detached)\n");
+	else if (in->has_exit)
 		fprintf(out, "# exit status    : process %d %s %d%s%s%s\n", (int)in->exit_pid,
 			in->exit_signaled ? "was killed by signal" : "exited with status",
 			in->exit_code, in->exit_signaled ? " (" : "",

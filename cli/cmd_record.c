@@ -826,7 +826,7 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	free(cmd);
 	if (ret)
 		return 1;
-	shm_make(shmdir, sizeof(shmdir));
+	shm_watch_mkdir(shmdir, sizeof(shmdir));
 	if (rec_settings(o, absdir, shmdir, put_block, &b)) {
 		cli_err("out of memory");
 		return 1;
@@ -850,16 +850,15 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	snprintf(line, sizeof(line),
 		 "attached: %d at_ns %" PRIu64 " stopped_ns %" PRIu64 " sites %zu threads %zu\n",
 		 (int)pid, t_att, ar.commit_ns, ar.sites, ar.threads);
-	append_info(dir, line);
+	cli_info_append(dir, line);
 	fprintf(stderr,
 		"dynftrace: recording process %d: %zu sites, %zu threads (stopped %.3f ms, "
 		"recording after %.3f ms); %s\n",
 		(int)pid, ar.sites, ar.threads, ar.commit_ns / 1e6, (t_att - t_cmd) / 1e6,
 		o->duration_ns ? "stops after --duration or Ctrl-C" : "stop with Ctrl-C");
 
-	struct shm_watch w = {.dir = dir, .shmdir = shmdir};
-	snprintf(w.ctf, sizeof(w.ctf), "%s/ctf", absdir);
-	w.main = pid;
+	struct shm_watch w;
+	shm_watch_init(&w, dir, shmdir, absdir, pid);
 	uint64_t next_scan = now_ns() + SCAN_NS;
 	for (;;) {
 		uint64_t now = now_ns();
@@ -870,7 +869,7 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 			break;
 		}
 		if (now >= next_scan) {
-			shm_scan(&w, 0, 0);
+			shm_watch_scan(&w, 0, 0);
 			next_scan = now_ns() + SCAN_NS;
 		}
 		uint64_t wait = 100000000ull; /* to notice its end */
@@ -887,8 +886,8 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	if (!gone && detach_process(pid, &unloaded, &dns))
 		ret = 1;
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
-	shm_scan(&w, 1, 0);
-	free(w.imgs);
+	shm_watch_scan(&w, 1, 0);
+	shm_watch_free(&w);
 	if (*shmdir)
 		cli_rm_tree(shmdir);
 	if (gone)
@@ -900,7 +899,7 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 			 "detached: %d end_ns %" PRIu64 " stopped_ns %" PRIu64
 			 " children %d\nend_ns: %" PRIu64 "\n",
 			 (int)pid, now_ns(), dns, kids, now_ns());
-	append_info(dir, line);
+	cli_info_append(dir, line);
 	if (gone)
 		cli_err("process %d ended while it was recorded", (int)pid);
 	return ret;

@@ -265,6 +265,48 @@ static int info_line(char *line, unsigned no, void *d)
 		in->pids[in->npids++][kl] = 0;
 		return 0;
 	}
+	if (!strcmp(line, "attached") || !strcmp(line, "detached")) {
+		int att = line[0] == 'a';
+		if (parse_dec_tok(&v, &a) || !a || a > INT32_MAX)
+			goto bad;
+		/* KEY VALUE pairs; unknown keys are skipped (later versions) */
+		while (*v) {
+			size_t kl = strcspn(v, " ");
+			char key[32];
+			if (!kl || kl >= sizeof(key))
+				goto bad;
+			memcpy(key, v, kl);
+			key[kl] = 0;
+			v += kl;
+			while (*v == ' ')
+				v++;
+			if (!att && !strcmp(key, "ended")) {
+				in->detach_ended = 1;
+				continue;
+			}
+			if (parse_dec_tok(&v, &n))
+				goto bad;
+			if (att && !strcmp(key, "at_ns"))
+				in->attach_ns = n;
+			else if (att && !strcmp(key, "stopped_ns"))
+				in->attach_stop_ns = n;
+			else if (att && !strcmp(key, "sites"))
+				in->attach_sites = n;
+			else if (!att && !strcmp(key, "end_ns"))
+				in->detach_ns = n;
+			else if (!att && !strcmp(key, "stopped_ns"))
+				in->detach_stop_ns = n;
+			else if (!att && !strcmp(key, "children"))
+				in->detach_children = n;
+		}
+		if (att) {
+			in->has_attach = 1;
+			in->attach_pid = (pid_t)a;
+		} else {
+			in->has_detach = 1;
+		}
+		return 0;
+	}
 	if (!strcmp(line, "exit")) {
 		int sig;
 

@@ -129,6 +129,12 @@ struct tr_info {
 	size_t npids;
 	int has_exit, exit_signaled, exit_code;
 	pid_t exit_pid;
+	/* record -p: "attached: PID at_ns T stopped_ns S sites N threads N",
+	 * "detached: PID (ended | end_ns T stopped_ns S children N)" */
+	int has_attach, has_detach, detach_ended;
+	pid_t attach_pid;
+	uint64_t attach_ns, attach_stop_ns, attach_sites, detach_ns, detach_stop_ns,
+	    detach_children;
 	struct tr_lost_line *lost;
 	size_t nlost;
 	struct tr_unflushed *unflushed;

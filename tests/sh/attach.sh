@@ -130,6 +130,24 @@ check $? "the same mappings after $CYCLES cycles"
 clean main $main
 check $? "exact results and no EINTR through every cycle"
 
+# ---- record -p and live -p: an ordinary session, the process untouched
+$D record -d "$T/sess" -p $main --duration 300ms -F at_mid 2>"$T/rec.err"
+rc=$?
+[ $rc -eq 0 ] && $D replay -d "$T/sess" 2>&1 | grep -q 'at_mid() {'
+check $? "record -p records the process (replay shows the filtered function)"
+$D info -d "$T/sess" >"$T/info" 2>&1
+grep -q '^# attached *: process '"$main"'.*recorded .*then detached' "$T/info" &&
+	grep -q 'still running (detached)' "$T/info"
+check $? "info says when it was attached, for how long, and that it runs on"
+$D report -d "$T/sess" >/dev/null 2>&1 && $D dump --chrome -d "$T/sess" -o "$T/c.json" 2>/dev/null
+check $? "report and dump read the attached session"
+! grep -q 'libdynftrace' "/proc/$main/maps"
+check $? "record -p detaches: no mapping of the runtime remains"
+$D live -p $main --duration 200ms -F at_leaf 2>/dev/null | grep -q 'at_leaf();'
+check $? "live -p shows the graph"
+clean main $main
+check $? "the target computes exactly after record -p and live -p"
+
 # ---- fork and exec while attached and tracing
 start forker "$T/target" --fork || notok "the forking target started"
 fk=$pid
