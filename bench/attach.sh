@@ -53,3 +53,40 @@ for n in 1000 10000 100000; do
 			"$(med <"$T/d")" "$(med <"$T/r")"
 	done
 done
+
+# ---- the cost of a traced call once attached, against record
+W=${PERCALL_WINDOWS:-300}
+K=${PERCALL_CALLS:-20000}
+gcc -O2 -fpatchable-function-entry=5 bench/percall.c -o "$T/pc" || exit 1
+best_of() { sort -g | head -1; }
+: >"$T/p_base"
+: >"$T/p_rec"
+: >"$T/p_att"
+for _ in $(seq "$RUNS"); do
+	"$T/pc" "$W" "$K" | sed -n 's/^percall //p' >>"$T/p_base"
+	rm -rf "$T/s"
+	$D record -d "$T/s" -- "$T/pc" "$W" "$K" 2>/dev/null | sed -n 's/^percall //p' >>"$T/p_rec"
+	rm -rf "$T/s"
+	"$T/pc" "$W" "$K" wait >"$T/pc.out" &
+	pc=$!
+	for _ in $(seq 100); do grep -q ready "$T/pc.out" && break; sleep 0.02; done
+	$D record -d "$T/s" -p $pc 2>"$T/rec.err" &
+	rec=$!
+	for _ in $(seq 500); do grep -q 'recording process' "$T/rec.err" && break; sleep 0.02; done
+	kill -USR1 $pc
+	wait $pc
+	wait $rec
+	sed -n 's/^percall //p' "$T/pc.out" >>"$T/p_att"
+done
+base=$(best_of <"$T/p_base")
+echo
+echo "## Cost of a traced call once attached ($(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg))"
+echo
+echo "bench/percall.c (leaf() in $W windows of $K calls, the fastest window, best of $RUNS runs), function_graph recorded to disk: started under \`record\`, or already running when \`record -p\` attached."
+echo
+echo "| how | ns per call | traced call cost (ns) |"
+echo "|---|---:|---:|"
+for c in "untraced:p_base" "record:p_rec" "record -p (attached):p_att"; do
+	v=$(best_of <"$T/${c##*:}")
+	printf '| %s | %s | %s |\n' "${c%%:*}" "$v" "$(awk -v a="$v" -v b="$base" 'BEGIN { printf "%.2f", a - b }')"
+done

@@ -7,9 +7,13 @@
  * "percall NS" (ns per call of the loop, tracer included) and the checksum.
  * Run untraced and under a tracer on the same binary; the difference is the
  * tracer's cost per call (entry + exit for a graph tracer).
+ * "percall W K wait": print "ready" and measure only after SIGUSR1 (a
+ * tracer attaches to the running process meanwhile).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -31,6 +35,16 @@ int main(int argc, char **argv)
 {
 	long windows = argc > 1 ? atol(argv[1]) : 200;
 	long k = argc > 2 ? atol(argv[2]) : 20000;
+	if (argc > 3 && !strcmp(argv[3], "wait")) {
+		sigset_t usr1;
+		int sig;
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &usr1, NULL);
+		printf("ready\n");
+		fflush(stdout);
+		sigwait(&usr1, &sig);
+	}
 	double best = 1e30;
 	long s = 0;
 	for (long w = 0; w < windows; w++) {
