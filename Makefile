@@ -69,8 +69,11 @@ $(B)/obj/lib/interpose.o: LIB_CFLAGS += -fno-sanitize=all
 # Under TSan, code that reads or writes program text has no shadow memory
 # to check against: leave the engine and the site scanner uninstrumented
 # (ops.c and rcu.c, where the lock-free logic lives, stay instrumented).
+# The ring's readers copy pages that writers may reuse meanwhile and check
+# afterwards (ring_read.c, a seqlock's reader): TSan cannot model that.
 ifeq ($(SAN),tsan)
-$(B)/obj/lib/patch.o $(B)/obj/lib/sites.o $(B)/obj/lib/arch/$(ARCH)/arch.o: LIB_CFLAGS += -fno-sanitize=all
+$(B)/obj/lib/patch.o $(B)/obj/lib/sites.o $(B)/obj/lib/arch/$(ARCH)/arch.o \
+	$(B)/obj/lib/ring_read.o: LIB_CFLAGS += -fno-sanitize=all
 endif
 
 # The graph shortcut's C entry runs with only the general registers saved
