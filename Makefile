@@ -80,9 +80,9 @@ endif
 # (graph_fast.c): no vector registers, no sanitizer calls, and no call out
 # at all, which the link checks: its only undefined symbols may be data.
 $(B)/obj/lib/graph_fast.o: LIB_CFLAGS += -mgeneral-regs-only -fno-sanitize=all -fno-stack-protector
-GRAPH_FAST_DATA := clk_mode clk_p clk_seq dft_self fg_self graph_route_ops live_enabled \
-	live_epoch ring_tls ring_waiting ring_wake_seq trace_cfg trace_rec_on trace_roots \
-	rcu_gp_ctr _GLOBAL_OFFSET_TABLE_
+GRAPH_FAST_DATA := clk_mode clk_p clk_seq dft_self fg_self graph_route_ops ring_tls \
+	ring_waiting ring_wake_seq trace_cfg trace_ring_on trace_roots rcu_gp_ctr \
+	_GLOBAL_OFFSET_TABLE_
 
 $(B)/libdynftrace.so: $(LIB_OBJS) lib/libdynftrace.map
 	@bad=$$(nm -u $(B)/obj/lib/graph_fast.o | awk '{ print $$2 }' | \
