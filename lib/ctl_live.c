@@ -58,6 +58,7 @@ struct live_src {
 	uint32_t unwind;     /* an exit_depth event: frames still to close */
 	uint32_t depth, cap; /* entries shown whose exit has not come */
 	struct frame *stack; /* ... their functions and times */
+	char comm[16];	     /* the thread's name, once asked */
 	struct ring_event ev[2];
 };
 
@@ -99,6 +100,14 @@ static void src_pop(struct live_src *s)
 {
 	s->head ^= 1;
 	s->n--;
+}
+
+/* The thread's name (a copy: the ring's memory is ring_read.c's to read). */
+static const char *src_comm(struct live_src *s)
+{
+	if (!s->comm[0])
+		ring_buf_comm(s->b, s->comm, sizeof(s->comm));
+	return s->comm;
 }
 
 static void src_free(struct live_src *s)
@@ -213,20 +222,26 @@ static void done_prune(struct live_cursor *c)
 
 /* ---- names ----------------------------------------------------------------- */
 
-/* The function containing A (patch_lock held), or A in hex. */
+/* The name of the function containing A, or A in hex, into BUF. Under
+ * patch_lock, taken here only: tp_record_lookup's lock comes before it
+ * (tp_record_set), never after. */
 static const char *sym_of(uintptr_t a, char *buf, size_t n)
 {
-	for (size_t i = 0; i < obj_count; i++) {
+	const char *nm = NULL;
+	patch_lock(); /* the object stays while we copy its name */
+	for (size_t i = 0; i < obj_count && !nm; i++) {
 		const struct dft_object *o = obj_tab[i];
 		if (a < o->lo || a >= o->hi)
 			continue;
 		int32_t f = elf_func_lookup(&o->img, a - o->bias);
-		const char *nm = f >= 0 ? elf_func_name(&o->img, f) : NULL;
+		nm = f >= 0 ? elf_func_name(&o->img, f) : NULL;
 		if (nm)
-			return nm;
+			snprintf(buf, n, "%s", nm);
 		break;
 	}
-	snprintf(buf, n, "0x%lx", (unsigned long)a);
+	patch_unlock();
+	if (!nm)
+		snprintf(buf, n, "0x%lx", (unsigned long)a);
 	return buf;
 }
 
@@ -421,7 +436,7 @@ static int text_line(struct live_cursor *c, struct live_src *s, const struct rin
 				indent(s->depth), "", tlen, text);
 	}
 	return snprintf(l, cap, "%16.16s-%-7d %5llu.%06llu: tracing_mark_write: %.*s\n",
-			ring_buf_comm(s->b), (int)ring_buf_tid(s->b),
+			src_comm(s), (int)ring_buf_tid(s->b),
 			(unsigned long long)(e->ts / 1000000000ull),
 			(unsigned long long)(e->ts % 1000000000ull / 1000), tlen, text);
 }
@@ -433,7 +448,7 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 	char *l = c->line;
 	size_t cap = sizeof(c->line);
 	int len = 0, tid = (int)ring_buf_tid(s->b);
-	char d[40], nb[64], pb[64];
+	char d[40], nb[64], pb[512];
 	if (s->cur.lost) {
 		len = snprintf(l, cap, " TID %d [LOST %llu EVENTS]\n", tid,
 			       (unsigned long long)s->cur.lost);
@@ -478,12 +493,11 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 				indent(s->depth), "", fname(u32_at(e, 0), nb, sizeof(nb)));
 		break;
 	case RING_EV_FUNCTION:
-		len +=
-		    snprintf(l + len, cap - len, "%16.16s-%-7d %5llu.%06llu: %s <-%s\n",
-			     ring_buf_comm(s->b), tid, (unsigned long long)(e->ts / 1000000000ull),
-			     (unsigned long long)(e->ts % 1000000000ull / 1000),
-			     fname(u32_at(e, 0), nb, sizeof(nb)),
-			     sym_of((uintptr_t)u64_at(e, 4), pb, sizeof(pb)));
+		len += snprintf(l + len, cap - len, "%16.16s-%-7d %5llu.%06llu: %s <-%s\n",
+				src_comm(s), tid, (unsigned long long)(e->ts / 1000000000ull),
+				(unsigned long long)(e->ts % 1000000000ull / 1000),
+				fname(u32_at(e, 0), nb, sizeof(nb)),
+				sym_of((uintptr_t)u64_at(e, 4), pb, sizeof(pb)));
 		break;
 	case RING_EV_MARKER:
 	case RING_EV_TRACEPOINT:
@@ -545,7 +559,6 @@ size_t live_read(struct live_cursor *c, char *buf, size_t cap)
 		if (err)
 			return 0;
 	}
-	patch_lock(); /* names and objects stay put while we format */
 	for (;;) {
 		if (c->line_off < c->line_len) {
 			size_t k = c->line_len - c->line_off;
@@ -573,6 +586,5 @@ size_t live_read(struct live_cursor *c, char *buf, size_t cap)
 			break;
 		format_event(c, best);
 	}
-	patch_unlock();
 	return done;
 }

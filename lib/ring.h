@@ -276,8 +276,8 @@ void ring_buf_get(struct ring_buf *b) HIDDEN; /* only from ring_for_each_buf's C
 void ring_buf_put(struct ring_buf *b, unsigned long gen) HIDDEN;
 unsigned long ring_reader_gen(void) HIDDEN;
 pid_t ring_buf_tid(const struct ring_buf *b) HIDDEN;
-/* The thread's name (read once), "<...>" once it is gone. */
-const char *ring_buf_comm(struct ring_buf *b) HIDDEN;
+/* The thread's name (read once; "<...>" once it is gone) into OUT (N bytes). */
+void ring_buf_comm(struct ring_buf *b, char *out, size_t n) HIDDEN;
 /* Would a reader opened now find nothing in B (exited, and cleared since)? */
 bool ring_buf_drained(struct ring_buf *b) HIDDEN;
 /* B's number, unique in the process (a freed buffer's memory may come back

@@ -64,7 +64,9 @@
  *
  * Readers are serialized by their caller (live control's thread). Under
  * TSan this file is not instrumented (Makefile): its copies race with the
- * writers by design, and are checked as above.
+ * writers by design, and are checked as above. So it calls no function of
+ * an instrumented file on a buffer: TSan, not seeing this file's acquire
+ * loads, would see races there that are none.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,11 +88,28 @@ static inline uint64_t ld_acq(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+/* Page VP (ring.c's page_addr: here too, so that nothing of a reader's
+ * runs instrumented under TSan, see the end of the header). */
+static const uint8_t *rd_page(const struct ring_buf *b, uint64_t vp)
+{
+	return b->data + ((vp << b->page_shift) & b->buf_mask);
+}
+
+/* Copy N bytes from a page a writer may be changing. Byte by byte, and no
+ * libc call: a sanitizer intercepting memcpy would check what this file's
+ * copies do by design. */
+static void rd_copy(void *dst, const uint8_t *src, size_t n)
+{
+	uint8_t *d = dst;
+	for (size_t i = 0; i < n; i++)
+		d[i] = __atomic_load_n(src + i, __ATOMIC_RELAXED);
+}
+
 /* A field of page VP's packet header, as it is now (may be changing). */
 static uint64_t page_u64(struct ring_buf *b, uint64_t vp, size_t at)
 {
 	uint64_t v;
-	memcpy(&v, page_addr(b, vp) + at, 8);
+	rd_copy(&v, rd_page(b, vp) + at, 8);
 	return v;
 }
 
@@ -229,27 +248,31 @@ pid_t ring_buf_tid(const struct ring_buf *b)
 	return b->tid;
 }
 
-const char *ring_buf_comm(struct ring_buf *b)
+void ring_buf_comm(struct ring_buf *b, char *out, size_t n)
 {
+	char path[64], name[sizeof(b->comm)];
 	if (b->comm[0])
-		return b->comm;
-	char path[64];
+		goto out;
 	ssize_t r = -1;
 	if (!__atomic_load_n(&b->gone, __ATOMIC_ACQUIRE)) {
 		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)b->tid);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
-			r = read(fd, b->comm, sizeof(b->comm) - 1);
+			r = read(fd, name, sizeof(name) - 1);
 			close(fd);
 		}
 	}
 	if (r <= 0)
-		r = snprintf(b->comm, sizeof(b->comm), "<...>");
-	b->comm[r] = 0;
-	char *nl = strchr(b->comm, '\n');
-	if (nl)
-		*nl = 0;
-	return b->comm;
+		r = snprintf(name, sizeof(name), "<...>");
+	name[r] = 0;
+	for (ssize_t i = 0; i <= r; i++) /* not libc: see rd_copy */
+		b->comm[i] = name[i] == '\n' ? 0 : name[i];
+out:;
+	size_t i = 0;
+	for (; i + 1 < n && i < sizeof(b->comm) && b->comm[i]; i++)
+		out[i] = b->comm[i];
+	if (n)
+		out[i] = 0;
 }
 
 uint64_t ring_buf_serial(const struct ring_buf *b)
@@ -340,13 +363,13 @@ static void cur_extent(struct ring_cursor *c)
 static int cur_copy(struct ring_cursor *c, struct ring_event *e)
 {
 	struct ring_buf *b = c->b;
-	const uint8_t *p = page_addr(b, c->vp) + c->pos;
+	const uint8_t *p = rd_page(b, c->vp) + c->pos;
 	uint32_t room = c->avail - c->pos, id = 0, hdr = 0, len = 0;
 	uint64_t ts = 0;
 	uint8_t h[FMT_EXT_HDR];
 	uint32_t hn = room < sizeof(h) ? room : (uint32_t)sizeof(h);
 	bool ok = false;
-	memcpy(h, p, hn);
+	rd_copy(h, p, hn);
 	if (!fmt_header(h, hn, &id, &ts, &hdr)) {
 		uint32_t max = room - hdr < RING_PAYLOAD_MAX ? room - hdr : RING_PAYLOAD_MAX;
 		int fixed = fmt_payload_fixed(id);
@@ -354,20 +377,20 @@ static int cur_copy(struct ring_cursor *c, struct ring_event *e)
 			len = (uint32_t)fixed;
 			ok = len <= max;
 			if (ok)
-				memcpy(e->payload, p + hdr, len);
+				rd_copy(e->payload, p + hdr, len);
 		} else if (id == FMT_EV_MARKER) {
-			memcpy(e->payload, p + hdr, max);
+			rd_copy(e->payload, p + hdr, max);
 			const uint8_t *z = memchr(e->payload, 0, max);
 			ok = z != NULL;
 			len = ok ? (uint32_t)(z - e->payload) + 1 : 0;
 		} else if (id == FMT_EV_TRACEPOINT && max >= 4) {
 			uint16_t n;
-			memcpy(e->payload, p + hdr, 4);
+			rd_copy(e->payload, p + hdr, 4);
 			memcpy(&n, e->payload + 2, 2);
 			len = 4u + n;
 			ok = len <= max;
 			if (ok)
-				memcpy(e->payload + 4, p + hdr + 4, n);
+				rd_copy(e->payload + 4, p + hdr + 4, n);
 		}
 	}
 	if (page_reused(b, c->vp))

@@ -1063,9 +1063,9 @@ static int t_reinit(const char *dir)
 /* ---- readers: trace_pipe and trace cursors (ring_read.c) ----------------- */
 
 #define RD_K 0x9E3779B97F4A7C15ull
-static uint64_t rd_n;		   /* events the writer writes */
-static volatile int rd_writer_tid; /* set by the writer */
-static volatile int rd_writer_done;
+static uint64_t rd_n;	  /* events the writer writes */
+static int rd_writer_tid; /* set by the writer (atomic) */
+static int rd_writer_done;
 
 /* Event SEQ: an entry, a function or a marker of varying length. */
 static void rd_write(uint64_t seq)
@@ -1122,7 +1122,7 @@ static int64_t rd_seq(unsigned id, const uint8_t *p, uint32_t len, uint64_t u64,
 static void *rd_writer(void *arg)
 {
 	(void)arg;
-	rd_writer_tid = gettid_();
+	__atomic_store_n(&rd_writer_tid, gettid_(), __ATOMIC_RELEASE);
 	for (uint64_t i = 0; i < rd_n; i++)
 		rd_write(i);
 	ring_thread_exit();
@@ -1222,7 +1222,7 @@ static int t_readers(const char *dir, int disk)
 	pthread_t th;
 	pthread_create(&th, NULL, rd_writer, NULL);
 	struct rd_find f = {NULL, 0};
-	while (!(f.tid = rd_writer_tid))
+	while (!(f.tid = __atomic_load_n(&rd_writer_tid, __ATOMIC_ACQUIRE)))
 		sched_yield();
 	while (!f.b) { /* its buffer comes with its first event */
 		ring_for_each_buf(rd_find_cb, &f);
