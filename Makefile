@@ -71,17 +71,20 @@ $(B)/obj/lib/interpose.o $(B)/obj/lib/got.o: LIB_CFLAGS += -fno-sanitize=all
 # Under TSan, code that reads or writes program text has no shadow memory
 # to check against: leave the engine and the site scanner uninstrumented
 # (ops.c and rcu.c, where the lock-free logic lives, stay instrumented).
+# The ring's readers copy pages that writers may reuse meanwhile and check
+# afterwards (ring_read.c, a seqlock's reader): TSan cannot model that.
 ifeq ($(SAN),tsan)
-$(B)/obj/lib/patch.o $(B)/obj/lib/sites.o $(B)/obj/lib/arch/$(ARCH)/arch.o: LIB_CFLAGS += -fno-sanitize=all
+$(B)/obj/lib/patch.o $(B)/obj/lib/sites.o $(B)/obj/lib/arch/$(ARCH)/arch.o \
+	$(B)/obj/lib/ring_read.o: LIB_CFLAGS += -fno-sanitize=all
 endif
 
 # The graph shortcut's C entry runs with only the general registers saved
 # (graph_fast.c): no vector registers, no sanitizer calls, and no call out
 # at all, which the link checks: its only undefined symbols may be data.
 $(B)/obj/lib/graph_fast.o: LIB_CFLAGS += -mgeneral-regs-only -fno-sanitize=all -fno-stack-protector
-GRAPH_FAST_DATA := clk_mode clk_p clk_seq dft_self fg_self graph_route_ops live_enabled \
-	live_epoch ring_tls ring_waiting ring_wake_seq trace_cfg trace_rec_on trace_roots \
-	rcu_gp_ctr _GLOBAL_OFFSET_TABLE_
+GRAPH_FAST_DATA := clk_mode clk_p clk_seq dft_self fg_self graph_route_ops ring_tls \
+	ring_waiting ring_wake_seq trace_cfg trace_ring_on trace_roots rcu_gp_ctr \
+	_GLOBAL_OFFSET_TABLE_
 
 $(B)/libdynftrace.so: $(LIB_OBJS) lib/libdynftrace.map
 	@bad=$$(nm -u $(B)/obj/lib/graph_fast.o | awk '{ print $$2 }' | \

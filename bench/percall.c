@@ -6,15 +6,18 @@
  * that was preempted or shared the core is slower, never faster). Prints
  * "percall NS" (ns per call of the loop, tracer included) and the checksum.
  * Run untraced and under a tracer on the same binary; the difference is the
- * tracer's cost per call (entry + exit for a graph tracer).
- * "percall W K wait": print "ready" and measure only after SIGUSR1 (a
- * tracer attaches to the running process meanwhile).
+ * tracer's cost per call (entry + exit for a graph tracer). With
+ * PERCALL_GO=FIFO it waits for a line on FIFO first (a tracer switched on
+ * live, bench/percall.sh); "percall W K wait" prints "ready" and measures
+ * only after SIGUSR1 (a tracer attaches meanwhile, bench/attach.sh).
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 static volatile long sink;
@@ -47,6 +50,14 @@ int main(int argc, char **argv)
 	}
 	double best = 1e30;
 	long s = 0;
+	const char *go = getenv("PERCALL_GO");
+	if (go) {
+		char c;
+		int fd = open(go, O_RDONLY);
+		if (fd < 0 || read(fd, &c, 1) != 1)
+			return 1;
+		close(fd);
+	}
 	for (long w = 0; w < windows; w++) {
 		double t0 = now_ns();
 		for (long i = 0; i < k; i++)

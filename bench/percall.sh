@@ -42,6 +42,23 @@ row "dynftrace record (graph shortcut: thunk)" env DYNFTRACE_CONTROL=0 "$B/dynft
 row "dynftrace record, control socket on" "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
 row "dynftrace record, per-ops route (DYNFTRACE_GRAPH_SHORTCUT=0)" env DYNFTRACE_CONTROL=0 DYNFTRACE_GRAPH_SHORTCUT=0 "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
 row "dynftrace record, list function (DYNFTRACE_ROUTES=list)" env DYNFTRACE_CONTROL=0 DYNFTRACE_ROUTES=list "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
+# The graph tracer switched on live in a process with control only (no
+# session directory: the rings are memory only).
+ctl_only() {
+	rm -f "$T/go"
+	mkfifo "$T/go"
+	DYNFTRACE_CONTROL=1 LD_PRELOAD="$PWD/$B/libdynftrace.so" PERCALL_GO="$T/go" \
+		"$T/pc" "$@" >"$T/ctl.out" 2>/dev/null &
+	local p=$! i
+	for i in $(seq 200); do
+		"$B/dynftrace" ctl "$p" current_tracer function_graph >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	echo go >"$T/go"
+	wait "$p"
+	cat "$T/ctl.out"
+}
+row "control only, function_graph on through ctl (no record)" ctl_only "$W" "$K"
 if command -v uftrace >/dev/null; then
 	row "uftrace record -P ." uftrace record -P . -d "$T/d" "$T/pc" "$W" "$K"
 else

@@ -18,7 +18,7 @@ trap 'rm -rf "$W" "$SHM"' EXIT
 # The runtime's flags (lib/ is built -fPIC, hidden, initial-exec TLS).
 $CC -std=gnu11 -O2 -g -D_GNU_SOURCE -I"$TOP/include" -iquote "$TOP/lib" \
 	-iquote "$TOP/lib/arch/x86_64" -fno-strict-aliasing -fPIC -fvisibility=hidden \
-	-ftls-model=initial-exec "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" "$TOP/lib/clock.c" "$TOP/lib/ctf.c" "$TOP/lib/ring_flush.c" "$TOP/lib/config.c" "$TOP/bench/ring_bench.c" \
+	-ftls-model=initial-exec "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" "$TOP/lib/clock.c" "$TOP/lib/ctf.c" "$TOP/lib/ring_flush.c" "$TOP/lib/ring_read.c" "$TOP/lib/config.c" "$TOP/bench/ring_bench.c" \
 	-o "$W/ring_bench" -lpthread || exit 1
 
 echo "## clock"

@@ -88,6 +88,18 @@ int ctl_timeout_opt(int argc, char **argv, int *i, int64_t *timeout_ns)
 	return 1;
 }
 
+/* The stream's output. A signal that came while the client was reading or
+ * writing (not waiting in poll(), which would return EINTR) stops it here:
+ * with a backlog of events to copy, poll() may never wait again. */
+static int stream_sink(const char *p, size_t n, void *data)
+{
+	if (interrupted) {
+		errno = EINTR;
+		return -1;
+	}
+	return ctl_sink_file(p, n, data);
+}
+
 /* Stream trace_pipe of PID to stdout until interrupted or the process ends.
  * Shared with `dynftrace pipe`. */
 int ctl_stream_pipe(struct ctl_conn *c, const char *what)
@@ -113,7 +125,7 @@ int ctl_stream_pipe(struct ctl_conn *c, const char *what)
 	/* The deadline covers the first answer; then events come when they
 	 * come (a stopped process just has none). */
 	c->stream = 1;
-	r = ctl_response(c, ctl_sink_file, stdout, err, sizeof(err));
+	r = ctl_response(c, stream_sink, stdout, err, sizeof(err));
 	if (r == -EINTR || interrupted)
 		return 0;
 	if (r == 1) {

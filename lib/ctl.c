@@ -21,7 +21,7 @@
  * SIGPIPE (MSG_NOSIGNAL), and serves up to CTL_CLIENTS connections with one
  * poll() loop: bounded memory, no client can block another for longer than
  * one request takes, and the traced threads never wait for it (they write
- * into ctl_live.c's buffers, which it reads). Its file descriptors are the
+ * into their rings, which it reads: ctl_live.c). Its file descriptors are the
  * runtime's own (close-on-exec, moved above the program's usual range);
  * before each use it checks with fstat that the descriptor still is the
  * socket it made, so a program that closes it (closefrom) and reuses the
@@ -75,7 +75,7 @@
 #define CTL_WRITE_MAX	   65536 /* bytes of one WRITE/APPEND */
 #define CTL_CHUNK	   32768 /* generated text per chunk */
 #define CTL_STREAM_POLL_MS 50	 /* trace_pipe: look for new records this often */
-#define CTL_IDLE_POLL_MS   1000	 /* housekeeping (buffers of exited threads) */
+#define CTL_IDLE_POLL_MS   1000	 /* housekeeping (descriptors closed under us) */
 #define CTL_RESTARTS_MAX   3	 /* endpoint re-made after the program closed it */
 
 /* ---- server state --------------------------------------------------------- */
@@ -122,6 +122,7 @@ static struct {
 static char ctl_owned_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static pid_t ctl_owned_pid;
 static char ctl_gen_buf[CTL_CHUNK]; /* control thread: text of one chunk */
+static size_t ctl_buffer_kb;	    /* DYNFTRACE_BUFFER_KB (ctl_init), 0: default */
 
 /* ---- descriptors ---------------------------------------------------------- */
 
@@ -356,7 +357,7 @@ static void out_text(struct client *c, struct sbuf *t)
 static void trace_header(struct sbuf *h, int graph)
 {
 	uint64_t in, written;
-	live_counts(&in, &written);
+	ring_counts(&in, &written);
 	sb_printf(h, "# tracer: %s\n#\n", trace_get_tracer());
 	sb_printf(h, "# entries-in-buffer/entries-written: %llu/%llu   #P:%ld\n#\n",
 		  (unsigned long long)in, (unsigned long long)written,
@@ -838,7 +839,6 @@ static void *ctl_main(void *arg)
 			for (int k = 0; k < 2 * CTL_CLIENTS && accept_one(); k++)
 				;
 		}
-		live_reap();
 		pthread_mutex_unlock(&srv_lock);
 	}
 	return NULL;
@@ -857,7 +857,7 @@ static int ctl_start(void)
 	ctl_exe[k > 0 ? k : 0] = 0;
 	for (size_t i = 0; i < CTL_CLIENTS; i++)
 		srv.cl[i].fd = -1;
-	trace_ctl_start();
+	trace_ctl_start(ctl_buffer_kb);
 	pthread_attr_t attr;
 	sigset_t all;
 	pthread_t th;
@@ -962,11 +962,13 @@ void ctl_init(void)
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
 	v = dft_getenv("DYNFTRACE_BUFFER_KB");
-	if (v && *v) {
+	if (v && *v && !trace_recording()) {
 		uint64_t kb;
-		if (parse_num(v, UINT32_MAX, &kb) || live_set_size_kb((size_t)kb))
-			dft_log("control: DYNFTRACE_BUFFER_KB=%s: expected 8 to 262144; using %zu",
-				v, live_size_kb());
+		if (parse_num(v, UINT32_MAX, &kb) || kb < RING_KB_MIN || kb > RING_KB_MAX)
+			dft_log("control: DYNFTRACE_BUFFER_KB=%s: expected %d to %d; using %d", v,
+				RING_KB_MIN, RING_KB_MAX, RING_KB_DEFAULT);
+		else
+			ctl_buffer_kb = (size_t)kb;
 	}
 	pthread_mutex_lock(&srv_lock);
 	if (!srv.up && !ctl_start())

@@ -215,7 +215,7 @@ static int wr_thresh(const struct ctl_file *f UNUSED, const char *arg UNUSED, ch
 static int rd_buffer_kb(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
 			char *why UNUSED, size_t whylen UNUSED)
 {
-	sb_printf(out, "%zu\n", live_size_kb());
+	sb_printf(out, "%zu\n", ring_size_kb());
 	return 0;
 }
 
@@ -224,19 +224,21 @@ static int wr_buffer_kb(const struct ctl_file *f UNUSED, const char *arg UNUSED,
 {
 	uint64_t v;
 	val = trim(val, &len);
-	if (parse_num(val, UINT32_MAX, &v) || live_set_size_kb((size_t)v)) {
-		WHY("bad value '%.64s' for buffer_size_kb: expected KiB per thread, 8 to 262144",
-		    val);
-		return -EINVAL;
-	}
-	return 0;
+	int err = parse_num(val, UINT32_MAX, &v) ? -EINVAL : ring_set_size_kb((size_t)v);
+	if (err == -EBUSY)
+		WHY("buffer_size_kb cannot change while recording into a session (record -b "
+		    "sets it)");
+	else if (err)
+		WHY("bad value '%.64s' for buffer_size_kb: expected KiB per thread, %d to %d", val,
+		    RING_KB_MIN, RING_KB_MAX);
+	return err;
 }
 
 static int wr_trace(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val UNUSED,
 		    size_t len UNUSED, int append, char *why UNUSED, size_t whylen UNUSED)
 {
 	if (!append) /* `echo > trace` (O_TRUNC): clear */
-		live_clear();
+		ring_clear_all();
 	return 0;
 }
 
@@ -269,29 +271,21 @@ static int rd_trace_stat(const struct ctl_file *f UNUSED, const char *arg, struc
 	return 0;
 }
 
-/* per_thread: threads of the in-memory buffers and of the recording. */
+/* per_thread: the threads that have a ring (those of exited threads too,
+ * while their ring is kept). */
 struct tid_set {
 	pid_t v[4096];
 	size_t n;
 };
 
-static void tid_add(struct tid_set *s, pid_t tid)
+static void tid_cb(const struct ring_thread_stats *st, void *data)
 {
+	struct tid_set *s = data;
 	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i] == tid)
+		if (s->v[i] == st->tid)
 			return;
 	if (s->n < ARRAY_SIZE(s->v))
-		s->v[s->n++] = tid;
-}
-
-static void tid_live_cb(const struct live_thread_stats *st, void *data)
-{
-	tid_add(data, st->tid);
-}
-
-static void tid_ring_cb(const struct ring_thread_stats *st, void *data)
-{
-	tid_add(data, st->tid);
+		s->v[s->n++] = st->tid;
 }
 
 static int tid_cmp(const void *a, const void *b)
@@ -303,26 +297,16 @@ static int tid_cmp(const void *a, const void *b)
 struct stats_ctx {
 	pid_t tid;
 	int found;
-	struct live_thread_stats live;
-	struct ring_thread_stats ring;
-	int have_ring;
+	struct ring_thread_stats st;
 };
 
-static void stats_live_cb(const struct live_thread_stats *st, void *data)
+/* The thread's newest ring (an older one may remain, buffer_size_kb). */
+static void stats_cb(const struct ring_thread_stats *st, void *data)
 {
 	struct stats_ctx *x = data;
 	if (st->tid == x->tid && !x->found) {
-		x->live = *st;
+		x->st = *st;
 		x->found = 1;
-	}
-}
-
-static void stats_ring_cb(const struct ring_thread_stats *st, void *data)
-{
-	struct stats_ctx *x = data;
-	if (st->tid == x->tid && !x->have_ring) {
-		x->ring = *st;
-		x->have_ring = 1;
 	}
 }
 
@@ -335,9 +319,7 @@ static int rd_per_thread(const struct ctl_file *f UNUSED, const char *arg, struc
 			WHY("out of memory");
 			return -ENOMEM;
 		}
-		live_for_each_thread(tid_live_cb, s);
-		if (trace_recording())
-			ring_for_each_thread(tid_ring_cb, s);
+		ring_for_each_thread(tid_cb, s);
 		qsort(s->v, s->n, sizeof(s->v[0]), tid_cmp);
 		for (size_t i = 0; i < s->n; i++)
 			sb_printf(out, "%d/\n", (int)s->v[i]);
@@ -352,10 +334,8 @@ static int rd_per_thread(const struct ctl_file *f UNUSED, const char *arg, struc
 		return -ENOENT;
 	}
 	struct stats_ctx x = {.tid = (pid_t)tid};
-	live_for_each_thread(stats_live_cb, &x);
-	if (trace_recording())
-		ring_for_each_thread(stats_ring_cb, &x);
-	if (!x.found && !x.have_ring) {
+	ring_for_each_thread(stats_cb, &x);
+	if (!x.found) {
 		WHY("no thread %ld has trace buffers", tid);
 		return -ENOENT;
 	}
@@ -364,13 +344,13 @@ static int rd_per_thread(const struct ctl_file *f UNUSED, const char *arg, struc
 		return 0;
 	}
 	sb_printf(out, "entries: %llu\noverrun: %llu\nbytes: %llu\nread events: %llu\n",
-		  (unsigned long long)x.live.entries, (unsigned long long)x.live.overrun,
-		  (unsigned long long)x.live.bytes, (unsigned long long)x.live.read);
-	if (x.have_ring)
+		  (unsigned long long)x.st.entries, (unsigned long long)x.st.overrun,
+		  (unsigned long long)x.st.in_bytes, (unsigned long long)x.st.read);
+	if (trace_recording())
 		sb_printf(out,
 			  "recorded entries: %llu\nrecorded lost: %llu\nrecorded bytes: %llu\n",
-			  (unsigned long long)x.ring.events, (unsigned long long)x.ring.lost,
-			  (unsigned long long)x.ring.bytes);
+			  (unsigned long long)x.st.events, (unsigned long long)x.st.lost,
+			  (unsigned long long)x.st.bytes);
 	return 0;
 }
 

@@ -19,9 +19,9 @@
  *
  *   entry, fast when: the thread is registered and not inside a callback
  *     or a read side; the shortcut's ops is registered; the tracer is
- *     function_graph, recording, with no time filter, no graph lists, no
- *     in-memory copy; no frame to close (longjmp) and no graph_notrace
- *     frame open; the ring takes a compact event (fast_write's common case).
+ *     function_graph, writing into the ring, with no time filter, no graph
+ *     lists; no frame to close (longjmp) and no graph_notrace frame open;
+ *     the ring takes a compact event (fast_write's common case).
  *   exit, fast when: the top shadow entry is this return's and a plain
  *     recorded function_graph frame, and the ring takes the event.
  *
@@ -32,7 +32,6 @@
  */
 #include <stdint.h>
 
-#include "ctl.h"
 #include "internal.h"
 #include "ring.h"
 #include "ring_fast.h"
@@ -57,7 +56,7 @@ _Static_assert(__builtin_offsetof(struct fg_thread, depth) == FG_DEPTH &&
 		   __builtin_offsetof(struct shadow_ent, hooked) == SE_HOOKED &&
 		   __builtin_offsetof(struct shadow_ent, kind) == SE_KIND &&
 		   __builtin_offsetof(struct shadow_ent, fl) == SE_KIND + 1 &&
-		   __builtin_offsetof(struct shadow_ent, epoch) == SE_KIND + 2 &&
+		   __builtin_offsetof(struct shadow_ent, unused) == SE_KIND + 2 &&
 		   SHADOW_MAX == SHADOW_MAX_ASM && THUNK_HOOK == THUNK_HOOK_ASM &&
 		   TR_GRAPH == TR_GRAPH_ASM && SE_RING == SE_RING_ASM,
 	       "graph exit: shadow stack layout");
@@ -87,8 +86,7 @@ _Static_assert(__builtin_offsetof(struct trace_cfg, kind) == 0 && sizeof(trace_c
 		   __builtin_offsetof(struct trace_cfg, max_depth) == CFG_MAX_DEPTH &&
 		   sizeof(trace_cfg.max_depth) == 4 &&
 		   __builtin_offsetof(struct trace_cfg, time_filter) == CFG_TIME_FILTER &&
-		   sizeof(trace_cfg.time_filter) == 8 && sizeof(trace_rec_on) == 4 &&
-		   sizeof(live_enabled) == 4 && sizeof(live_epoch) == 4,
+		   sizeof(trace_cfg.time_filter) == 8 && sizeof(trace_ring_on) == 4,
 	       "graph entry: configuration layout");
 
 /* The rest of fast_write, once the header size is known. */

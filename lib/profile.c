@@ -16,8 +16,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ctl.h"
 #include "ring.h"
+#include "sbuf.h"
 #include "sites.h"
 #include "trace.h"
 #include "trace_int.h"
@@ -454,7 +454,7 @@ void trace_read_profile(struct sbuf *out)
 		qsort(rows, k, sizeof(*rows), prof_row_cmp);
 	for (size_t i = 0; i < k; i++) {
 		const struct prof_ent *e = rows[i].e;
-		const char *nm = live_func_name(rows[i].id);
+		const char *nm = trace_func_name(rows[i].id);
 		double c = (double)e->calls, avg = (double)e->total / c, var = 0;
 		if (e->calls > 1) {
 			var = (e->sumsq - (double)e->total * (double)e->total / c) / (c - 1);

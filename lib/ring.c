@@ -203,9 +203,16 @@ HIDDEN char ctf_dir[PATH_MAX];
 HIDDEN char info_path[PATH_MAX];
 HIDDEN char image_key[32]; /* IMG of the stream files; "": the pid */
 HIDDEN int have_info;
-static size_t cfg_page_size = RING_DEFAULT_PAGE_SIZE;
-static size_t cfg_pages = RING_DEFAULT_PAGES;
+/* The geometry of buffers made from now on: page size and pages in one word
+ * (log2 page size | pages << 8), so that a writer never reads half a change. */
+#define GEOM(ps, np) ((uint64_t)__builtin_ctzl(ps) | (uint64_t)(np) << 8)
+static uint64_t cfg_geom = GEOM(RING_DEFAULT_PAGE_SIZE, RING_DEFAULT_PAGES);
 HIDDEN int cfg_overwrite;
+HIDDEN int ring_disk; /* recording into a session directory (else memory only) */
+HIDDEN pthread_mutex_t read_lock = PTHREAD_MUTEX_INITIALIZER;
+HIDDEN unsigned long ring_fork_gen;
+static unsigned keep_gone;  /* retired buffers kept for readers (ring_keep_exited) */
+static uint64_t buf_serial; /* the last buffer's ring_buf.serial */
 static int cfg_stall;
 static uint8_t trace_uuid[16];
 
@@ -280,6 +287,9 @@ static void buf_reset(struct ring_buf *b)
 	__atomic_store_n(&b->consumed, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->lost, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->overwritten, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->retired, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->clear_off, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->clear_ev, 0, __ATOMIC_RELAXED);
 	b->lost_consumer = b->events_written = b->file_bytes = b->last_disc = 0;
 	b->lost_reported = 0;
 	b->fd = -1;
@@ -386,7 +396,8 @@ struct ring_buf *buf_create(void)
 		return ring_tls;
 	}
 	consumer_lazy_start();
-	size_t ps = cfg_page_size, np = cfg_pages;
+	uint64_t geom = __atomic_load_n(&cfg_geom, __ATOMIC_RELAXED);
+	size_t ps = (size_t)1 << (geom & 0xff), np = (size_t)(geom >> 8);
 	size_t ctl = (sizeof(struct ring_buf) + np * sizeof(uint64_t) + 4095) & ~(size_t)4095;
 	size_t len = ctl + np * ps;
 	pid_t tid = sys_gettid();
@@ -409,6 +420,7 @@ struct ring_buf *buf_create(void)
 	b->buf_mask = np * ps - 1;
 	b->pid = getpid();
 	b->tid = tid;
+	b->serial = __atomic_add_fetch(&buf_serial, 1, __ATOMIC_RELAXED);
 	b->populated = populated;
 	b->ctl_size = (uint32_t)ctl;
 	b->overwrite = (uint32_t)cfg_overwrite;
@@ -431,7 +443,7 @@ struct ring_buf *buf_create(void)
 					    __ATOMIC_RELAXED));
 	/* Dekker with ring_shutdown: it either sees us in the list or we see it. */
 	if (__atomic_load_n(&ring_state, __ATOMIC_SEQ_CST) != RING_ON)
-		__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&b->stop, RING_STOP, __ATOMIC_RELEASE);
 	ring_tls = b; /* now our signal handlers use it */
 	barrier();
 	uint64_t early = ring_tls_early_lost;
@@ -525,6 +537,9 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 		uint64_t noff = (nvp << b->page_shift) + RING_HDR_SIZE + size;
 		if (!local_cmpxchg(&b->offset, off, noff))
 			continue;
+		/* A reader that copied bytes of the slot's new lap sees the
+		 * offset that reuses it (ring_read.c). */
+		ring_wfence();
 		b->last_ts = ts;
 		/* Retire the slot's previous lap (commits of nested events that
 		 * already went to the new page add up with this). */
@@ -532,6 +547,10 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 			local_add(&b->commit[nslot], -old);
 			if (cfg_overwrite)
 				local_add(&b->overwritten, old >> 32);
+			local_add(&b->retired, RING_RETIRED_PAGE + (old >> 32));
+			/* A reader that sees the new packet header sees the
+			 * retired commit word. */
+			ring_wfence();
 		}
 		uint8_t *np = b->data + ((nvp << b->page_shift) & b->buf_mask);
 		page_open(b, np, ts, nvp);
@@ -551,6 +570,28 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 		*tsp = ts;
 		return p + RING_EXT_HDR;
 	}
+}
+
+static __attribute__((noinline)) uint8_t *ring_begin_slow(unsigned id, size_t payload,
+							  uint64_t *tsp);
+
+/*
+ * buffer_size_kb changed (ring_set_size_kb): B, whose nest is 1 (ours: no
+ * event in flight), is left for a buffer of the new size, which the next
+ * begin makes. B goes to the consumer as if its thread had exited; a signal
+ * handler that runs meanwhile writes into B (before ring_tls changes) or
+ * makes the new buffer itself (after).
+ */
+static __attribute__((noinline)) uint8_t *ring_renew(struct ring_buf *b, unsigned id,
+						     size_t payload, uint64_t *tsp)
+{
+	ring_tls_state = TLS_NONE;
+	barrier();
+	ring_tls = NULL;
+	barrier();
+	__atomic_store_n(&b->nest, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->exiting, RING_EXITING_RENEWED, __ATOMIC_RELEASE);
+	return ring_begin_slow(id, payload, tsp);
 }
 
 static __attribute__((noinline)) uint8_t *ring_begin_slow(unsigned id, size_t payload,
@@ -580,8 +621,11 @@ static __attribute__((noinline)) uint8_t *
 ring_reserve_slow(struct ring_buf *b, uint32_t n, unsigned id, size_t payload, uint64_t *tsp)
 {
 	uint8_t *p = NULL;
-	if (likely(!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)))
+	uint32_t stop = __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE);
+	if (likely(!stop))
 		p = ring_switch(b, n, id, payload, tsp);
+	else if (stop == RING_STOP_RENEW && n == 0)
+		return ring_renew(b, id, payload, tsp);
 	if (likely(p))
 		return p;
 	local_add(&b->lost, 1);
@@ -888,14 +932,54 @@ static void buf_unlink(struct ring_buf *b)
 		}
 }
 
-/* Flushed: the file goes too (nothing left for the recorder to recover). */
-static void buf_free(struct ring_buf *b)
+/*
+ * Nobody writes B any more (its thread is gone, or it was renewed), and
+ * B's stream is complete (STUCK: as buf_flush's). The shared file goes
+ * (nothing left for the recorder to recover); the memory stays for the
+ * readers (ring_read.c) until buf_release frees it. list_lock held.
+ */
+static void buf_retire(struct ring_buf *b, bool stuck)
 {
+	if (ring_disk)
+		buf_flush(b, stuck);
+	stream_close(b);
+	lost_report(b);
+	lost_freed += buf_total_lost(b);
+	if (b->shm_path[0]) {
+		unlink(b->shm_path);
+		b->shm_path[0] = 0;
+	}
+	__atomic_store_n(&b->gone, 1, __ATOMIC_RELEASE);
+}
+
+/* Does a reader still want retired buffer B? Those not cleared, the
+ * newest keep_gone of them (the list is newest first: *KEPT counts). */
+static bool buf_wanted(struct ring_buf *b, unsigned *kept)
+{
+	if (__atomic_load_n(&b->exiting, __ATOMIC_RELAXED) == RING_EXITING_RENEWED ||
+	    __atomic_load_n(&b->clear_off, __ATOMIC_RELAXED) >=
+		__atomic_load_n(&b->offset, __ATOMIC_RELAXED) ||
+	    *kept >= __atomic_load_n(&keep_gone, __ATOMIC_RELAXED))
+		return false;
+	(*kept)++;
+	return true;
+}
+
+/* Free retired buffer B unless a reader holds it (it comes back at the next
+ * pass). list_lock held; read_lock keeps readers off the list meanwhile. */
+static bool buf_release(struct ring_buf *b)
+{
+	pthread_mutex_lock(&read_lock);
+	bool unused = !__atomic_load_n(&b->refs, __ATOMIC_RELAXED);
+	if (unused)
+		buf_unlink(b);
+	pthread_mutex_unlock(&read_lock);
+	if (!unused)
+		return false;
 	if (b->fd >= 0)
 		close(b->fd);
-	if (b->shm_path[0])
-		unlink(b->shm_path);
 	munmap(b, b->map_size);
+	return true;
 }
 
 /* One pass over the buffers; list_lock held. Returns whether it did work
@@ -903,29 +987,30 @@ static void buf_free(struct ring_buf *b)
 static bool consumer_pass(bool check_all, bool *busy)
 {
 	bool did = false;
+	unsigned kept = 0;
 	struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE), *next;
 	for (; b; b = next) {
 		if (emerg_yield())
 			break;
 		next = b->next;
-		if (!cfg_overwrite && !cfg_stall) {
+		if (__atomic_load_n(&b->gone, __ATOMIC_RELAXED)) {
+			if (!buf_wanted(b, &kept))
+				did |= buf_release(b);
+			continue;
+		}
+		if (ring_disk && !cfg_overwrite && !cfg_stall) {
 			did |= buf_drain(b);
 			stream_close(b);
 		}
-		bool exiting = __atomic_load_n(&b->exiting, __ATOMIC_RELAXED);
+		uint32_t exiting = __atomic_load_n(&b->exiting, __ATOMIC_ACQUIRE);
 		if (!exiting && !check_all)
 			continue;
-		if (cfg_stall || thread_alive(b)) {
-			*busy |= exiting;
+		if (exiting != RING_EXITING_RENEWED && (cfg_stall || thread_alive(b))) {
+			*busy |= exiting != 0;
 			continue;
 		}
-		/* Gone: nobody writes it any more. */
-		buf_flush(b, false);
-		stream_close(b);
-		lost_report(b);
-		lost_freed += buf_total_lost(b);
-		buf_unlink(b);
-		buf_free(b);
+		/* Nobody writes it any more. */
+		buf_retire(b, false);
 		did = true;
 	}
 	return did;
@@ -936,7 +1021,7 @@ void ring_quiesce(void)
 {
 	struct ring_buf *b;
 	for (b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next)
-		__atomic_store_n(&b->stop, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(&b->stop, RING_STOP, __ATOMIC_SEQ_CST);
 	/* Every thread runs a full barrier: a writer that missed stop has its
 	 * nest++ visible now (asymmetric Dekker; the writer has a compiler
 	 * barrier only). */
@@ -968,23 +1053,28 @@ void ring_quiesce(void)
 void consumer_final(void)
 {
 	ring_quiesce();
-	uint64_t total = lost_freed;
 	struct ring_buf *b, *next;
+	uint64_t total = 0;
 	for (b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = next) {
 		if (emerg_yield())
 			return;
 		next = b->next;
-		bool alive = thread_alive(b);
-		buf_flush(b, alive && !b->quiet);
+		if (__atomic_load_n(&b->gone, __ATOMIC_RELAXED))
+			continue; /* written and counted (lost_freed) */
+		bool alive =
+		    __atomic_load_n(&b->exiting, __ATOMIC_RELAXED) != RING_EXITING_RENEWED &&
+		    thread_alive(b);
+		if (!alive) {
+			buf_retire(b, false);
+			continue;
+		}
+		if (ring_disk)
+			buf_flush(b, !b->quiet);
 		lost_report(b);
 		total += buf_total_lost(b);
 		stream_close(b);
-		if (!alive) {
-			lost_freed += buf_total_lost(b);
-			buf_unlink(b);
-			buf_free(b);
-		}
 	}
+	total += lost_freed;
 	uint64_t nobuf = __atomic_exchange_n(&lost_nobuf, 0, __ATOMIC_RELAXED);
 	if (nobuf)
 		dft_log("no memory for trace buffers: %llu events lost", (unsigned long long)nobuf);
@@ -1071,11 +1161,47 @@ void ring_config_size(struct ring_config *cfg, size_t buffer_kb)
 	cfg->pages = np < 2 ? 2 : np;
 }
 
+int ring_set_size_kb(size_t kb)
+{
+	if (kb < RING_KB_MIN || kb > RING_KB_MAX)
+		return -EINVAL;
+	struct ring_config c;
+	ring_config_size(&c, kb);
+	int err = 0;
+	pthread_mutex_lock(&ctl_lock);
+	if (ring_disk && ring_state != RING_OFF) {
+		err = -EBUSY; /* a stream keeps its buffer */
+	} else {
+		__atomic_store_n(&cfg_geom, GEOM(c.page_size, c.pages), __ATOMIC_RELAXED);
+		/* Every buffer is cleared and left at its owner's next event. */
+		ring_clear_all();
+		pthread_mutex_lock(&read_lock);
+		for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b;
+		     b = b->next)
+			__atomic_fetch_or(&b->stop, RING_STOP_RENEW, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&read_lock);
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	return err;
+}
+
+void ring_keep_exited(unsigned n)
+{
+	__atomic_store_n(&keep_gone, n, __ATOMIC_RELAXED);
+}
+
+size_t ring_size_kb(void)
+{
+	uint64_t geom = __atomic_load_n(&cfg_geom, __ATOMIC_RELAXED);
+	return ((size_t)1 << (geom & 0xff)) * (size_t)(geom >> 8) / 1024;
+}
+
 int ring_init(const struct ring_config *cfg)
 {
 	int err = 0;
-	if (!cfg || !cfg->ctf_dir)
+	if (!cfg)
 		return -EINVAL;
+	const bool disk = cfg->ctf_dir != NULL;
 	size_t ps = cfg->page_size ? cfg->page_size : RING_DEFAULT_PAGE_SIZE;
 	size_t np = cfg->pages ? cfg->pages : RING_DEFAULT_PAGES;
 	if (ps < 4096 || ps > (1u << 30) || (ps & (ps - 1)) || np < 2 || np > (1u << 20))
@@ -1087,13 +1213,16 @@ int ring_init(const struct ring_config *cfg)
 		err = -EBUSY;
 		goto out;
 	}
-	if (snprintf(ctf_dir, sizeof(ctf_dir), "%s", cfg->ctf_dir) >= (int)sizeof(ctf_dir) ||
-	    (cfg->info_path && snprintf(info_path, sizeof(info_path), "%s", cfg->info_path) >=
-				   (int)sizeof(info_path))) {
+	ctf_dir[0] = info_path[0] = 0;
+	if ((disk &&
+	     snprintf(ctf_dir, sizeof(ctf_dir), "%s", cfg->ctf_dir) >= (int)sizeof(ctf_dir)) ||
+	    (disk && cfg->info_path &&
+	     snprintf(info_path, sizeof(info_path), "%s", cfg->info_path) >=
+		 (int)sizeof(info_path))) {
 		err = -ENAMETOOLONG;
 		goto out;
 	}
-	have_info = cfg->info_path != NULL;
+	have_info = disk && cfg->info_path != NULL;
 	image_key[0] = 0;
 	if (cfg->img &&
 	    snprintf(image_key, sizeof(image_key), "%s", cfg->img) >= (int)sizeof(image_key)) {
@@ -1111,7 +1240,7 @@ int ring_init(const struct ring_config *cfg)
 	e = dft_getenv("DYNFTRACE_RING_TEST_STALL");
 	cfg_stall = e && *e && strcmp(e, "0");
 	clock_configure();
-	err = ctf_metadata_init(ctf_dir, trace_uuid);
+	err = disk ? ctf_metadata_init(ctf_dir, trace_uuid) : 0;
 	if (err)
 		goto out;
 	/* membarrier for ring_quiesce (the runtime registers too; idempotent). */
@@ -1125,6 +1254,8 @@ int ring_init(const struct ring_config *cfg)
 	/* (they keep their geometry; new buffers get the new one) */
 	pthread_mutex_lock(&list_lock);
 	for (struct ring_buf *b = ring_head; b; b = b->next) {
+		if (__atomic_load_n(&b->gone, __ATOMIC_RELAXED))
+			continue; /* written for good; only readers look at it */
 		memcpy(b->hdr_tmpl + PKT_UUID, trace_uuid, 16);
 		buf_reset(b);
 		/* its file went at the last shutdown: anonymous memory now */
@@ -1133,9 +1264,10 @@ int ring_init(const struct ring_config *cfg)
 		__atomic_store_n(&b->stop, 0, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&list_lock);
-	cfg_page_size = ps;
-	cfg_pages = np;
-	cfg_overwrite = cfg->overwrite;
+	__atomic_store_n(&cfg_geom, GEOM(ps, np), __ATOMIC_RELAXED);
+	/* In memory only, buffers keep the newest events, as the kernel's. */
+	cfg_overwrite = disk ? cfg->overwrite : 1;
+	ring_disk = disk;
 	__atomic_store_n(&ring_state, RING_ON, __ATOMIC_SEQ_CST);
 	err = consumer_start();
 	if (err)
@@ -1193,7 +1325,7 @@ void ring_thread_exit(void)
 	struct ring_buf *b = ring_tls;
 	if (!b || b->exiting)
 		return;
-	__atomic_store_n(&b->exiting, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->exiting, RING_EXITING_THREAD, __ATOMIC_RELEASE);
 	ring_wake_force();
 }
 
@@ -1250,6 +1382,8 @@ void ring_atfork_child(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	ctl_lock = fresh;
 	list_lock = fresh;
+	read_lock = fresh;
+	ring_fork_gen++; /* readers' cursors name the parent's buffers */
 	ring_waiting = 0;
 	consumer_up = 0;
 	consumer_stop = 0;
@@ -1290,10 +1424,14 @@ int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *da
 	for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next) {
 		struct ring_thread_stats st = {
 		    .tid = b->tid,
+		    .exited = (int)__atomic_load_n(&b->gone, __ATOMIC_ACQUIRE),
 		    .events = b->events_written,
 		    .lost = buf_total_lost(b),
 		    .bytes = b->file_bytes,
+		    .overrun = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED),
+		    .read = __atomic_load_n(&b->pipe_read, __ATOMIC_RELAXED),
 		};
+		buf_counts(b, &st.entries, &st.written, &st.in_bytes);
 		if (cb)
 			cb(&st, data);
 		n++;

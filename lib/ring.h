@@ -24,6 +24,11 @@
  * commits. NULL means the event was lost (buffer full in no-overwrite mode,
  * no memory, recording stopped); every loss is counted for the thread and
  * shows in the next packet's events_discarded and in the info file.
+ *
+ * The buffers have several readers: the consumer thread, which writes
+ * them to the session directory (none in a ring without one: then the
+ * buffers only keep the newest events), and live control's `trace` and
+ * `trace_pipe` (ring_read.c), each with its own cursors.
  */
 #ifndef DYNFTRACE_RING_H
 #define DYNFTRACE_RING_H
@@ -56,10 +61,21 @@ enum {
  * (docs/PERFORMANCE.md). pages is rounded up to a power of two. */
 #define RING_DEFAULT_PAGE_SIZE 65536
 #define RING_DEFAULT_PAGES     64
-#define RING_PAYLOAD_MAX       256
+/* The largest payload: a trace_marker line of 1024 bytes and its NUL. */
+#define RING_MARKER_MAX	 1024
+#define RING_PAYLOAD_MAX (RING_MARKER_MAX + 1)
+/* buffer_size_kb of a ring without a session directory: default and limits */
+#define RING_KB_DEFAULT 512
+#define RING_KB_MIN	8
+#define RING_KB_MAX	262144
+/* Buffers of exited threads kept for `trace` (unless cleared), once live
+ * control reads the buffers. */
+#define RING_KEEP_GONE 16
 
 struct ring_config {
-	const char *ctf_dir;   /* session's ctf/ directory (exists) */
+	const char *ctf_dir;   /* session's ctf/ directory (exists); NULL: in memory
+				  only, for live control (overwrite, no consumer
+				  writes; img, info_path and overwrite ignored) */
 	const char *info_path; /* session's info file, for "lost:" lines; may be NULL */
 	const char *img;       /* process image name for file names: "PID" or "PID.K"
 				  (docs/FORMAT.md); NULL: the pid */
@@ -84,9 +100,23 @@ void ring_config_size(struct ring_config *cfg, size_t buffer_kb) HIDDEN;
  * yet (O_EXCL: the first process of a session writes it, with a fresh uuid
  * that later processes read back), start the consumer thread
  * ("dynftrace-rec", all signals blocked, SIGXFSZ too so a file size limit
- * gives EFBIG instead of killing). 0 or -errno.
+ * gives EFBIG instead of killing). Without a directory, the buffers only
+ * keep the newest events for the readers; the consumer thread then keeps
+ * the clock and frees the buffers of exited threads. 0 or -errno (-EBUSY:
+ * started already).
  */
 int ring_init(const struct ring_config *cfg) HIDDEN;
+
+/* buffer_size_kb of live control: the size of every buffer, KB rounded as
+ * ring_config_size does (RING_KB_MIN to RING_KB_MAX, else -EINVAL). The
+ * buffers are cleared, and each thread moves to one of the new size at
+ * its next event. -EBUSY while recording into a session directory: its
+ * streams keep their buffers. */
+int ring_set_size_kb(size_t kb) HIDDEN;
+size_t ring_size_kb(void) HIDDEN;
+/* Keep the buffers of the N threads that exited last (unless cleared) for
+ * the readers; 0 (the default): free them once written. */
+void ring_keep_exited(unsigned n) HIDDEN;
 
 /* Flush every buffer to disk, stop the consumer, append the loss lines to
  * the info file. Idempotent. Called at process exit (destructor/atexit) and
@@ -184,14 +214,90 @@ int ring_proc_stat(pid_t pid, struct ring_proc *p) HIDDEN;
 
 struct ring_thread_stats {
 	pid_t tid;
-	uint64_t events; /* events written */
-	uint64_t lost;	 /* events dropped or overwritten */
+	int exited;	 /* the thread is gone: the buffer is kept for `trace` */
+	uint64_t events; /* events written to disk */
+	uint64_t lost;	 /* events not in the session: dropped or overwritten */
 	uint64_t bytes;	 /* bytes written to disk so far */
+	/* In the buffer (what `trace` can show; approximate while it is written): */
+	uint64_t entries;  /* events in the buffer now, after the last clear */
+	uint64_t written;  /* events written since the last clear */
+	uint64_t in_bytes; /* bytes the buffer holds now */
+	uint64_t overrun;  /* events overwritten (overwrite mode) */
+	uint64_t read;	   /* events consumed by trace_pipe readers */
 };
-/* For live control: one call per thread buffer, under the
+/* For live control: one call per thread buffer (newest first), under the
  * consumer's lock. Returns the number of threads. */
 int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data),
 			 void *data) HIDDEN;
+
+/* ---- readers (ring_read.c): live control's `trace` and `trace_pipe` ---- */
+/*
+ * Readers copy events out of the buffers while the writers go on: a page
+ * may be reused under a reader, which then notices it, counts what it
+ * missed and goes on from the oldest page still there (never returns a
+ * torn event). Each reader has its own cursor per buffer, so neither the
+ * consumer nor another reader takes events from it. The functions below
+ * are called by one thread at a time (the control thread).
+ */
+struct ring_event {
+	uint64_t ts;
+	uint64_t off; /* where it is in its buffer (bytes since the buffer was made) */
+	uint32_t id;  /* RING_EV_* */
+	uint32_t len; /* payload bytes */
+	uint8_t payload[RING_PAYLOAD_MAX];
+};
+
+/* A reader's place in one buffer (ring_read.c says what each field is). */
+struct ring_cursor {
+	struct ring_buf *b;
+	uint64_t vp;	  /* page */
+	uint32_t pos;	  /* next event's byte in the page */
+	uint32_t avail;	  /* bytes of the page known to be whole events */
+	uint32_t page_ev; /* events of the page, once complete */
+	uint32_t pev;	  /* events of the page before pos */
+	uint8_t entered;  /* the page's header names vp: this lap's */
+	uint8_t complete; /* avail is the whole page */
+	uint8_t pipe;	  /* consuming (trace_pipe) */
+	uint8_t fresh;	  /* not placed yet */
+	uint8_t bad;	  /* the page does not decode: skipped once complete */
+	uint64_t ts;	  /* time of the previous event (compact headers) */
+	uint64_t ev;	  /* events of the buffer before pos */
+	uint64_t end;	  /* snapshot: the offset when it was opened */
+	uint64_t lost;	  /* overwritten before this cursor got to them, not yet reported */
+};
+enum { RING_RD_END = -1, RING_RD_NONE = 0, RING_RD_EVENT = 1 };
+
+/* CB for every buffer, newest first; the list stays put meanwhile. CB may
+ * take a reference (ring_buf_get) that keeps the buffer until ring_buf_put. */
+void ring_for_each_buf(void (*cb)(struct ring_buf *b, void *data), void *data) HIDDEN;
+void ring_buf_get(struct ring_buf *b) HIDDEN; /* only from ring_for_each_buf's CB */
+/* GEN: ring_reader_gen() when the reference was taken (references taken
+ * before a fork are the parent's: nothing is done). */
+void ring_buf_put(struct ring_buf *b, unsigned long gen) HIDDEN;
+unsigned long ring_reader_gen(void) HIDDEN;
+pid_t ring_buf_tid(const struct ring_buf *b) HIDDEN;
+/* The thread's name (read once; "<...>" once it is gone) into OUT (N bytes). */
+void ring_buf_comm(struct ring_buf *b, char *out, size_t n) HIDDEN;
+/* Would a reader opened now find nothing in B (exited, and cleared since)? */
+bool ring_buf_drained(struct ring_buf *b) HIDDEN;
+/* B's number, unique in the process (a freed buffer's memory may come back
+ * as another buffer: this tells them apart). */
+uint64_t ring_buf_serial(const struct ring_buf *b) HIDDEN;
+
+/* From B's oldest event after the last clear. PIPE 0: a snapshot of B up to
+ * now (`trace`); 1: trace_pipe, following the writer. */
+void ring_cursor_open(struct ring_cursor *c, struct ring_buf *b, int pipe) HIDDEN;
+/* The next event into *E: RING_RD_EVENT; RING_RD_NONE: nothing yet
+ * (trace_pipe: try again later); RING_RD_END: the snapshot is complete, or
+ * the buffer is gone and read. C->lost grows by the events that were
+ * overwritten before they could be read (the caller reports and zeroes it). */
+int ring_cursor_next(struct ring_cursor *c, struct ring_event *e) HIDDEN;
+
+/* `echo > trace`: every buffer's events so far are hidden from every
+ * reader, and not counted as lost. */
+void ring_clear_all(void) HIDDEN;
+/* Events in all buffers now, and written since the last clear. */
+void ring_counts(uint64_t *in_buffer, uint64_t *written) HIDDEN;
 
 /* Which source ring_now() reads now: "tsc" (the calibrated cycle counter) or "vdso"
  * (clock_gettime). Starts as "vdso"; the consumer switches to "tsc" a few

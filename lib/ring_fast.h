@@ -58,20 +58,26 @@ enum {
  *
  * | field              | written by                        | read by                |
  * |--------------------|-----------------------------------|------------------------|
- * | offset             | owner (non-locked cmpxchg)        | owner; consumer        |
+ * | offset             | owner (non-locked cmpxchg)        | owner; consumer; readers |
  * | last_ts            | owner                             | owner                  |
  * | nest               | owner (balanced inc/dec)          | owner; consumer (stop) |
  * | nest_size[], populated | owner                         | owner                  |
- * | stop               | consumer/shutdown/init            | owner (acquire)        |
- * | lost, overwritten  | owner (one-instruction add)       | owner; consumer        |
- * | commit[]           | owner (xadd/add, release)         | consumer (acquire)     |
+ * | stop               | consumer/shutdown/init; buffer_size_kb (RENEW bit) | owner (acquire) |
+ * | lost, overwritten, retired | owner (one-instruction add) | owner; consumer; readers |
+ * | plug_pos           | owner (before the plug)           | owner; consumer; readers |
+ * | commit[]           | owner (xadd/add, release)         | consumer, readers (acquire) |
  * | consumed           | consumer (release)                | owner at switch        |
- * | exiting            | owner                             | consumer               |
- * | next               | pusher before CAS; consumer under list_lock | consumer, stats |
+ * | exiting            | owner (release)                   | consumer               |
+ * | gone               | consumer (release, list_lock)     | readers (acquire)      |
+ * | refs               | readers (read_lock)               | consumer (read_lock)   |
+ * | clear_*, pipe_read, comm | readers (atomic)            | readers; consumer      |
+ * | next               | pusher before CAS; consumer (list_lock + read_lock) | all  |
  * | fd, file_*, lost_consumer, events_written, last_disc | consumer (list_lock) | stats |
- * | shm_path           | creator; shutdown (list_lock)     | consumer               |
+ * | shm_path           | creator; consumer, shutdown (list_lock) | consumer         |
  * | the rest           | creator, constant                 | all                    |
  * Page contents: owner until the page is complete (commit), then consumer.
+ * Readers (ring_read.c) copy from pages at any time, then check that the
+ * writer has not begun to reuse the page.
  *
  * The whole mapping (this struct, commit[], the pages) may be a shared file
  * (ring.c, section 6): `dynftrace record` then reads it after the process
@@ -90,7 +96,7 @@ struct ring_buf {
 	uint32_t nest;
 	uint32_t stop;
 	uint32_t pages;
-	uint32_t exiting;
+	uint32_t exiting; /* RING_EXITING_*: the owner will write no more */
 	/* Owner only. */
 	uint32_t nest_size[RING_NEST_MAX];
 	uint64_t plug_pos;  /* real end of the plugged page: see ring_switch() */
@@ -98,6 +104,10 @@ struct ring_buf {
 			      section 6); UINT64_MAX: all have it */
 	uint64_t lost;
 	uint64_t overwritten;
+	/* Pages whose slot was reused (retired), mod 16, in bits 60-63, and
+	 * their events in bits 0-59: one add per page switch, so a reader gets
+	 * both from one load (ring_read.c). */
+	uint64_t retired;
 	/* Consumer side. */
 	uint64_t consumed __attribute__((aligned(64)));
 	struct ring_buf *next;
@@ -111,6 +121,14 @@ struct ring_buf {
 	int lost_reported;
 	int quiet; /* ring_quiesce saw nest == 0 after stop: no event in flight */
 	uint8_t hdr_tmpl[RING_HDR_SIZE];
+	/* Readers (ring_read.c: `trace`, `trace_pipe`). */
+	uint32_t gone;		  /* the writer is done and the consumer has flushed it */
+	uint32_t refs;		  /* cursors reading it: it is not freed meanwhile */
+	uint64_t clear_off;	  /* events below this offset are cleared */
+	uint64_t clear_ev;	  /* events written before the clear */
+	uint64_t pipe_read;	  /* events consumed by trace_pipe readers */
+	uint64_t serial;	  /* buffers made before it in this process */
+	char comm[16];		  /* the thread's name, once a reader asked */
 	char path[PATH_MAX + 64]; /* the stream file; "" until named */
 	/* For the recorder's salvage (ring_salvage.c): stored by the creator
 	 * before shm_magic, which is stored last. */
@@ -120,6 +138,15 @@ struct ring_buf {
 	char shm_path[RING_SHM_PATH]; /* the shared file; "": anonymous memory */
 	uint64_t shm_magic;	      /* RING_SHM_MAGIC once the rest is valid */
 };
+
+/* ring_buf.exiting: the thread is exiting (the consumer frees the buffer
+ * once the thread is gone), or the buffer was replaced by one of another
+ * size (buffer_size_kb: the owner writes no more into it). */
+enum { RING_EXITING_THREAD = 1, RING_EXITING_RENEWED = 2 };
+/* ring_buf.stop: bits. Either sends the writer to its slow path. */
+enum { RING_STOP = 1, RING_STOP_RENEW = 2 };
+#define RING_RETIRED_PAGE   (UINT64_C(1) << 60)
+#define RING_RETIRED_EVENTS (RING_RETIRED_PAGE - 1)
 
 /* Identifies a shared buffer file of this very layout. */
 #define RING_SHM_MAGIC (UINT64_C(0x6466747269700000) ^ sizeof(struct ring_buf))
@@ -172,6 +199,18 @@ static inline void full_fence(void)
 	__atomic_fetch_add(&dummy, 0, __ATOMIC_SEQ_CST);
 #else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* Store-store order for the readers that copy pages a writer may reuse
+ * meanwhile (ring_read.c): a compiler barrier on x86. Not under TSan (it
+ * does not model fences; the readers' copies are not instrumented). */
+static inline void ring_wfence(void)
+{
+#ifdef RING_TSAN
+	barrier();
+#else
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 #endif
 }
 

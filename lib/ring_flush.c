@@ -365,7 +365,7 @@ int ring_emergency_flush(int sig)
 	pid_t me = sys_gettid();
 	if ((pid_t)syscall(SYS_getpid) != __atomic_load_n(&emerg_pid, __ATOMIC_ACQUIRE))
 		return -ESRCH; /* a vfork child (the buffers are its parent's), or not started */
-	if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_OFF)
+	if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_OFF || !ring_disk)
 		return -ENODATA;
 	pid_t zero = 0;
 	if (!__atomic_compare_exchange_n(&emerg_by, &zero, me, false, __ATOMIC_ACQ_REL,
@@ -385,7 +385,7 @@ int ring_emergency_flush(int sig)
 			/* losses up to here: the refusals stop causes are not */
 			if (i < EMERG_SNAP)
 				emerg_lost0[i] = __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
-			__atomic_store_n(&b->stop, 1, __ATOMIC_SEQ_CST);
+			__atomic_fetch_or(&b->stop, RING_STOP, __ATOMIC_SEQ_CST);
 		}
 		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
 			full_fence();
@@ -394,6 +394,8 @@ int ring_emergency_flush(int sig)
 			uint64_t lost0 = i < EMERG_SNAP
 					     ? emerg_lost0[i]
 					     : __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
+			if (__atomic_load_n(&b->gone, __ATOMIC_ACQUIRE))
+				continue; /* written and reported by the consumer */
 			if (!err) {
 				emerg_buf_flush(b, b == ring_tls, lost0);
 			} else {

@@ -44,6 +44,11 @@ extern char image_key[32] HIDDEN; /* IMG of the stream files; "": the pid */
 extern int have_info HIDDEN;
 extern int cfg_overwrite HIDDEN;
 extern int disk_error HIDDEN;
+extern int ring_disk HIDDEN; /* a session directory (else the buffers are memory only) */
+/* Readers (ring_read.c) walk the list and hold buffers (refs) under it;
+ * the consumer unlinks and frees under it (inside list_lock). */
+extern pthread_mutex_t read_lock HIDDEN;
+extern unsigned long ring_fork_gen HIDDEN; /* bumped in a fork child */
 
 /* ring.c: buffers, pages, streams, the consumer */
 struct ring_buf *buf_create(void) HIDDEN;
@@ -56,6 +61,9 @@ size_t page_len(struct ring_buf *b, uint8_t *page) HIDDEN;
 void ring_quiesce(void) HIDDEN;
 void ring_wake_force(void) HIDDEN;
 int stream_open(struct ring_buf *b) HIDDEN;
+/* ring_read.c: B's events now after its clear, written since the clear,
+ * bytes held (approximate: the writer goes on). */
+void buf_counts(struct ring_buf *b, uint64_t *in, uint64_t *written, uint64_t *bytes) HIDDEN;
 long sys_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts) HIDDEN;
 pid_t sys_gettid(void) HIDDEN;
 

@@ -8,3 +8,4 @@
 
 HIDDEN struct trace_cfg trace_cfg;
 HIDDEN int trace_rec_on;
+HIDDEN int trace_ring_on;

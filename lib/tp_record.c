@@ -15,11 +15,13 @@
  * the fields in order, integers and pointers as SIZE little-endian bytes,
  * strings NUL-terminated (a NULL pointer is written as an empty string
  * preceded by byte 0xff, i.e. "\xff\0"). An encoding larger than
- * RING_PAYLOAD_MAX (header included) is not written and counted lost
+ * TPR_PAYLOAD_MAX (header included) is not written and counted lost
  * (docs/FORMAT.md).
  *
  * The callback (rec_hit) runs in any thread, also in signal handlers: it
- * uses the stack and ring_event_begin/end only (async-signal-safe).
+ * uses the stack and ring_event_begin/end only (async-signal-safe). The
+ * hits go to the thread's ring, where the session (under `record`) and live
+ * control's `trace` (tp_record_lookup names them) both find them.
  *
  * | data                    | protected by                                 |
  * |-------------------------|----------------------------------------------|
@@ -39,14 +41,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl.h"
 #include "jump_internal.h"
 #include "ring.h"
 #include "tp_record.h"
 #include "trace_int.h"
 #include <dynftrace/tracepoint.h>
 
-#define TPR_MAX 4096 /* recorded tracepoints per image */
+#define TPR_MAX		4096 /* recorded tracepoints per image */
+#define TPR_PAYLOAD_MAX 256  /* a hit's encoding, header included */
 
 /* One recorded tracepoint; its address is the callback's data. */
 struct tpr {
@@ -55,6 +57,9 @@ struct tpr {
 	unsigned nfields;
 	uint16_t idx;
 	char name[128]; /* tp->name (the object may go away) */
+	/* A copy of the fields' names and kinds, for readers of the hits that
+	 * come after the object went (tp_record_lookup); NULL: no memory. */
+	struct dynftrace_tp_field *desc;
 };
 
 static pthread_mutex_t tpr_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -105,7 +110,7 @@ static void rec_hit(void *data, const struct dynftrace_tracepoint *tp, const voi
 		    unsigned rec_size)
 {
 	const struct tpr *r = data;
-	uint8_t buf[RING_PAYLOAD_MAX];
+	uint8_t buf[TPR_PAYLOAD_MAX];
 	(void)tp;
 	int len = encode(r->fields, r->nfields, rec, rec_size, buf + 4, sizeof(buf) - 4);
 	if (len < 0) {
@@ -115,16 +120,14 @@ static void rec_hit(void *data, const struct dynftrace_tracepoint *tp, const voi
 	uint16_t idx = r->idx, l16 = (uint16_t)len;
 	memcpy(buf, &idx, 2);
 	memcpy(buf + 2, &l16, 2);
-	uint64_t ts = 0;
-	uint8_t *p =
-	    trace_rec_on ? ring_event_begin(RING_EV_TRACEPOINT, 4u + (unsigned)len, &ts) : NULL;
+	uint64_t ts;
+	uint8_t *p = __atomic_load_n(&trace_ring_on, __ATOMIC_RELAXED)
+			 ? ring_event_begin(RING_EV_TRACEPOINT, 4u + (unsigned)len, &ts)
+			 : NULL;
 	if (p) {
 		memcpy(p, buf, 4u + (unsigned)len);
 		ring_event_end(p);
 	}
-	if (__atomic_load_n(&live_enabled, __ATOMIC_RELAXED))
-		live_tracepoint(r->name, r->fields, r->nfields, buf + 4, (size_t)len,
-				ts ? ts : ring_now());
 }
 
 static int selected(const char *name)
@@ -166,6 +169,25 @@ static void describe(size_t i)
 		close(fd);
 }
 
+/* The field names and kinds of F (N of them) in one allocation. */
+static struct dynftrace_tp_field *desc_copy(const struct dynftrace_tp_field *f, unsigned n)
+{
+	size_t len = n * sizeof(*f);
+	for (unsigned i = 0; i < n; i++)
+		len += strlen(f[i].name) + 1;
+	struct dynftrace_tp_field *d = malloc(len ? len : 1);
+	if (!d)
+		return NULL;
+	char *names = (char *)(d + n);
+	for (unsigned i = 0; i < n; i++) {
+		d[i] = f[i];
+		d[i].type = NULL;
+		d[i].name = strcpy(names, f[i].name);
+		names += strlen(names) + 1;
+	}
+	return d;
+}
+
 /* Attach the recorder to TP (already attached: 0). tpr_lock held.
  * -EINVAL: untyped; -ENOSPC: too many; else register's error. */
 static int tpr_enable(struct dynftrace_tracepoint *tp)
@@ -192,6 +214,7 @@ static int tpr_enable(struct dynftrace_tracepoint *tp)
 	recs[i].idx = (uint16_t)i;
 	recs[i].fields = fields;
 	recs[i].nfields = nf;
+	recs[i].desc = desc_copy(fields, nf);
 	snprintf(recs[i].name, sizeof(recs[i].name), "%s", tp->name);
 	describe(i); /* before the first event can reach a stream */
 	int err = dynftrace_tracepoint_register_raw(tp, rec_hit, &recs[i]);
@@ -243,6 +266,21 @@ HIDDEN int tp_record_set(struct dynftrace_tracepoint *tp, int on)
 				err = dynftrace_tracepoint_unregister_raw(tp, rec_hit, &recs[i]);
 		if (err == -ENOENT)
 			err = 0; /* was not enabled */
+	}
+	pthread_mutex_unlock(&tpr_lock);
+	return err;
+}
+
+HIDDEN int tp_record_lookup(unsigned idx, char *name, size_t namelen,
+			    const struct dynftrace_tp_field **fields, unsigned *nfields)
+{
+	int err = -ENOENT;
+	pthread_mutex_lock(&tpr_lock);
+	if (idx < nrecs && recs[idx].name[0] && (recs[idx].desc || !recs[idx].nfields)) {
+		snprintf(name, namelen, "%s", recs[idx].name);
+		*fields = recs[idx].desc;
+		*nfields = recs[idx].nfields;
+		err = 0;
 	}
 	pthread_mutex_unlock(&tpr_lock);
 	return err;

@@ -6,9 +6,12 @@
 #ifndef DYNFTRACE_TP_RECORD_H
 #define DYNFTRACE_TP_RECORD_H
 
+#include <stddef.h>
+
 #include "internal.h"
 
 struct dynftrace_tracepoint;
+struct dynftrace_tp_field;
 
 /* trace_init, once recording has started (trace_rec_on): reads
  * DYNFTRACE_EVENTS (comma-separated globs) and enables the matching
@@ -25,11 +28,15 @@ void tp_record_table_added(struct dynftrace_tracepoint *const *start,
 void tp_record_atfork_child(void) HIDDEN;
 
 /* Live control (ctl_events.c; control thread): attach (ON = 1) or detach
- * the recorder of TP, which writes the session when recording and the
- * in-memory buffers when the endpoint runs. 0, -EINVAL (untyped), -ENOSPC,
- * -ENOMEM, or the tracepoint API's errors. */
+ * the recorder of TP, which writes its hits into the threads' rings (the
+ * session's when recording, else live control's). 0, -EINVAL (untyped),
+ * -ENOSPC, -ENOMEM, or the tracepoint API's errors. */
 int tp_record_set(struct dynftrace_tracepoint *tp, int on) HIDDEN;
 /* Is the recorder attached to TP? */
 int tp_record_enabled(struct dynftrace_tracepoint *tp) HIDDEN;
+/* The tracepoint of index IDX (a `tracepoint` event's tp): its name into
+ * NAME, its fields (constant for the image's life). 0 or -ENOENT. */
+int tp_record_lookup(unsigned idx, char *name, size_t namelen,
+		     const struct dynftrace_tp_field **fields, unsigned *nfields) HIDDEN;
 
 #endif

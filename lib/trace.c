@@ -39,8 +39,14 @@
  * thread switches the tracer, the filters and the graph settings of the
  * running process. The tracer kind, max depth, time threshold and graph
  * root map are then read by callbacks with atomic loads; each shadow entry
- * remembers the kind and the sinks (ring, in-memory buffer) its entry went
- * to, so a frame opened before a switch closes consistently.
+ * remembers the kind and whether its entry went to the ring, so a frame
+ * opened before a switch closes consistently.
+ *
+ * Every event goes to one place, the thread's ring (ring.c): under
+ * `record` the consumer writes it to the session, and live control's
+ * `trace` and `trace_pipe` read it there (ring_read.c). Without a session
+ * directory the ring exists once control starts (trace_ctl_start), in
+ * memory only, keeping the newest events.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -62,7 +68,7 @@
 #include "hooks.h"
 #include "ring.h"
 #include "sites.h"
-#include "ctl.h"
+#include "sbuf.h"
 #include "trace.h"
 #include "trace_int.h"
 #include "tp_record.h"
@@ -128,7 +134,7 @@ static void unwound_flush(uint32_t *pend)
  * unwound_flush(), one exit_depth for all of them. Only SE_RING frames
  * count: the reader sees no entry of the others (held back by -t, lost,
  * notrace, profile), so they must not be popped. Everything else (profile,
- * in-memory buffer, -t calls) happens per frame, as for a return.
+ * -t calls) happens per frame, as for a return.
  */
 static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 {
@@ -149,35 +155,25 @@ static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 			g->ent[g->depth - 1].child_ns += dur;
 		break;
 	case TR_GRAPH:
-		if (e->fl & (SE_RING | SE_LIVE)) {
-			if ((e->fl & SE_RING) && unwound)
+		if (e->fl & SE_RING) {
+			if (unwound)
 				(*unwound)++;
-			else if (e->fl & SE_RING)
+			else
 				emit_exit();
-			/* Not into buffers cleared since the entry (tracer switch,
-			 * `echo > trace`): its entry is gone. */
-			if ((e->fl & SE_LIVE) &&
-			    e->epoch == (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED))
-				live_exit(e->id, g->depth, now, dur);
 		} else {
 			uint64_t thresh = READ_ONCE(trace_cfg.time_filter);
-			if (thresh && dur >= thresh) {
+			if (thresh && dur >= thresh && trace_ring_on) {
 				uint64_t ts;
-				uint8_t *p = NULL;
-				if (trace_rec_on) {
-					/* The frames unwound above this one end
-					 * before it: their exit_depth goes first. */
-					if (unwound)
-						unwound_flush(unwound);
-					p = ring_event_begin(RING_EV_CALL, 12, &ts);
-				}
+				/* The frames unwound above this one end before
+				 * it: their exit_depth goes first. */
+				if (unwound)
+					unwound_flush(unwound);
+				uint8_t *p = ring_event_begin(RING_EV_CALL, 12, &ts);
 				if (p) {
 					memcpy(p, &e->id, 4);
 					memcpy(p + 4, &dur, 8);
 					ring_event_end(p);
 				}
-				if (READ_ONCE(live_enabled))
-					live_call(e->id, g->depth, now, dur);
 			}
 		}
 		break;
@@ -259,18 +255,12 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 	enum tracer_kind kind = READ_ONCE(trace_cfg.kind);
 	uint64_t ts = 0;
 	if (kind == TR_GRAPH && !fl && !READ_ONCE(trace_cfg.time_filter)) {
-		if (trace_rec_on) {
+		if (trace_ring_on) {
 			emit_u32(RING_EV_ENTRY, id, &ts);
 			if (ts)
 				fl |= SE_RING;
 			else
 				ring_count_lost(1); /* its exit */
-		}
-		if (READ_ONCE(live_enabled)) {
-			if (!ts)
-				ts = ring_now();
-			if (live_entry(id, g->depth, ts))
-				fl |= SE_LIVE;
 		}
 		if (!fl)
 			return 0;
@@ -287,7 +277,6 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 	e->hooked = 1;
 	e->kind = (uint8_t)kind;
 	e->fl = fl | (root ? SE_ROOT : 0);
-	e->epoch = (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED);
 	g->filter_depth += root;
 	g->notrace_depth += !!(fl & SE_NOTRACE);
 	if (hook == (uintptr_t)dft_return_tramp)
@@ -328,19 +317,9 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 	struct shadow_ent *e = &g->ent[g->depth - 1];
 	uintptr_t orig = e->orig;
 	if (likely(e->kind == TR_GRAPH && !(e->fl & (SE_NOTRACE | SE_ROOT)) && (e->fl & SE_RING))) {
-		/* The common case: the exit event carries its own time, read
-		 * once for both sinks. */
+		/* The common case: the exit event carries its own time. */
 		g->depth--;
-		uint64_t ts;
-		uint8_t *p = ring_event_begin(RING_EV_EXIT, 0, &ts);
-		if (p)
-			ring_event_end(p);
-		if (unlikely(e->fl & SE_LIVE) &&
-		    e->epoch == (uint8_t)__atomic_load_n(&live_epoch, __ATOMIC_RELAXED)) {
-			if (!p)
-				ts = ring_now();
-			live_exit(e->id, g->depth, ts, ts > e->ts ? ts - e->ts : 0);
-		}
+		emit_exit();
 	} else {
 		frame_close(g, ring_now(), NULL);
 	}
@@ -356,16 +335,14 @@ static void function_entry(unsigned long ip, unsigned long parent_ip, struct dyn
 	uint32_t id = site_id_lookup(ip);
 	if (unlikely(id == UINT32_MAX))
 		return;
-	uint64_t ts = 0;
-	uint8_t *p = trace_rec_on ? ring_event_begin(RING_EV_FUNCTION, 12, &ts) : NULL;
+	uint64_t ts;
+	uint8_t *p = trace_ring_on ? ring_event_begin(RING_EV_FUNCTION, 12, &ts) : NULL;
 	if (p) {
 		memcpy(p, &id, 4);
 		uint64_t pip = parent_ip;
 		memcpy(p + 4, &pip, 8);
 		ring_event_end(p);
 	}
-	if (READ_ONCE(live_enabled))
-		live_function(id, parent_ip, ts ? ts : ring_now());
 }
 
 /* ---- frames that leave without returning -------------------------------- */
@@ -519,6 +496,49 @@ static void write_sites(const struct dft_object *only)
 	fclose(m);
 }
 
+/* Names by site id for the control thread (trace.h), kept for objects
+ * closed since: the events in the rings outlive them. */
+static char **names;
+static uint32_t names_n;
+
+/* patch_lock held */
+static void names_refresh(void)
+{
+	uint32_t n = site_next_id;
+	if (n <= names_n)
+		return;
+	char **nv = realloc(names, n * sizeof(*nv));
+	if (!nv)
+		return;
+	memset(nv + names_n, 0, (n - names_n) * sizeof(*nv));
+	names = nv;
+	for (size_t i = 0; i < site_count; i++) {
+		const struct site *s = &site_tab[i];
+		if (s->id < names_n || s->id >= n)
+			continue;
+		const char *nm = site_func_name(s);
+		if (nm) {
+			names[s->id] = strdup(nm);
+		} else {
+			char buf[64];
+			snprintf(buf, sizeof(buf), "0x%lx",
+				 (unsigned long)(s->addr - s->obj->bias));
+			names[s->id] = strdup(buf);
+		}
+	}
+	names_n = n;
+}
+
+const char *trace_func_name(uint32_t id)
+{
+	if (id >= names_n) {
+		patch_lock();
+		names_refresh();
+		patch_unlock();
+	}
+	return id < names_n ? names[id] : NULL;
+}
+
 /*
  * The function lists of live control (trace.h), as globs in the order they
  * were given ("!glob" removes). Written by the control thread holding
@@ -590,9 +610,7 @@ static void trace_sites_added(struct dft_object *o)
 static void trace_thread_exit(void)
 {
 	struct fg_thread *g = fg_self;
-	if (trace_rec_on)
-		ring_thread_exit();
-	live_thread_exit();
+	ring_thread_exit();
 	if (g && g->prof)
 		profile_thread_merge();
 	if (g && !g->depth) {
@@ -662,7 +680,6 @@ static int claim_img(void)
 HIDDEN void trace_atfork_child(void)
 {
 	profile_atfork_child(fg_self);
-	live_atfork_child();
 	ring_atfork_child(); /* always: ring_atfork_prepare ran */
 	if (!trace_rec_on)
 		return;
@@ -798,6 +815,7 @@ HIDDEN void trace_record_start(void)
 	snprintf(line, sizeof(line), "pid: %s\n", trace_cfg.img);
 	append_line("info", line);
 	trace_rec_on = 1;
+	trace_ring_on = 1;
 	patch_lock();
 	write_sites(NULL);
 	/* The state live control starts from (-F with function_graph or
@@ -1057,7 +1075,7 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 		if (kind == TR_PROFILE) { /* a new profile session */
 			profile_restart();
 		}
-		live_clear();
+		ring_clear_all();
 	}
 	if (!tracing_on || kind == TR_NONE)
 		return 0;
@@ -1073,14 +1091,22 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 	return err;
 }
 
-/* The in-memory buffers behind `trace` and `trace_pipe` are a second copy
- * of every event (about 25 ns a call). Without a session directory they are
- * the only one, so they fill from the start; when recording, they start with
- * the first open of `trace` or `trace_pipe` (live_open()). */
-void trace_ctl_start(void)
+/* `trace` and `trace_pipe` read the rings the tracers write (ring_read.c).
+ * When recording they are the session's; without a session directory, the
+ * rings start here, in memory only, keeping the newest events (overwrite,
+ * as the kernel's buffers). */
+void trace_ctl_start(size_t kb)
 {
-	if (!trace_rec_on)
-		__atomic_store_n(&live_enabled, 1, __ATOMIC_RELEASE);
+	ring_keep_exited(RING_KEEP_GONE); /* for `trace` */
+	if (__atomic_load_n(&trace_ring_on, __ATOMIC_RELAXED))
+		return; /* recording, or a fork child: its parent's ring is restarted */
+	struct ring_config rc = {0};
+	ring_config_size(&rc, kb ? kb : RING_KB_DEFAULT);
+	int err = ring_init(&rc);
+	if (err)
+		dft_log("control: no trace buffers: %s", strerror(-err));
+	else
+		__atomic_store_n(&trace_ring_on, 1, __ATOMIC_RELEASE);
 }
 
 int trace_set_tracer(const char *name, char *why, size_t whylen)
@@ -1173,17 +1199,14 @@ int trace_write_marker(const char *text, size_t len)
 	pthread_mutex_unlock(&tctl_lock);
 	if (!on)
 		return 0;
-	uint64_t ts = 0;
-	if (trace_rec_on) {
-		size_t n = len < RING_PAYLOAD_MAX - 1 ? len : RING_PAYLOAD_MAX - 1;
-		uint8_t *p = ring_event_begin(RING_EV_MARKER, n + 1, &ts);
-		if (p) {
-			memcpy(p, text, n);
-			p[n] = 0;
-			ring_event_end(p);
-		}
+	uint64_t ts;
+	size_t n = len < RING_MARKER_MAX ? len : RING_MARKER_MAX;
+	uint8_t *p = trace_ring_on ? ring_event_begin(RING_EV_MARKER, n + 1, &ts) : NULL;
+	if (p) {
+		memcpy(p, text, n);
+		p[n] = 0;
+		ring_event_end(p);
 	}
-	live_marker(text, len, ts ? ts : ring_now());
 	return 0;
 }
 

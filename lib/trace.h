@@ -23,12 +23,13 @@
 
 struct sbuf;
 
-/* The endpoint started: tracers also write the in-memory buffers, and the
- * filters given to `record` become the initial state of the lists. */
-void trace_ctl_start(void) HIDDEN;
+/* The endpoint started: without a session directory, the rings start in
+ * memory (KB per thread, 0: RING_KB_DEFAULT) for `trace` and `trace_pipe`;
+ * under `record` they read the session's. */
+void trace_ctl_start(size_t kb) HIDDEN;
 
 /* current_tracer: "nop", "function", "function_graph" or "profile".
- * Switching clears the in-memory buffers (as the kernel does); switching to
+ * Switching clears what `trace` shows (as the kernel does); switching to
  * profile starts new statistics. -EINVAL: unknown name. */
 int trace_set_tracer(const char *name, char *why, size_t whylen) HIDDEN;
 const char *trace_get_tracer(void) HIDDEN;
@@ -72,9 +73,9 @@ uint64_t trace_get_thresh(void) HIDDEN;
  * of the current profile session), sorted by total time. */
 void trace_read_profile(struct sbuf *out) HIDDEN;
 
-/* trace_marker: a user line in the trace (in-memory buffers and, when
- * recording, the session). Dropped while tracing_on is 0, as the kernel does.
- * Returns 0. */
+/* trace_marker: a user line in the trace (the calling thread's ring: the
+ * session when recording, and `trace`); at most RING_MARKER_MAX bytes are
+ * kept. Dropped while tracing_on is 0, as the kernel does. Returns 0. */
 int trace_write_marker(const char *text, size_t len) HIDDEN;
 
 /* Recording into a session directory (`dynftrace record`)? */
@@ -83,5 +84,9 @@ int trace_recording(void) HIDDEN;
  * thread stopped, each thread's hooked returns put back. */
 void trace_detach_prepare(void) HIDDEN;
 int trace_detach_thread(struct dft_thread *t, void *ctx) HIDDEN;
+
+/* The name of site ID (cached: also for objects closed since), or NULL.
+ * Control thread; takes patch_lock. */
+const char *trace_func_name(uint32_t id) HIDDEN;
 
 #endif

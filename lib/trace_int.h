@@ -30,7 +30,12 @@ struct trace_cfg {
 	const char *filter, *notrace; /* comma-separated globs (environment) */
 };
 extern struct trace_cfg trace_cfg HIDDEN;
-extern int trace_rec_on HIDDEN; /* set by trace_init before any callback */
+extern int trace_rec_on HIDDEN; /* recording into a session directory: set by
+				  trace_init before any callback */
+/* The tracers write events into the ring (ring.h): recording, or live
+ * control's buffers in memory. Set before any callback can run (trace_init)
+ * or before the control thread can start a tracer (trace_ctl_start). */
+extern int trace_ring_on HIDDEN;
 
 /* Graph roots (set_graph_function, or -F with function_graph/profile) and
  * graph_notrace functions, by site id; replaced under patch_lock, read
@@ -56,10 +61,9 @@ struct shadow_ent {
 	uint8_t hooked; /* *slot holds hook (or will: a thunk's call writes it) */
 	uint8_t kind;	/* enum tracer_kind at entry */
 	uint8_t fl;	/* SE_* */
-	uint8_t epoch;	/* live_epoch at entry (low bits) */
+	uint8_t unused; /* (the graph shortcut stores hooked..unused as one word) */
 };
 #define SE_RING	   1 /* its entry event went to the ring: exit goes there too */
-#define SE_LIVE	   2 /* ... to the in-memory buffer */
 #define SE_NOTRACE 4 /* a graph_notrace function: nothing below it is traced */
 #define SE_ROOT	   8 /* a graph root (-F, set_graph_function) */
 

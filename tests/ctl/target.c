@@ -15,6 +15,8 @@
  *   closefds      close every descriptor above 2, as daemons do: "closed fds"
  *   tp N          hit the tracepoint ctl_tp N times (n = 0..N-1, s = "live",
  *                 p = 0x10): "tp N"
+ *   calls N       call work_a N times from the main thread (with -t 0, the
+ *                 only traced calls: 4 functions each): "calls N"
  *   exit          exit() normally (end of input too)
  * Start-up prints "ready PID". Options: -t N worker threads (default 2).
  *
@@ -162,6 +164,14 @@ int main(int argc, char **argv)
 			for (int i = 0; i < n; i++)
 				trace_ctl_tp(i, "live", (void *)0x10);
 			printf("tp %d\n", n);
+		} else if (!strncmp(line, "calls ", 6)) {
+			long n = atol(line + 6);
+			for (long i = 0; i < n; i++)
+				if (work_a((unsigned long)i) != WORK_A(i)) {
+					printf("WRONG work_a(%ld)\n", i);
+					exit(3);
+				}
+			printf("calls %ld\n", n);
 		} else if (!strcmp(line, "exit")) {
 			break;
 		} else {

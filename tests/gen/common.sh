@@ -86,10 +86,15 @@ fi
 # when it does not build.
 build_t_ring() {
 	local flags="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
+	# The readers' copies race with the writers by design (lib/ring_read.c):
+	# not instrumented under TSan, as in the runtime (Makefile).
+	local rflags=$SANFLAGS
+	[ "$SAN" = tsan ] && rflags=""
 	# shellcheck disable=SC2086
-	if ! $CC $flags $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" \
-		"$TOP/lib/clock.c" "$TOP/lib/ctf.c" "$TOP/lib/ring_flush.c" "$TOP/lib/config.c" \
-		"$TOP/tests/ring/t-ring.c" -o "$T/t-ring" -lpthread 2>"$T/build.log"; then
+	if ! $CC $flags $rflags -c "$TOP/lib/ring_read.c" -o "$T/ring_read.o" 2>"$T/build.log" ||
+		! $CC $flags $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" \
+			"$TOP/lib/clock.c" "$TOP/lib/ctf.c" "$TOP/lib/ring_flush.c" "$T/ring_read.o" "$TOP/lib/config.c" \
+			"$TOP/tests/ring/t-ring.c" -o "$T/t-ring" -lpthread 2>>"$T/build.log"; then
 		echo "not ok 1 - build t-ring"
 		diag_file "$T/build.log"
 		exit 1

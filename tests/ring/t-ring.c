@@ -15,6 +15,10 @@
  *   t-ring diskfull DIR       run under a file size limit (ulimit -f)
  *   t-ring reinit DIR         record again after shutdown; stream names
  *   t-ring clock              trace clock: monotonic, close to CLOCK_MONOTONIC
+ *   t-ring readers DIR [disk] readers besides the consumer (ring_read.c): a fast
+ *                             and a slow trace_pipe cursor and snapshots while
+ *                             a thread writes; in memory (overwrite), or with
+ *                             `disk` into DIR too (no-overwrite)
  *   t-ring dump DIR           print every event: "TS NAME FIELDS" (ring-ctf.sh)
  *
  * Env T_RING_SAN=tsan: signals are delivered late under TSan, so nesting is
@@ -1056,6 +1060,259 @@ static int t_reinit(const char *dir)
 	return tap_done();
 }
 
+/* ---- readers: trace_pipe and trace cursors (ring_read.c) ----------------- */
+
+#define RD_K 0x9E3779B97F4A7C15ull
+static uint64_t rd_n;	  /* events the writer writes */
+static int rd_writer_tid; /* set by the writer (atomic) */
+static int rd_writer_done;
+
+/* Event SEQ: an entry, a function or a marker of varying length. */
+static void rd_write(uint64_t seq)
+{
+	uint64_t ts, v = seq * RD_K;
+	uint32_t s32 = (uint32_t)seq;
+	char text[64];
+	size_t len = 0;
+	unsigned id = seq % 3 == 0   ? RING_EV_ENTRY
+		      : seq % 3 == 1 ? RING_EV_FUNCTION
+				     : RING_EV_MARKER;
+	if (id == RING_EV_MARKER)
+		len =
+		    (size_t)snprintf(text, sizeof(text), "m%llu%.*s", (unsigned long long)seq,
+				     (int)(seq % 40), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx") +
+		    1;
+	size_t size = id == RING_EV_ENTRY ? 4 : id == RING_EV_FUNCTION ? 12 : len;
+	uint8_t *p;
+	while (!(p = ring_event_begin(id, size, &ts)))
+		sched_yield(); /* no-overwrite and full: the consumer makes room */
+	if (id == RING_EV_MARKER) {
+		memcpy(p, text, len);
+	} else {
+		memcpy(p, &s32, 4);
+		if (id == RING_EV_FUNCTION)
+			memcpy(p + 4, &v, 8);
+	}
+	ring_event_end(p);
+}
+
+/* Which event of the pattern E is, or -1 when it is not one. */
+static int64_t rd_seq(unsigned id, const uint8_t *p, uint32_t len, uint64_t u64, const char *text)
+{
+	if (id == RING_EV_ENTRY || id == RING_EV_FUNCTION) {
+		uint32_t s32;
+		memcpy(&s32, p, 4);
+		if ((id == RING_EV_ENTRY) != (s32 % 3 == 0))
+			return -1;
+		if (id == RING_EV_FUNCTION && (s32 % 3 != 1 || u64 != (uint64_t)s32 * RD_K))
+			return -1;
+		return s32;
+	}
+	if (id != RING_EV_MARKER || !text || text[0] != 'm')
+		return -1;
+	char want[64];
+	uint64_t seq = strtoull(text + 1, NULL, 10);
+	int n = snprintf(want, sizeof(want), "m%llu%.*s", (unsigned long long)seq, (int)(seq % 40),
+			 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	if (seq % 3 != 2 || strcmp(want, text) || (len && len != (uint32_t)n + 1))
+		return -1;
+	return (int64_t)seq;
+}
+
+static void *rd_writer(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&rd_writer_tid, gettid_(), __ATOMIC_RELEASE);
+	for (uint64_t i = 0; i < rd_n; i++)
+		rd_write(i);
+	ring_thread_exit();
+	__atomic_store_n(&rd_writer_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void check_readers_disk(const struct dec_event *ev, void *arg)
+{
+	struct sres *s = arg;
+	uint8_t p[4];
+	memcpy(p, &ev->func, 4);
+	int64_t seq = rd_seq(ev->id, p, 0, ev->u64, ev->text);
+	if (seq < 0 || (uint64_t)seq != s->a_next)
+		sbad(s, "event %lld after %llu", (long long)seq, (unsigned long long)s->a_next);
+	s->a_next = (uint64_t)seq + 1;
+	s->a_n++;
+}
+
+/* One reader: every event it returns is whole and the next of the pattern
+ * but for the losses it reported just before. */
+struct rdchk {
+	struct ring_cursor c;
+	struct ring_event e;
+	uint64_t first, next, read, lost; /* lost: after the first event read */
+	int started, ended, bad;
+	char why[200];
+};
+
+/* Read what C has now: 1 once it is at its end. */
+static int rd_take(struct rdchk *k, unsigned max)
+{
+	for (unsigned i = 0; i < max && !k->ended; i++) {
+		int r = ring_cursor_next(&k->c, &k->e);
+		if (r == RING_RD_NONE)
+			return 0;
+		if (r == RING_RD_END) {
+			k->ended = 1;
+			break;
+		}
+		uint64_t lost = k->c.lost;
+		k->c.lost = 0;
+		int64_t seq = rd_seq(k->e.id, k->e.payload, k->e.len,
+				     k->e.id == RING_EV_FUNCTION ? dec_u64(k->e.payload + 4) : 0,
+				     k->e.id == RING_EV_MARKER ? (const char *)k->e.payload : NULL);
+		/* A cursor starts at the oldest event still there. */
+		uint64_t want = k->started ? k->next + lost : seq >= 0 ? (uint64_t)seq : 0;
+		if (!k->started)
+			k->first = want;
+		else
+			k->lost += lost;
+		k->started = 1;
+		if (!k->bad && (seq < 0 || (uint64_t)seq != want)) {
+			k->bad = 1;
+			snprintf(
+			    k->why, sizeof(k->why),
+			    "event %lld (id %u, len %u) where %llu was due (%llu lost before it)",
+			    (long long)seq, k->e.id, k->e.len, (unsigned long long)want,
+			    (unsigned long long)lost);
+		}
+		k->next = (uint64_t)seq + 1;
+		k->read++;
+	}
+	return k->ended;
+}
+
+struct rd_find {
+	struct ring_buf *b;
+	int tid;
+};
+
+static void rd_find_cb(struct ring_buf *b, void *data)
+{
+	struct rd_find *f = data;
+	if (!f->b && ring_buf_tid(b) == f->tid) {
+		ring_buf_get(b);
+		f->b = b;
+	}
+}
+
+static int t_readers(const char *dir, int disk)
+{
+	tap_plan(disk ? 8 : 7);
+	const char *san = getenv("T_RING_SAN");
+	rd_n = san && *san ? 300000 : 2000000;
+	int err;
+	if (disk) {
+		err = setup(dir, 4096, 4, 0);
+	} else {
+		struct ring_config c = {.page_size = 4096, .pages = 4};
+		err = ring_init(&c);
+	}
+	if (!ok(err == 0, "ring_init (%s): %s", disk ? "session directory" : "memory only",
+		strerror(-err)))
+		return 1;
+	ring_keep_exited(RING_KEEP_GONE);
+	pthread_t th;
+	pthread_create(&th, NULL, rd_writer, NULL);
+	struct rd_find f = {NULL, 0};
+	while (!(f.tid = __atomic_load_n(&rd_writer_tid, __ATOMIC_ACQUIRE)))
+		sched_yield();
+	while (!f.b) { /* its buffer comes with its first event */
+		ring_for_each_buf(rd_find_cb, &f);
+		sched_yield();
+	}
+	unsigned long gen = ring_reader_gen();
+	static struct rdchk fast, slow, snap;
+	ring_cursor_open(&fast.c, f.b, 1);
+	ring_cursor_open(&slow.c, f.b, 1);
+	uint64_t snap_events = 0, snaps = 0, snap_lost = 0;
+	int snap_bad = 0;
+	char snap_why[200] = "";
+	for (unsigned round = 0;; round++) {
+		/* The fast cursor reads all the time, on the other CPU than the
+		 * writer; the slow one 50 events now and then. */
+		int done = __atomic_load_n(&rd_writer_done, __ATOMIC_ACQUIRE);
+		int a = rd_take(&fast, 1000);
+		int b = round % 64 == 0 || done ? rd_take(&slow, 50) : 0;
+		if (round % 256 == 0 || done) {
+			/* a snapshot, read whole while the writer goes on */
+			memset(&snap, 0, sizeof(snap));
+			ring_cursor_open(&snap.c, f.b, 0);
+			while (!rd_take(&snap, 1000))
+				;
+			snaps++;
+			snap_events += snap.read;
+			snap_lost += snap.lost;
+			if (snap.bad && !snap_bad) {
+				snap_bad = 1;
+				snprintf(snap_why, sizeof(snap_why), "%s", snap.why);
+			}
+		}
+		if (a && b)
+			break;
+		if (done)
+			sched_yield(); /* the consumer marks the buffer gone */
+	}
+	pthread_join(th, NULL);
+	diag("fast: %llu read, %llu lost; slow: %llu read, %llu lost; %llu snapshots: %llu read, "
+	     "%llu lost",
+	     (unsigned long long)fast.read, (unsigned long long)fast.lost,
+	     (unsigned long long)slow.read, (unsigned long long)slow.lost,
+	     (unsigned long long)snaps, (unsigned long long)snap_events,
+	     (unsigned long long)snap_lost);
+	ok(!fast.bad && !slow.bad,
+	   "trace_pipe cursors: every event whole, in order, each gap "
+	   "exactly the losses reported before it%s%s%s",
+	   fast.bad || slow.bad ? ": " : "", fast.why, slow.why);
+	ok(fast.first + fast.read + fast.lost == rd_n && fast.next == rd_n &&
+	       slow.first + slow.read + slow.lost == rd_n && slow.next == rd_n,
+	   "each cursor: first + read + lost == %llu written, to the last one (fast from %llu, "
+	   "slow from %llu)",
+	   (unsigned long long)rd_n, (unsigned long long)fast.first,
+	   (unsigned long long)slow.first);
+	if (disk)
+		ok(1, "slow cursor in no-overwrite mode: %llu lost (the consumer frees pages)",
+		   (unsigned long long)slow.lost);
+	else
+		ok(slow.lost > 0, "the slow cursor was overwritten and said so: %llu lost",
+		   (unsigned long long)slow.lost);
+	ok(!snap_bad && snap_events > 0, "snapshots: whole, in order, gaps == losses%s%s",
+	   snap_bad ? ": " : "", snap_why);
+	/* Cleared: nothing left for a reader, no loss either. */
+	ring_clear_all();
+	struct rdchk after;
+	memset(&after, 0, sizeof(after));
+	ring_cursor_open(&after.c, f.b, 0);
+	rd_take(&after, 10);
+	struct rdchk pipe2;
+	memset(&pipe2, 0, sizeof(pipe2));
+	ring_cursor_open(&pipe2.c, f.b, 1);
+	rd_take(&pipe2, 10);
+	ok(after.ended && !after.read && !after.c.lost && pipe2.ended && !pipe2.read &&
+	       ring_buf_drained(f.b),
+	   "after a clear, a snapshot and a new trace_pipe cursor find nothing");
+	ring_buf_put(f.b, gen);
+	if (disk) {
+		ring_shutdown();
+		scan(check_readers_disk);
+		struct sres *s = find_tid(f.tid);
+		ok(all_valid() && s && !s->bad && s->a_n == rd_n && s->a_next == rd_n,
+		   "the session holds all %llu events, in order%s%s", (unsigned long long)rd_n,
+		   s && s->bad ? ": " : "", s ? s->why : "");
+	}
+	int n = 0;
+	ring_for_each_thread(stats_cb, &n);
+	ok(n >= 1, "the exited thread's buffer is kept for readers (%d buffers)", n);
+	return tap_done();
+}
+
 /* ---- clock --------------------------------------------------------------- */
 
 static int t_clock(const char *dir)
@@ -1187,6 +1444,8 @@ int main(int argc, char **argv)
 		return t_clock(dir);
 	if (!strcmp(m, "dump"))
 		return t_dump(dir);
+	if (!strcmp(m, "readers"))
+		return t_readers(dir, argc > 3 && !strcmp(argv[3], "disk"));
 	fprintf(stderr, "t-ring: unknown mode %s\n", m);
 	return 2;
 }

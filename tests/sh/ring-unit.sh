@@ -49,6 +49,8 @@ else
 fi
 run_mode "shutdown twice, concurrently, with writers running: nothing completed is lost" shutdown
 run_mode "recording again after shutdown; stream-IMG-TID[.N] names; buffer sizes" reinit
+run_mode "readers in memory (overwrite): trace_pipe and trace cursors never return a torn event, count every loss" readers
+run_mode "readers while the consumer records (no-overwrite): the same, and the session has every event" readers disk
 DYNFTRACE_CLOCK=vdso run_mode "clock (vdso): monotonic, equals CLOCK_MONOTONIC" clock
 if grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo; then
 	DYNFTRACE_CLOCK=tsc run_mode "clock (tsc): calibrated, monotonic, close to CLOCK_MONOTONIC" clock

@@ -59,7 +59,7 @@
 #define SE_TS		 24
 #define SE_CHILD_NS	 32
 #define SE_ID		 40
-#define SE_HOOKED	 44 /* then kind, fl, epoch: one byte each */
+#define SE_HOOKED	 44 /* then kind, fl, unused: one byte each */
 #define SE_KIND		 45
 #define SHADOW_MAX_ASM	 4096
 #define TR_GRAPH_ASM	 2

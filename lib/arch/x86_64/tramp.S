@@ -629,8 +629,8 @@ dft_gentry_tmpl_end:
  * registered and outside any callback, the API and any read side
  * (dft_self's two quadwords, as the light per-ops body reads them);
  * recursion and the RCU read side taken before the configuration is read
- * (the shortcut's ops registered; function_graph, recording, no time
- * filter, no graph lists, no in-memory copy); the shadow stack has room,
+ * (the shortcut's ops registered; function_graph, the ring on, no time
+ * filter, no graph lists); the shadow stack has room,
  * no frame to close (longjmp), no graph_notrace frame open, max_depth
  * (not reached, or the call is not traced, as trace_graph_enter decides);
  * the entry event is a compact one that fits the page (graph_fast.c's
@@ -680,13 +680,11 @@ dft_graph_entry:
 	je	.Lge_unlock
 	cmpl	$TR_GRAPH_ASM, trace_cfg(%rip)
 	jne	.Lge_unlock
-	cmpl	$0, trace_rec_on(%rip)
+	cmpl	$0, trace_ring_on(%rip)
 	je	.Lge_unlock
 	cmpq	$0, trace_cfg+CFG_TIME_FILTER(%rip)
 	jne	.Lge_unlock
 	cmpq	$0, trace_roots(%rip)
-	jne	.Lge_unlock
-	cmpl	$0, live_enabled(%rip)
 	jne	.Lge_unlock
 	movq	fg_self@gottpoff(%rip), %r8
 	movq	(%r10,%r8), %r8		/* r8 = g */
@@ -755,10 +753,7 @@ dft_graph_entry:
 	movq	$0, SE_CHILD_NS(%rax)
 	movl	REGS_R11(%rsp), %edi
 	movl	%edi, SE_ID(%rax)
-	movzbl	live_epoch(%rip), %edi	/* its low byte */
-	shll	$24, %edi
-	orl	$1 | TR_GRAPH_ASM << 8 | SE_RING_ASM << 16, %edi
-	movl	%edi, SE_HOOKED(%rax)	/* hooked, kind, fl, epoch */
+	movl	$1 | TR_GRAPH_ASM << 8 | SE_RING_ASM << 16, SE_HOOKED(%rax)	/* hooked, kind, fl, 0 */
 	addl	$1, %ecx
 	movl	%ecx, FG_DEPTH(%r8)
 	movq	$0, THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
