@@ -912,14 +912,24 @@ int inj_loaded_as(struct inj *p, const char *suffix)
 		char name[4096];
 		if (inj_read(p, lm, f, sizeof(f)))
 			return -EIO;
-		/* up to the end of its page: the name may end near an unmapped one */
-		size_t want = 4096 - (f[1] & 4095);
-		if (f[1] && !inj_read(p, f[1], name, want)) {
-			name[want < sizeof(name) ? want : sizeof(name) - 1] = 0;
-			size_t k = strlen(name);
-			if (k >= sl && !strcmp(name + k - sl, suffix))
-				return 1;
+		/* page by page until its NUL: the name may end just before an
+		 * unmapped page, or run across into the next */
+		size_t k = 0;
+		while (f[1] && k < sizeof(name) - 1) {
+			uint64_t a = f[1] + k;
+			size_t want = 4096 - (a & 4095);
+			if (want > sizeof(name) - 1 - k)
+				want = sizeof(name) - 1 - k;
+			if (inj_read(p, a, name + k, want))
+				break;
+			size_t z = strnlen(name + k, want);
+			k += z;
+			if (z < want)
+				break;
 		}
+		name[k] = 0;
+		if (k >= sl && !strcmp(name + k - sl, suffix))
+			return 1;
 		lm = f[3];
 	}
 	return 0;

@@ -34,6 +34,7 @@
 #include "arch.h"
 #include "ctl.h"
 #include "trace.h"
+#include "ring.h"
 #include "got.h"
 #include "../include/dynftrace/attach.h"
 
@@ -217,6 +218,10 @@ PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, uint64_t *t
 			snprintf(why, n, "a thread holds the runtime's thread registry");
 		return -EBUSY;
 	}
+	if (ring_detach_free()) {
+		snprintf(why, n, "a thread holds the trace buffers' list");
+		return -EBUSY;
+	}
 	/* Now for good: every hooked return put back, our handlers and
 	 * thread-exit key gone, trampolines unmapped. */
 	err = rcu_for_each_thread_stopped(trace_detach_thread, NULL);
@@ -229,6 +234,7 @@ PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, uint64_t *t
 	dft_signals_detach();
 	rcu_detach();
 	sites_detach_free();
+	trace_detach_free();
 	dft_config_free();
 	attach_state = ATT_DETACHED;
 	return 0;

@@ -1132,7 +1132,7 @@ static int consumer_start(void)
 	int err = pthread_attr_init(&attr);
 	if (err)
 		return -err;
-	sigfillset(&all); /* SIGXFSZ too: a file size limit gives EFBIG */
+	sigfillset(&all);	  /* SIGXFSZ too: a file size limit gives EFBIG */
 	sigdelset(&all, SIGTRAP); /* never blocked: a breakpoint met blocked kills */
 	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -1587,4 +1587,28 @@ void emerg_wait_done(void)
 		struct timespec ts = {0, 10000000};
 		sys_futex(&emerg_done, FUTEX_WAIT_PRIVATE, 0, &ts);
 	}
+}
+
+/*
+ * Detach, with every other thread stopped and none inside the ring's code
+ * (the tracers are off, the caller checked each thread): unmap every
+ * buffer, which would outlive the runtime's unload. ring_shutdown() ended
+ * the consumer before, while threads ran. Never waits: list_lock only by
+ * trylock (-EAGAIN: a stopped thread holds it; the caller retries).
+ */
+int ring_detach_free(void)
+{
+	if (pthread_mutex_trylock(&list_lock))
+		return -EAGAIN;
+	struct ring_buf *b = __atomic_exchange_n(&ring_head, NULL, __ATOMIC_ACQ_REL), *next;
+	for (; b; b = next) {
+		next = b->next;
+		if (b->fd >= 0)
+			close(b->fd);
+		if (b->shm_path[0])
+			unlink(b->shm_path);
+		munmap(b, b->map_size);
+	}
+	pthread_mutex_unlock(&list_lock);
+	return 0;
 }

@@ -122,6 +122,9 @@ void ring_keep_exited(unsigned n) HIDDEN;
  * the info file. Idempotent. Called at process exit (destructor/atexit) and
  * when recording is switched off. After it, ring_event_begin returns NULL. */
 void ring_shutdown(void) HIDDEN;
+/* Detach, every other thread stopped, after ring_shutdown: unmap every
+ * buffer. 0, or -EAGAIN if a stopped thread holds the list. */
+int ring_detach_free(void) HIDDEN;
 
 /* Writer API: see the comment at the top. PAYLOAD <= 256 bytes. */
 uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *ts) HIDDEN;

@@ -1223,6 +1223,19 @@ HIDDEN void trace_detach_prepare(void)
 	for (int l = 0; l < TL_COUNT; l++)
 		trace_set_list((enum trace_list)l, "", 0, why, sizeof(why));
 	trace_shutdown();
+	ring_shutdown();		   /* the rings of live control too: their consumer ends */
+	dynftrace_free_filter(&trace_ops); /* its glob log (it is unregistered) */
+}
+
+/* Detach, every other thread stopped, control ended: the site names the
+ * readers kept (no reader is left). */
+HIDDEN void trace_detach_free(void)
+{
+	for (uint32_t i = 0; i < names_n; i++)
+		free(names[i]);
+	free(names);
+	names = NULL;
+	names_n = 0;
 }
 
 /*

@@ -84,6 +84,7 @@ int trace_recording(void) HIDDEN;
  * thread stopped, each thread's hooked returns put back. */
 void trace_detach_prepare(void) HIDDEN;
 int trace_detach_thread(struct dft_thread *t, void *ctx) HIDDEN;
+void trace_detach_free(void) HIDDEN;
 
 /* The name of site ID (cached: also for objects closed since), or NULL.
  * Control thread; takes patch_lock. */
