@@ -258,6 +258,21 @@ static int stop_one(struct inj *p, size_t i)
 	return 1;
 }
 
+/* STEP every thread not stopped yet (1 done, 0 gone: dropped, -errno). */
+static int each_unstopped(struct inj *p, int (*step)(struct inj *p, size_t i))
+{
+	for (size_t i = 0; i < p->n;) {
+		int r = p->t[i].stopped ? 1 : step(p, i);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			drop_thread(p, i);
+		else
+			i++;
+	}
+	return 0;
+}
+
 int inj_stop_all(struct inj *p)
 {
 	char path[64];
@@ -293,30 +308,11 @@ int inj_stop_all(struct inj *p)
 		}
 		closedir(d);
 		/* All asked at once, then each waited for: the stops overlap. */
-		for (size_t i = 0; i < p->n;) {
-			int r = p->t[i].stopped ? 1 : interrupt_one(p, i);
-			if (r < 0)
-				return r;
-			if (r == 0) {
-				drop_thread(p, i);
-				continue;
-			}
-			i++;
-		}
-		for (size_t i = 0; i < p->n;) {
-			if (p->t[i].stopped) {
-				i++;
-				continue;
-			}
-			int r = stop_one(p, i);
-			if (r < 0)
-				return r;
-			if (r == 0) {
-				drop_thread(p, i);
-				continue;
-			}
-			i++;
-		}
+		int r = each_unstopped(p, interrupt_one);
+		if (!r)
+			r = each_unstopped(p, stop_one);
+		if (r < 0)
+			return r;
 		/* Once every listed thread is stopped none can make another:
 		 * a list with nobody new is the whole process. */
 		if (!added)
