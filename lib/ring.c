@@ -95,6 +95,12 @@
  * A fatal signal: the dying thread takes the buffers over from the consumer
  * and writes them itself (the emergency flush, the last section).
  *
+ * A ring without a session directory (live control without `record`) is
+ * in overwrite mode and has no disk: the consumer then only keeps the
+ * clock, retires the buffers of exited threads and frees them. Retired
+ * buffers (`gone`) stay on the list for the other readers (ring_read.c)
+ * while one holds them, and the newest keep_gone of them unless cleared.
+ *
  * 5. Trace clock
  * --------------
  * CLOCK_MONOTONIC nanoseconds. With an invariant TSC, the cycle counter scaled by
@@ -143,9 +149,16 @@
  * |-----------------------------|----------------------------|-------------------------|
  * | ring_state                  | init/shutdown, ctl_lock;   | writers (slow path)     |
  * |                             | the emergency flush        |                         |
- * | cfg, dirs, uuid, stall      | init, ctl_lock, state OFF  | all, after state ON     |
+ * | cfg, dirs, uuid, stall,     | init, ctl_lock, state OFF  | all, after state ON     |
+ * |   ring_disk                 |                            |                         |
+ * | cfg_geom                    | init, ring_set_size_kb     | buf_create (atomic)     |
+ * |                             | (ctl_lock)                 |                         |
  * | ring_head                   | writers (CAS push);        | consumer, stats,        |
- * |                             | consumer (unlink, list_lock)| atfork child           |
+ * |                             | consumer (unlink, list_lock| readers (read_lock),    |
+ * |                             | and read_lock)             | atfork child            |
+ * | keep_gone                   | ring_keep_exited (atomic)  | consumer                |
+ * | buf_serial                  | buf_create (atomic add)    | buf_create              |
+ * | ring_fork_gen               | atfork child               | readers                 |
  * | ring_waiting                | consumer (store), writers (xchg) | writers          |
  * | ring_wake_seq               | writers, shutdown (atomic add) | consumer (futex)     |
  * | consumer_stop, consumer_up  | shutdown/start, ctl_lock   | consumer                |
