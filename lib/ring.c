@@ -699,12 +699,6 @@ void ring_count_lost(uint64_t lost)
 
 /* ---- consumer ---------------------------------------------------------- */
 
-static uint64_t buf_total_lost(const struct ring_buf *b)
-{
-	return __atomic_load_n(&b->lost, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED) + b->lost_consumer;
-}
-
 /*
  * The consumer opens a stream file, writes the packets that are ready and
  * closes it again in each pass (stream_close), so the runtime holds no
@@ -1185,8 +1179,7 @@ int ring_set_size_kb(size_t kb)
 		err = -EBUSY; /* a stream keeps its buffer */
 	} else {
 		__atomic_store_n(&cfg_geom, GEOM(c.page_size, c.pages), __ATOMIC_RELAXED);
-		/* Every buffer is cleared and left at its owner's next event. */
-		ring_clear_all();
+		/* Every buffer is left at its owner's next event. */
 		pthread_mutex_lock(&read_lock);
 		for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b;
 		     b = b->next)
@@ -1427,29 +1420,6 @@ void ring_set_img(const char *img)
 	if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_ON)
 		info_started();
 	pthread_mutex_unlock(&list_lock);
-}
-
-int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data), void *data)
-{
-	int n = 0;
-	pthread_mutex_lock(&list_lock);
-	for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next) {
-		struct ring_thread_stats st = {
-		    .tid = b->tid,
-		    .exited = (int)__atomic_load_n(&b->gone, __ATOMIC_ACQUIRE),
-		    .events = b->events_written,
-		    .lost = buf_total_lost(b),
-		    .bytes = b->file_bytes,
-		    .overrun = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED),
-		    .read = __atomic_load_n(&b->pipe_read, __ATOMIC_RELAXED),
-		};
-		buf_counts(b, &st.entries, &st.written, &st.in_bytes);
-		if (cb)
-			cb(&st, data);
-		n++;
-	}
-	pthread_mutex_unlock(&list_lock);
-	return n;
 }
 
 /* ---- the emergency flush's hand-over (ring_flush.c takes the buffers) ---- */

@@ -170,7 +170,9 @@ static uint64_t buf_total(struct ring_buf *b, uint64_t *base_out, uint64_t *cur_
 	return ev;
 }
 
-void buf_counts(struct ring_buf *b, uint64_t *in, uint64_t *written, uint64_t *bytes)
+/* B's events now after its clear, written since the clear, bytes held
+ * (approximate: the writer goes on). */
+static void buf_counts(struct ring_buf *b, uint64_t *in, uint64_t *written, uint64_t *bytes)
 {
 	uint64_t base, cur, held = 0, inb = 0;
 	uint64_t total = buf_total(b, &base, &cur);
@@ -215,6 +217,29 @@ void ring_clear_all(void)
 }
 
 /* ---- buffers --------------------------------------------------------------- */
+
+int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data), void *data)
+{
+	int n = 0;
+	pthread_mutex_lock(&list_lock); /* the consumer's fields */
+	for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next) {
+		struct ring_thread_stats st = {
+		    .tid = b->tid,
+		    .exited = (int)__atomic_load_n(&b->gone, __ATOMIC_ACQUIRE),
+		    .events = b->events_written,
+		    .lost = buf_total_lost(b),
+		    .bytes = b->file_bytes,
+		    .overrun = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED),
+		    .read = __atomic_load_n(&b->pipe_read, __ATOMIC_RELAXED),
+		};
+		buf_counts(b, &st.entries, &st.written, &st.in_bytes);
+		if (cb)
+			cb(&st, data);
+		n++;
+	}
+	pthread_mutex_unlock(&list_lock);
+	return n;
+}
 
 void ring_for_each_buf(void (*cb)(struct ring_buf *b, void *data), void *data)
 {
