@@ -7,9 +7,9 @@
  *                          name per line (untyped ones cannot be recorded)
  *   events/                "enable" and one NAME/ per tracepoint
  *   events/enable          read: 1 all enabled, 0 none, X some; write 0/1: all
- *   events/NAME/enable     read 0/1; write 1 attaches the recorder (in-memory
- *                          buffers, and the session under `dynftrace record`),
- *                          0 detaches it
+ *   events/NAME/enable     read 0/1; write 1 attaches the recorder (hits go
+ *                          to the threads' rings: `trace`, and the session
+ *                          under `dynftrace record`), 0 detaches it
  *
  * The work is tp_record.c's (tp_record_set/_enabled): all of it runs on the
  * control thread, which owns no state here; tracepoints are found by name

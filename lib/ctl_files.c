@@ -225,6 +225,8 @@ static int wr_buffer_kb(const struct ctl_file *f UNUSED, const char *arg UNUSED,
 	uint64_t v;
 	val = trim(val, &len);
 	int err = parse_num(val, UINT32_MAX, &v) ? -EINVAL : ring_set_size_kb((size_t)v);
+	if (!err)
+		ring_clear_all(); /* as the kernel's: a new size empties the buffers */
 	if (err == -EBUSY)
 		WHY("buffer_size_kb cannot change while recording into a session (record -b "
 		    "sets it)");

@@ -95,6 +95,12 @@
  * A fatal signal: the dying thread takes the buffers over from the consumer
  * and writes them itself (the emergency flush, the last section).
  *
+ * A ring without a session directory (live control without `record`) is
+ * in overwrite mode and has no disk: the consumer then only keeps the
+ * clock, retires the buffers of exited threads and frees them. Retired
+ * buffers (`gone`) stay on the list for the other readers (ring_read.c)
+ * while one holds them, and the newest keep_gone of them unless cleared.
+ *
  * 5. Trace clock
  * --------------
  * CLOCK_MONOTONIC nanoseconds. With an invariant TSC, the cycle counter scaled by
@@ -143,9 +149,16 @@
  * |-----------------------------|----------------------------|-------------------------|
  * | ring_state                  | init/shutdown, ctl_lock;   | writers (slow path)     |
  * |                             | the emergency flush        |                         |
- * | cfg, dirs, uuid, stall      | init, ctl_lock, state OFF  | all, after state ON     |
+ * | cfg, dirs, uuid, stall,     | init, ctl_lock, state OFF  | all, after state ON     |
+ * |   ring_disk                 |                            |                         |
+ * | cfg_geom                    | init, ring_set_size_kb     | buf_create (atomic)     |
+ * |                             | (ctl_lock)                 |                         |
  * | ring_head                   | writers (CAS push);        | consumer, stats,        |
- * |                             | consumer (unlink, list_lock)| atfork child           |
+ * |                             | consumer (unlink, list_lock| readers (read_lock),    |
+ * |                             | and read_lock)             | atfork child            |
+ * | keep_gone                   | ring_keep_exited (atomic)  | consumer                |
+ * | buf_serial                  | buf_create (atomic add)    | buf_create              |
+ * | ring_fork_gen               | atfork child               | readers                 |
  * | ring_waiting                | consumer (store), writers (xchg) | writers          |
  * | ring_wake_seq               | writers, shutdown (atomic add) | consumer (futex)     |
  * | consumer_stop, consumer_up  | shutdown/start, ctl_lock   | consumer                |
@@ -686,12 +699,6 @@ void ring_count_lost(uint64_t lost)
 
 /* ---- consumer ---------------------------------------------------------- */
 
-static uint64_t buf_total_lost(const struct ring_buf *b)
-{
-	return __atomic_load_n(&b->lost, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED) + b->lost_consumer;
-}
-
 /*
  * The consumer opens a stream file, writes the packets that are ready and
  * closes it again in each pass (stream_close), so the runtime holds no
@@ -1173,8 +1180,7 @@ int ring_set_size_kb(size_t kb)
 		err = -EBUSY; /* a stream keeps its buffer */
 	} else {
 		__atomic_store_n(&cfg_geom, GEOM(c.page_size, c.pages), __ATOMIC_RELAXED);
-		/* Every buffer is cleared and left at its owner's next event. */
-		ring_clear_all();
+		/* Every buffer is left at its owner's next event. */
 		pthread_mutex_lock(&read_lock);
 		for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b;
 		     b = b->next)
@@ -1415,29 +1421,6 @@ void ring_set_img(const char *img)
 	if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_ON)
 		info_started();
 	pthread_mutex_unlock(&list_lock);
-}
-
-int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data), void *data)
-{
-	int n = 0;
-	pthread_mutex_lock(&list_lock);
-	for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next) {
-		struct ring_thread_stats st = {
-		    .tid = b->tid,
-		    .exited = (int)__atomic_load_n(&b->gone, __ATOMIC_ACQUIRE),
-		    .events = b->events_written,
-		    .lost = buf_total_lost(b),
-		    .bytes = b->file_bytes,
-		    .overrun = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED),
-		    .read = __atomic_load_n(&b->pipe_read, __ATOMIC_RELAXED),
-		};
-		buf_counts(b, &st.entries, &st.written, &st.in_bytes);
-		if (cb)
-			cb(&st, data);
-		n++;
-	}
-	pthread_mutex_unlock(&list_lock);
-	return n;
 }
 
 /* ---- the emergency flush's hand-over (ring_flush.c takes the buffers) ---- */

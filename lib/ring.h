@@ -108,10 +108,10 @@ void ring_config_size(struct ring_config *cfg, size_t buffer_kb) HIDDEN;
 int ring_init(const struct ring_config *cfg) HIDDEN;
 
 /* buffer_size_kb of live control: the size of every buffer, KB rounded as
- * ring_config_size does (RING_KB_MIN to RING_KB_MAX, else -EINVAL). The
- * buffers are cleared, and each thread moves to one of the new size at
- * its next event. -EBUSY while recording into a session directory: its
- * streams keep their buffers. */
+ * ring_config_size does (RING_KB_MIN to RING_KB_MAX, else -EINVAL). Each
+ * thread moves to a buffer of the new size at its next event (the caller
+ * clears what the old ones hold: ring_clear_all). -EBUSY while recording
+ * into a session directory: its streams keep their buffers. */
 int ring_set_size_kb(size_t kb) HIDDEN;
 size_t ring_size_kb(void) HIDDEN;
 /* Keep the buffers of the N threads that exited last (unless cleared) for

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "ring_fast.h"
 
 struct ring_buf;
 
@@ -61,9 +62,12 @@ size_t page_len(struct ring_buf *b, uint8_t *page) HIDDEN;
 void ring_quiesce(void) HIDDEN;
 void ring_wake_force(void) HIDDEN;
 int stream_open(struct ring_buf *b) HIDDEN;
-/* ring_read.c: B's events now after its clear, written since the clear,
- * bytes held (approximate: the writer goes on). */
-void buf_counts(struct ring_buf *b, uint64_t *in, uint64_t *written, uint64_t *bytes) HIDDEN;
+/* Every event of B that is not in its stream (list_lock, or a quiet B). */
+static inline uint64_t buf_total_lost(const struct ring_buf *b)
+{
+	return __atomic_load_n(&b->lost, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED) + b->lost_consumer;
+}
 long sys_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts) HIDDEN;
 pid_t sys_gettid(void) HIDDEN;
 

@@ -170,7 +170,9 @@ static uint64_t buf_total(struct ring_buf *b, uint64_t *base_out, uint64_t *cur_
 	return ev;
 }
 
-void buf_counts(struct ring_buf *b, uint64_t *in, uint64_t *written, uint64_t *bytes)
+/* B's events now after its clear, written since the clear, bytes held
+ * (approximate: the writer goes on). */
+static void buf_counts(struct ring_buf *b, uint64_t *in, uint64_t *written, uint64_t *bytes)
 {
 	uint64_t base, cur, held = 0, inb = 0;
 	uint64_t total = buf_total(b, &base, &cur);
@@ -215,6 +217,29 @@ void ring_clear_all(void)
 }
 
 /* ---- buffers --------------------------------------------------------------- */
+
+int ring_for_each_thread(void (*cb)(const struct ring_thread_stats *st, void *data), void *data)
+{
+	int n = 0;
+	pthread_mutex_lock(&list_lock); /* the consumer's fields */
+	for (struct ring_buf *b = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE); b; b = b->next) {
+		struct ring_thread_stats st = {
+		    .tid = b->tid,
+		    .exited = (int)__atomic_load_n(&b->gone, __ATOMIC_ACQUIRE),
+		    .events = b->events_written,
+		    .lost = buf_total_lost(b),
+		    .bytes = b->file_bytes,
+		    .overrun = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED),
+		    .read = __atomic_load_n(&b->pipe_read, __ATOMIC_RELAXED),
+		};
+		buf_counts(b, &st.entries, &st.written, &st.in_bytes);
+		if (cb)
+			cb(&st, data);
+		n++;
+	}
+	pthread_mutex_unlock(&list_lock);
+	return n;
+}
 
 void ring_for_each_buf(void (*cb)(struct ring_buf *b, void *data), void *data)
 {
@@ -328,31 +353,37 @@ static int cur_enter(struct ring_cursor *c)
 	return 0;
 }
 
-/* How much of C's page holds whole events (section 1). */
-static void cur_extent(struct ring_cursor *c)
+/* How much of C's page holds whole events (section 1). -1: the page is
+ * being reused (nothing changed). */
+static int cur_extent(struct ring_cursor *c)
 {
 	struct ring_buf *b = c->b;
 	uint64_t *cwp = &b->commit[c->vp & (b->pages - 1)];
 	uint64_t cw = ld_acq(cwp);
 	if ((uint32_t)cw == b->page_size) {
+		/* Complete: its size and count, if they are still this lap's
+		 * (the slot may have had a whole new lap meanwhile). */
 		uint64_t bits = page_u64(b, c->vp, PKT_CONTENT_SIZE);
+		if (page_reused(b, c->vp))
+			return -1;
 		if (bits % 8 == 0 && bits / 8 >= RING_HDR_SIZE && bits / 8 <= b->page_size &&
 		    bits / 8 >= c->pos) {
 			c->avail = (uint32_t)(bits / 8);
 			c->page_ev = (uint32_t)(cw >> 32);
 			c->complete = 1;
 		}
-		return; /* else the page was reused: the next copy says so */
+		return 0;
 	}
 	uint64_t off = ld_acq(&b->offset), pm = b->page_size - 1;
 	if ((off >> b->page_shift) != c->vp)
-		return; /* being closed, or an event in flight: look again */
+		return 0; /* being closed, or an event in flight: look again */
 	uint64_t pos = off & pm;
 	if (pos == pm)
 		pos = __atomic_load_n(&b->plug_pos, __ATOMIC_ACQUIRE);
 	cw = ld_acq(cwp);
 	if (ld_acq(&b->offset) == off && (uint32_t)cw == pos && pos > c->avail)
 		c->avail = (uint32_t)pos;
+	return 0;
 }
 
 /*
@@ -438,10 +469,13 @@ int ring_cursor_next(struct ring_cursor *c, struct ring_event *e)
 		if (!c->complete && (c->bad || c->pos >= c->avail)) {
 			/* Gone first: then the extent below is final. */
 			bool gone = __atomic_load_n(&b->gone, __ATOMIC_ACQUIRE);
-			cur_extent(c);
+			if (cur_extent(c)) {
+				c->entered = 0; /* lapped while we waited */
+				continue;
+			}
 			if (!c->complete && (c->bad || c->pos >= c->avail)) {
 				if (page_reused(b, c->vp)) {
-					c->entered = 0; /* lapped while we waited */
+					c->entered = 0;
 					continue;
 				}
 				if (gone)
