@@ -14,6 +14,14 @@ void core_hooks_set(const struct core_hooks *h)
 		__atomic_store_n(&core_hooks.thread_exit, h->thread_exit, __ATOMIC_RELEASE);
 	if (h->graph_enter)
 		__atomic_store_n(&core_hooks.graph_enter, h->graph_enter, __ATOMIC_RELEASE);
+	if (h->fatal_flush)
+		__atomic_store_n(&core_hooks.fatal_flush, h->fatal_flush, __ATOMIC_RELEASE);
+	if (h->fatal_unhook)
+		__atomic_store_n(&core_hooks.fatal_unhook, h->fatal_unhook, __ATOMIC_RELEASE);
+	if (h->before_exec)
+		__atomic_store_n(&core_hooks.before_exec, h->before_exec, __ATOMIC_RELEASE);
+	if (h->exec_failed)
+		__atomic_store_n(&core_hooks.exec_failed, h->exec_failed, __ATOMIC_RELEASE);
 }
 
 /*

@@ -17,6 +17,10 @@
  * |                | exiting                     | callbacks run any more   |
  * | graph_enter    | ops.c, the graph shortcut's | traced thread, inside    |
  * |                | generic entry               | the RCU read side        |
+ * | fatal_flush,   | interpose.c, a fatal signal | its handler: async-      |
+ * | fatal_unhook   | of the program's             | signal-safe only         |
+ * | before_exec,   | interpose.c, the exec       | the thread calling exec  |
+ * | exec_failed    | wrappers                    |                          |
  */
 #ifndef DYNFTRACE_HOOKS_H
 #define DYNFTRACE_HOOKS_H
@@ -33,6 +37,14 @@ struct core_hooks {
 	/* Site ID entered, its return address at SLOT; HOOK is where it must
 	 * return through. 1: traced (a shadow entry was pushed), 0: not. */
 	int (*graph_enter)(uint32_t id, uintptr_t *slot, uintptr_t hook);
+	/* The image dies of SIG (a signal handler: async-signal-safe only):
+	 * save what the layers above hold; and put the dying thread's
+	 * hooked return addresses back. */
+	int (*fatal_flush)(int sig);
+	void (*fatal_unhook)(void);
+	/* An exec is about to replace the image; it failed and the image stays. */
+	void (*before_exec)(void);
+	void (*exec_failed)(void);
 };
 
 /* The start-up entries (hooks.c): DFT_START(fn) places FN in the section

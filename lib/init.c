@@ -66,7 +66,7 @@ static void dft_init(void)
 	const char *v = dft_getenv("DYNFTRACE_VERBOSE");
 	dft_verbose = v && *v && strcmp(v, "0");
 	dft_signals_init();
-	int err = patch_init();
+	int err = patch_init(dft_trap_handler_install);
 	if (err) {
 		dft_kill("cannot set up live patching: %s", strerror(-err));
 		return;

@@ -42,6 +42,7 @@
 #include <alloca.h>
 
 #include "internal.h"
+#include "hooks.h"
 #include "got.h"
 #include "patch.h"
 #include "ring.h"
@@ -103,7 +104,11 @@ static void trap_entry(int sig, siginfo_t *si, void *uc)
 
 static void die_by_trap(void)
 {
-	ring_emergency_flush(SIGTRAP); /* recording: keep the trace */
+	{
+		int (*flush)(int) = CORE_HOOK(fatal_flush); /* recording: keep the trace */
+		if (flush)
+			flush(SIGTRAP);
+	}
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -372,8 +377,12 @@ static void fatal_entry(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	int saved = errno;
-	ring_emergency_flush(sig);
-	trace_fatal_unhook();
+	int (*flush)(int) = CORE_HOOK(fatal_flush);
+	void (*unhook)(void) = CORE_HOOK(fatal_unhook);
+	if (flush)
+		flush(sig);
+	if (unhook)
+		unhook();
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -767,10 +776,14 @@ static int exec_flushed(exec_fn real, const char *path, char *const argv[], char
 		errno = ENOSYS;
 		return -1;
 	}
-	trace_before_exec();
+	void (*before)(void) = CORE_HOOK(before_exec);
+	if (before)
+		before();
 	int r = real(path, argv, envp);
 	int e = errno;
-	trace_exec_failed();
+	void (*failed)(void) = CORE_HOOK(exec_failed);
+	if (failed)
+		failed();
 	errno = e;
 	return r;
 }

@@ -88,7 +88,7 @@ int jump_engine_ready(void)
 	static int ready;
 	if (ready)
 		return 0;
-	int err = patch_init();
+	int err = patch_init(dft_trap_handler_install);
 	if (!err)
 		ready = 1;
 	return err;

@@ -78,6 +78,9 @@ static char last_error[256];
 static uintptr_t last_error_addr; /* site the last error is about, or 0 */
 static long page_size;
 static struct patch_counters ctr; /* updated atomically, read relaxed */
+/* The signal layer's handler installer (given by patch_init, before any
+ * batch): each batch checks our handler is still the kernel's. */
+static int (*trap_install)(int (*handle)(siginfo_t *si, void *uc));
 
 /* A thread holding the lock runs no callbacks (api_depth): a signal handler
  * or a destructor running traced code meanwhile cannot re-enter the runtime
@@ -534,7 +537,7 @@ int patch_batch(const struct patch_entry *entries, size_t n)
 	}
 	/* A raw rt_sigaction may have replaced our handler: reclaim it (and
 	 * chain the newcomer) before any thread can meet an int3. */
-	err = dft_trap_handler_install(patch_handle_trap);
+	err = trap_install(patch_handle_trap);
 	if (err) {
 		snprintf(last_error, sizeof(last_error), "cannot install the SIGTRAP handler: %s",
 			 strerror(-err));
@@ -752,8 +755,9 @@ int patch_write_data(const struct patch_entry *e, size_t n)
 	return err;
 }
 
-int patch_init(void)
+int patch_init(int (*install)(int (*handle)(siginfo_t *si, void *uc)))
 {
+	trap_install = install;
 	if (!page_size) {
 		page_size = sysconf(_SC_PAGESIZE);
 		if (page_size < PAGE_SIZE_MIN)
@@ -765,7 +769,7 @@ int patch_init(void)
 	int err = arch_sync_init();
 	if (err)
 		return err;
-	return dft_trap_handler_install(patch_handle_trap);
+	return trap_install(patch_handle_trap);
 }
 
 /* After fork the child is single-threaded and owns nothing in flight. */

@@ -106,6 +106,8 @@ struct patch_counters {
 void patch_get_counters(struct patch_counters *c);
 
 /* Set up the trap handler and the sync mechanism; idempotent. 0 or -errno. */
-int patch_init(void);
+/* INSTALL puts the SIGTRAP handler in place (the signal layer's
+ * dft_trap_handler_install); called again before every batch. */
+int patch_init(int (*install)(int (*handle)(siginfo_t *si, void *uc)));
 
 #endif

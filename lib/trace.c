@@ -739,6 +739,10 @@ HIDDEN void trace_init(void)
 	    .object_added = trace_sites_added,
 	    .thread_exit = trace_thread_exit,
 	    .graph_enter = trace_graph_enter,
+	    .fatal_flush = ring_emergency_flush,
+	    .fatal_unhook = trace_fatal_unhook,
+	    .before_exec = trace_before_exec,
+	    .exec_failed = trace_exec_failed,
 	};
 	core_hooks_set(&hooks);
 	trace_record_start();
