@@ -19,9 +19,11 @@
 #define REGS_RET  96 /* rax, rdx on return (graph tracer) */
 #define REGS_XMM  112
 #define REGS_SIZE 240
-/* The light bodies' frame: REGS_SIZE + 8 keeps %rsp 16-byte aligned at the
- * C call (the 8 bytes hold &dft_self). */
-#define LIGHT_FRAME 248
+/* The light bodies' frame: the regs, then &dft_self (REGS_SIZE) and the
+ * caller's %rbp (LIGHT_RBP), which keeps the frame while the C call runs
+ * on a realigned stack. */
+#define LIGHT_RBP   (REGS_SIZE + 8)
+#define LIGHT_FRAME 264
 /* Above it, in the full trampolines' frame: the upper parts of the vector
  * argument registers, when the CPU has them (tramp.S, SAVE_VEC_UPPER):
  * bits 128-255 of ymm0-7 (8 x 16 bytes), then bits 256-511 of zmm0-7

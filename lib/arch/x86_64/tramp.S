@@ -8,6 +8,11 @@
  *
  * Stack on entry:  0(%rsp) = site + 5 (return into the traced function)
  *                  8(%rsp) = parent's return address
+ * The stack need not be 16-byte aligned there: a compiler may call a local
+ * function that needs no alignment (gcc's -fipa-stack-alignment, on by
+ * default) with %rsp 8 off, and an mcount site sits after the prologue.
+ * Every path that calls C aligns %rsp first (andq $-16), so each keeps its
+ * way back to the entry %rsp in %rbp or a register the call preserves.
  * Everything the traced function may receive in registers is saved and
  * restored: rdi rsi rdx rcx r8 r9, rax (varargs count), r10 (static chain),
  * r11, xmm0-7, and the upper parts of ymm0-7 / zmm0-7 where the CPU has
@@ -223,6 +228,7 @@ dft_caller_tmpl:
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
 	subq	$TRAMP_FRAME, %rsp
+	andq	$-16, %rsp		/* for the C call: see the top */
 	SAVE_ARGS dft_caller_tmpl_vec
 	leaq	16(%rbp), %rax
 	movq	%rax, REGS_SP(%rsp)
@@ -270,7 +276,8 @@ dft_ops_tmpl:
 	.cfi_offset %rbp, -24
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
-	subq	$TRAMP_FRAME+8, %rsp	/* %rsp was 8 off 16 after the push of IDX */
+	subq	$TRAMP_FRAME, %rsp
+	andq	$-16, %rsp		/* for the C call: see the top */
 	SAVE_ARGS dft_ops_tmpl_vec
 	leaq	24(%rbp), %rax
 	movq	%rax, REGS_SP(%rsp)
@@ -338,9 +345,18 @@ dft_ops_tmpl_end:
 	leaq	LIGHT_FRAME+16(%rsp), %rax
 	movq	%rax, REGS_SP(%rsp)
 	movq	%rbp, REGS_RBP(%rsp)
+	movq	%rbp, LIGHT_RBP(%rsp)	/* regs->rbp is the callback's to change */
+	.cfi_rel_offset %rbp, LIGHT_RBP
 	movq	LIGHT_FRAME+16(%rsp), %rsi	/* parent */
 	movq	%rsp, %rcx		/* regs */
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp		/* for the C call: see the top */
 	call	*(%rdx)			/* op->func(ip, parent, op, regs) */
+	movq	%rbp, %rsp
+	.cfi_def_cfa_register %rsp
+	movq	LIGHT_RBP(%rsp), %rbp
+	.cfi_restore %rbp
 	movq	REGS_SIZE(%rsp), %r11
 	movq	$0, THR_RCU_CTR(%r11)	/* rcu_read_unlock() */
 	movq	$0, THR_RECURSION(%r11)	/* recursion = rcu_nest = 0 */
@@ -394,7 +410,7 @@ dft_ops_tmpl_end:
 dft_ops_light_tmpl:
 	.cfi_startproc
 	.cfi_def_cfa_offset 16
-	subq	$LIGHT_FRAME, %rsp	/* a whole dynftrace_regs; %rsp 16-aligned */
+	subq	$LIGHT_FRAME, %rsp	/* a whole dynftrace_regs and two slots */
 	.cfi_def_cfa_offset 16+LIGHT_FRAME
 	SAVE_GPRS
 	LIGHT_ENTER dft_ops_light_tmpl_tls, dft_ops_light_tmpl_seq, dft_ops_light_tmpl_gp, 2f
@@ -472,7 +488,7 @@ dft_ops_light_tmpl_end:
 	.p2align 4
 dft_callops_light_tmpl:
 	.cfi_startproc
-	subq	$LIGHT_FRAME+8, %rsp	/* a whole dynftrace_regs; %rsp 16-aligned */
+	subq	$LIGHT_FRAME+8, %rsp	/* a whole dynftrace_regs and two slots */
 	.cfi_def_cfa_offset 16+LIGHT_FRAME
 	SAVE_GPRS
 	LIGHT_ENTER dft_callops_light_tmpl_tls, dft_callops_light_tmpl_seq, dft_callops_light_tmpl_gp, 2f
@@ -652,6 +668,7 @@ dft_graph_entry:
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
 	subq	$TRAMP_FRAME, %rsp
+	andq	$-16, %rsp		/* for the C calls: see the top */
 	movq	%rdi, REGS_RDI(%rsp)
 	movq	%rsi, REGS_RSI(%rsp)
 	movq	%rdx, REGS_RDX(%rsp)
@@ -923,35 +940,46 @@ dft_graph_exit:
 	ret
 .Lgx_wake:
 	.cfi_adjust_cfa_offset 16
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp		/* for the C call: see the top */
 	pushq	%rdi
-	.cfi_adjust_cfa_offset 8
 	pushq	%r9
-	.cfi_adjust_cfa_offset 8
-	pushq	%r10			/* %rsp 16-byte aligned */
-	.cfi_adjust_cfa_offset 8
+	pushq	%r10
+	pushq	%r10
 	call	dft_graph_ring_wake	/* general registers only */
 	popq	%r10
-	.cfi_adjust_cfa_offset -8
+	popq	%r10
 	popq	%r9
-	.cfi_adjust_cfa_offset -8
 	popq	%rdi
-	.cfi_adjust_cfa_offset -8
+	leave
+	.cfi_def_cfa %rsp, 24
+	.cfi_restore %rbp
 	jmp	.Lgx_done
 .Lgx_undo:
 	subl	$1, RB_NEST(%r11)
 .Lgx_slow_rec:
 	movq	$0, THR_RECURSION(%r10)
 .Lgx_slow:
-	subq	$136, %rsp		/* %rsp 16-byte aligned */
-	.cfi_adjust_cfa_offset 136
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp		/* for the C call: see the top */
+	subq	$128, %rsp
 	SAVE_RETVEC 0
-	leaq	160(%rsp), %rdi		/* the traced function's %rsp after ret */
-	leaq	136(%rsp), %rsi		/* its results: rax, rdx */
+	leaq	32(%rbp), %rdi		/* the traced function's %rsp after ret */
+	leaq	8(%rbp), %rsi		/* its results: rax, rdx */
 	call	dft_graph_return
 	movq	%rax, %r11
 	RESTORE_RETVEC 0
-	addq	$136, %rsp
-	.cfi_adjust_cfa_offset -136
+	leave
+	.cfi_def_cfa %rsp, 24
+	.cfi_restore %rbp
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
 	popq	%rdx
@@ -963,7 +991,7 @@ dft_graph_exit:
 /*
  * dft_return_tramp - where a function hooked by the graph tracer returns.
  * Its return-address slot was replaced at entry (trace.c); the traced
- * function's `ret` lands here with %rsp = slot + 8 (16-byte aligned) and its
+ * function's `ret` lands here with %rsp = slot + 8 and its
  * return value in rax:rdx / xmm0:xmm1. dft_graph_return() records the exit
  * and gives back the original return address.
  */
@@ -977,40 +1005,47 @@ dft_return_tramp:
 	.cfi_undefined rip
 	/* The fast exit (graph_fast.c, general registers only): the return
 	 * values in rax:rdx are all it must keep. 0: the slow path below. */
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp		/* for the C calls: see the top */
 	pushq	%rax
 	pushq	%rdx
-	.cfi_adjust_cfa_offset 16
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx
 	movq	%rdx, %rsi		/* tsc */
-	leaq	16(%rsp), %rdi		/* the traced function's %rsp after ret */
+	leaq	8(%rbp), %rdi		/* the traced function's %rsp after ret */
 	call	dft_graph_fast_return
 	testq	%rax, %rax
 	jz	1f
 	movq	%rax, %r11
 	popq	%rdx
 	popq	%rax
-	.cfi_adjust_cfa_offset -16
+	leave
+	.cfi_remember_state
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
 	jmp	*%r11
-1:	.cfi_adjust_cfa_offset 16
+1:	.cfi_restore_state
 	popq	%rdx
 	popq	%rax
-	.cfi_adjust_cfa_offset -16
 	subq	$144, %rsp
-	.cfi_adjust_cfa_offset 144
 	movq	%rax, 0(%rsp)
 	movq	%rdx, 8(%rsp)
 	SAVE_RETVEC 16
-	leaq	144(%rsp), %rdi		/* the traced function's %rsp after ret */
+	leaq	8(%rbp), %rdi		/* the traced function's %rsp after ret */
 	movq	%rsp, %rsi		/* its return values */
 	call	dft_graph_return
 	movq	%rax, %r11
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
 	RESTORE_RETVEC 16
-	addq	$144, %rsp
-	.cfi_adjust_cfa_offset -144
+	leave
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
 	jmp	*%r11
 	.cfi_endproc
 	.size	dft_return_tramp, . - dft_return_tramp
