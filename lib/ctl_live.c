@@ -39,6 +39,7 @@
 #include "sites.h"
 #include "tp_record.h"
 #include "trace.h"
+#include "func_names.h"
 
 #define LIVE_LINE_MAX (RING_MARKER_MAX + 512) /* one formatted event */
 #define INDENT_MAX    400
@@ -247,7 +248,7 @@ static const char *sym_of(uintptr_t a, char *buf, size_t n)
 
 static const char *fname(uint32_t id, char *buf, size_t n)
 {
-	const char *nm = trace_func_name(id);
+	const char *nm = func_name(id);
 	if (nm)
 		return nm;
 	snprintf(buf, n, "<id %u>", id);

@@ -21,6 +21,7 @@
 #include "sites.h"
 #include "trace.h"
 #include "trace_int.h"
+#include "func_names.h"
 
 /* Counters: written by the owner with relaxed atomic stores, read by the
  * control thread (trace_stat/function) with relaxed loads. */
@@ -454,7 +455,7 @@ void trace_read_profile(struct sbuf *out)
 		qsort(rows, k, sizeof(*rows), prof_row_cmp);
 	for (size_t i = 0; i < k; i++) {
 		const struct prof_ent *e = rows[i].e;
-		const char *nm = trace_func_name(rows[i].id);
+		const char *nm = func_name(rows[i].id);
 		double c = (double)e->calls, avg = (double)e->total / c, var = 0;
 		if (e->calls > 1) {
 			var = (e->sumsq - (double)e->total * (double)e->total / c) / (c - 1);

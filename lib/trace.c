@@ -71,6 +71,7 @@
 #include "sbuf.h"
 #include "trace.h"
 #include "trace_int.h"
+#include "func_names.h"
 #include "tp_record.h"
 
 extern const char dft_return_tramp[] HIDDEN;
@@ -80,20 +81,6 @@ HIDDEN struct root_map *trace_roots;
 /* Sites of function_graph/profile take the graph shortcut (ops.c,
  * tramp.S); written by trace_init only. */
 static int graph_shortcut = 1;
-
-HIDDEN __thread struct fg_thread *fg_self __attribute__((tls_model("initial-exec")));
-
-static struct fg_thread *fg_get(void)
-{
-	struct fg_thread *g = fg_self;
-	if (likely(g))
-		return g;
-	g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (g == MAP_FAILED)
-		return NULL;
-	fg_self = g;
-	return g;
-}
 
 /* ---- events ------------------------------------------------------------- */
 
@@ -496,49 +483,6 @@ static void write_sites(const struct dft_object *only)
 	fclose(m);
 }
 
-/* Names by site id for the control thread (trace.h), kept for objects
- * closed since: the events in the rings outlive them. */
-static char **names;
-static uint32_t names_n;
-
-/* patch_lock held */
-static void names_refresh(void)
-{
-	uint32_t n = site_next_id;
-	if (n <= names_n)
-		return;
-	char **nv = realloc(names, n * sizeof(*nv));
-	if (!nv)
-		return;
-	memset(nv + names_n, 0, (n - names_n) * sizeof(*nv));
-	names = nv;
-	for (size_t i = 0; i < site_count; i++) {
-		const struct site *s = &site_tab[i];
-		if (s->id < names_n || s->id >= n)
-			continue;
-		const char *nm = site_func_name(s);
-		if (nm) {
-			names[s->id] = strdup(nm);
-		} else {
-			char buf[64];
-			snprintf(buf, sizeof(buf), "0x%lx",
-				 (unsigned long)(s->addr - s->obj->bias));
-			names[s->id] = strdup(buf);
-		}
-	}
-	names_n = n;
-}
-
-const char *trace_func_name(uint32_t id)
-{
-	if (id >= names_n) {
-		patch_lock();
-		names_refresh();
-		patch_unlock();
-	}
-	return id < names_n ? names[id] : NULL;
-}
-
 /*
  * The function lists of live control (trace.h), as globs in the order they
  * were given ("!glob" removes). Written by the control thread holding
@@ -618,7 +562,7 @@ static void trace_thread_exit(void)
 		 * pthread_exit closed them all). */
 		profile_thread_gone(g);
 		fg_self = NULL;
-		munmap(g, sizeof(*g));
+		fg_free(g);
 	}
 }
 
@@ -1235,11 +1179,7 @@ HIDDEN void trace_detach_prepare(void)
  * readers kept (no reader is left). */
 HIDDEN void trace_detach_free(void)
 {
-	for (uint32_t i = 0; i < names_n; i++)
-		free(names[i]);
-	free(names);
-	names = NULL;
-	names_n = 0;
+	func_names_free();
 }
 
 /*
@@ -1258,6 +1198,6 @@ HIDDEN int trace_detach_thread(struct dft_thread *t, void *ctx UNUSED)
 		return 0;
 	unhook_all(g);
 	*gp = NULL;
-	munmap(g, sizeof(*g));
+	fg_free(g);
 	return 0;
 }

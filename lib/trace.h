@@ -86,8 +86,4 @@ void trace_detach_prepare(void) HIDDEN;
 int trace_detach_thread(struct dft_thread *t, void *ctx) HIDDEN;
 void trace_detach_free(void) HIDDEN;
 
-/* The name of site ID (cached: also for objects closed since), or NULL.
- * Control thread; takes patch_lock. */
-const char *trace_func_name(uint32_t id) HIDDEN;
-
 #endif

@@ -84,6 +84,16 @@ struct fg_thread {
 
 extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initial-exec")));
 
+/* shadow.c: the calling thread's state, made at its first traced call
+ * (NULL: no memory); freed by whoever clears the thread's fg_self. */
+struct fg_thread *fg_alloc(void) HIDDEN;
+void fg_free(struct fg_thread *g) HIDDEN;
+static inline struct fg_thread *fg_get(void)
+{
+	struct fg_thread *g = fg_self;
+	return __builtin_expect(g != NULL, 1) ? g : fg_alloc();
+}
+
 /* graph_fast.c: the fast exit of function_graph for dft_return_tramp (see
  * there; the graph shortcut's are in tramp.S). */
 uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
