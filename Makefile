@@ -27,7 +27,13 @@ endif
 
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra
-CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -Iinclude -iquote lib -iquote lib/arch/$(ARCH) -MMD -MP
+# The runtime's layers, each a folder that only looks down: core (ELF
+# records, sites, patching, ops, RCU, signals and loader hooks), ring (the
+# per-thread buffers, clock, CTF), trace (the tracers), ctl (the control
+# socket); lib/ itself holds start-up and attach, which tie them together.
+LIB_DIRS := lib lib/core lib/ring lib/trace lib/ctl
+CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -Iinclude \
+	$(addprefix -iquote ,$(LIB_DIRS)) -iquote lib/arch/$(ARCH) -MMD -MP
 # The runtime: PIC, hidden by default, no instrumentation of itself.
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
 	-fno-strict-aliasing -D_GNU_SOURCE
@@ -36,12 +42,12 @@ LIB_LDFLAGS := -shared -Wl,--version-script=lib/libdynftrace.map -Wl,-z,defs \
 # Programs that are traced: built with entry sites.
 TRACE_FLAGS := -fpatchable-function-entry=5
 
-LIB_SRCS := $(wildcard lib/*.c) $(wildcard lib/arch/$(ARCH)/*.c)
+LIB_SRCS := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(wildcard lib/arch/$(ARCH)/*.c)
 LIB_ASM  := $(wildcard lib/arch/$(ARCH)/*.S)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 
 # The CLI shares the ELF reader and a few pure helpers with the runtime.
-CLI_SHARED := lib/elf.c lib/ring_salvage.c $(wildcard lib/arch/*/elf_site.c) \
+CLI_SHARED := lib/core/elf.c lib/ring/ring_salvage.c $(wildcard lib/arch/*/elf_site.c) \
 	lib/arch/$(ARCH)/inject.c
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/cliobj/%.o,$(CLI_SRCS) $(CLI_SHARED))
@@ -67,27 +73,27 @@ $(B)/obj/%.o: %.S
 # The libc wrappers run before a sanitizer runtime has initialised (TSan's
 # own start-up calls sigaction): never instrument them, nor got.o, whose
 # dft_real they call then.
-$(B)/obj/lib/interpose.o $(B)/obj/lib/got.o: LIB_CFLAGS += -fno-sanitize=all
+$(B)/obj/lib/core/interpose.o $(B)/obj/lib/core/got.o: LIB_CFLAGS += -fno-sanitize=all
 # Under TSan, code that reads or writes program text has no shadow memory
 # to check against: leave the engine and the site scanner uninstrumented
 # (ops.c and rcu.c, where the lock-free logic lives, stay instrumented).
 # The ring's readers copy pages that writers may reuse meanwhile and check
 # afterwards (ring_read.c, a seqlock's reader): TSan cannot model that.
 ifeq ($(SAN),tsan)
-$(B)/obj/lib/patch.o $(B)/obj/lib/sites.o $(B)/obj/lib/arch/$(ARCH)/arch.o \
-	$(B)/obj/lib/ring_read.o: LIB_CFLAGS += -fno-sanitize=all
+$(B)/obj/lib/core/patch.o $(B)/obj/lib/core/sites.o $(B)/obj/lib/arch/$(ARCH)/arch.o \
+	$(B)/obj/lib/ring/ring_read.o: LIB_CFLAGS += -fno-sanitize=all
 endif
 
 # The graph shortcut's C entry runs with only the general registers saved
 # (graph_fast.c): no vector registers, no sanitizer calls, and no call out
 # at all, which the link checks: its only undefined symbols may be data.
-$(B)/obj/lib/graph_fast.o: LIB_CFLAGS += -mgeneral-regs-only -fno-sanitize=all -fno-stack-protector
+$(B)/obj/lib/trace/graph_fast.o: LIB_CFLAGS += -mgeneral-regs-only -fno-sanitize=all -fno-stack-protector
 GRAPH_FAST_DATA := clk_mode clk_p clk_seq dft_self fg_self graph_route_ops ring_tls \
 	ring_waiting ring_wake_seq trace_cfg trace_ring_on trace_roots rcu_gp_ctr \
 	_GLOBAL_OFFSET_TABLE_
 
 $(B)/libdynftrace.so: $(LIB_OBJS) lib/libdynftrace.map
-	@bad=$$(nm -u $(B)/obj/lib/graph_fast.o | awk '{ print $$2 }' | \
+	@bad=$$(nm -u $(B)/obj/lib/trace/graph_fast.o | awk '{ print $$2 }' | \
 		grep -vxF -e "$$(echo $(GRAPH_FAST_DATA) | tr ' ' '\n')"); \
 	if [ -n "$$bad" ]; then echo "graph_fast.o calls out: $$bad" >&2; exit 1; fi
 	$(CC) $(LIB_LDFLAGS) -o $@ $(LIB_OBJS)

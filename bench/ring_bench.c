@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ring_bench.c - cost of the trace clock and of the per-thread ring buffer
- * (lib/ring.c, compiled in: its symbols are hidden in the runtime).
+ * (lib/ring/ring.c, compiled in: its symbols are hidden in the runtime).
  * Prints figures; never fails a test. bench/ring_bench.sh builds and runs it.
  *
  *   ring_bench pairs DIR [PAIRS [REPS [PAGES]]]   (PAGES of 64 KiB; 0: default)

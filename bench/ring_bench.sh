@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ring_bench.sh - the trace clock and the per-thread ring buffer
-# (bench/ring_bench.c with lib/ring.c compiled in). Prints figures (markdown
+# (bench/ring_bench.c with lib/ring/ring.c compiled in). Prints figures (markdown
 # tables); never fails a test. Results: docs/PERFORMANCE.md, "Trace clock
 # and ring buffer".
 #
@@ -8,6 +8,7 @@
 # Needs gcc; valgrind for the instruction counts (skipped without it).
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+LIB_INC="-iquote $TOP/lib/core -iquote $TOP/lib/ring -iquote $TOP/lib/arch/x86_64"
 PAIRS=${1:-20000000}
 REPS=${2:-5}
 CC=${CC:-gcc}
@@ -16,9 +17,8 @@ TMPFS_NAME="$(df --output=fstype "$W" 2>/dev/null | tail -1) ($(dirname "$W"))"
 SHM=$(mktemp -d /dev/shm/ring_bench.XXXXXX 2>/dev/null || mktemp -d)
 trap 'rm -rf "$W" "$SHM"' EXIT
 # The runtime's flags (lib/ is built -fPIC, hidden, initial-exec TLS).
-$CC -std=gnu11 -O2 -g -D_GNU_SOURCE -I"$TOP/include" -iquote "$TOP/lib" \
-	-iquote "$TOP/lib/arch/x86_64" -fno-strict-aliasing -fPIC -fvisibility=hidden \
-	-ftls-model=initial-exec "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" "$TOP/lib/clock.c" "$TOP/lib/ctf.c" "$TOP/lib/ring_flush.c" "$TOP/lib/ring_read.c" "$TOP/lib/config.c" "$TOP/bench/ring_bench.c" \
+$CC -std=gnu11 -O2 -g -D_GNU_SOURCE -I"$TOP/include" $LIB_INC -fno-strict-aliasing -fPIC -fvisibility=hidden \
+	-ftls-model=initial-exec "$TOP/lib/ring/ring.c" "$TOP/lib/ring/ring_salvage.c" "$TOP/lib/core/log.c" "$TOP/lib/ring/clock.c" "$TOP/lib/ring/ctf.c" "$TOP/lib/ring/ring_flush.c" "$TOP/lib/ring/ring_read.c" "$TOP/lib/core/config.c" "$TOP/bench/ring_bench.c" \
 	-o "$W/ring_bench" -lpthread || exit 1
 
 echo "## clock"

@@ -16,7 +16,7 @@
  *   DYNFTRACE_EVENTS      comma-separated tracepoint globs (-e; kept from
  *                         record's own environment when -e is not given)
  *   DYNFTRACE_SHM         /dev/shm/dynftrace-RECORDPID.XXXXXX: the runtime's
- *                         trace buffers are files there (lib/ring.c, section 6)
+ *                         trace buffers are files there (lib/ring/ring.c, section 6)
  *
  * Every second while the program runs, and once it has ended, record
  * recovers from those files what a process that died without flushing
@@ -56,7 +56,7 @@
 #include "views.h"
 
 #define DEFAULT_DIR	  "dynftrace.data"
-#define DEFAULT_BUFFER_KB 4096 /* the runtime's default too (lib/ring.h) */
+#define DEFAULT_BUFFER_KB 4096 /* the runtime's default too (lib/ring/ring.h) */
 
 static const char record_usage[] =
     "usage: dynftrace record [OPTIONS] [--] PROG [ARGS...]\n"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * shm_watch.c - record's watch over the shared trace buffers of a session
- * (see shm_watch.h; the files' layout is lib/ring.c's, section 6, read by
- * lib/ring_salvage.c).
+ * (see shm_watch.h; the files' layout is lib/ring/ring.c's, section 6, read by
+ * lib/ring/ring_salvage.c).
  */
 #include <dirent.h>
 #include <errno.h>

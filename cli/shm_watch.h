@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shm_watch.h - record's watch over the session's trace buffers while the
- * program runs and once it has ended (docs/FORMAT.md; lib/ring.c, section
+ * program runs and once it has ended (docs/FORMAT.md; lib/ring/ring.c, section
  * 6): each buffer is a file in a directory of /dev/shm; the buffers of a
  * process that died without flushing (SIGKILL, OOM killer, _exit) are
  * recovered into its streams (ring_salvage) and removed, and the info file

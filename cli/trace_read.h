@@ -4,7 +4,7 @@
  * the commands that print one. Three layers, each using only those below:
  *
  *   trace_merge.h    streams merged in time order; a stream's call stack
- *   trace_stream.h   one stream decoded and checked (lib/format.h);
+ *   trace_stream.h   one stream decoded and checked (lib/ring/format.h);
  *                    the losses and first time known once streams are read
  *   trace_session.h  the directory opened: info, sites, maps, the stream
  *                    files mapped; function names

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * trace_stream.c - decoding one stream of a session. See trace_stream.h for
- * the contract and lib/format.h (docs/FORMAT.md) for the layout.
+ * the contract and lib/ring/format.h (docs/FORMAT.md) for the layout.
  *
  * A stream file is a sequence of packets (one per ring-buffer page):
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * trace_stream.h - decoding one stream of an open session (trace_session.h)
- * with the format defined once in lib/format.h, and what is known of the
+ * with the format defined once in lib/ring/format.h, and what is known of the
  * session once its streams were read (losses, its first time).
  *
  * Every packet and event is checked against docs/FORMAT.md before it is

@@ -222,7 +222,7 @@ struct dynftrace_site_info {
 				      "tramp" (its per-ops trampoline); "call_ops"
 				      (the literal holds the ops, or the list ops);
 				      "graph" (the graph tracer's shortcut, its only
-				      ops, see lib/graph_fast.c); "direct" */
+				      ops, see lib/trace/graph_fast.c); "direct" */
 	unsigned long target;	   /* call target when enabled */
 	unsigned long literal;	   /* address of its CALL_OPS literal, 0 if none */
 	struct dynftrace_ops *ops; /* the one ops when refcount == 1 */

@@ -2,8 +2,8 @@
 /*
  * fuzz_elf.c - libFuzzer harness for elf_load() on files (mem == 0).
  *
- *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib \
- *	tests/fuzz/fuzz_elf.c lib/elf.c lib/arch/x86_64/elf_site.c -o fuzz_elf
+ *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib/core \
+ *	tests/fuzz/fuzz_elf.c lib/core/elf.c lib/arch/x86_64/elf_site.c -o fuzz_elf
  *
  * elf_load() reads a path, so each input is written to one temporary file
  * (created once, rewritten in place) and loaded from there.

@@ -4,10 +4,11 @@
  * trace_stream.c, trace_merge.c) and the views built on it (replay, report,
  * dump --chrome, info).
  *
- *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib -iquote cli \
+ *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib/core \
+ *	-iquote lib/ring -iquote cli \
  *	tests/fuzz/fuzz_trace.c cli/trace_session.c cli/trace_stream.c \
  *	cli/trace_merge.c cli/util.c cli/cmd_replay.c cli/cmd_report.c \
- *	cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c lib/elf.c \
+ *	cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c lib/core/elf.c \
  *	lib/arch/x86_64/elf_site.c -ldl -o fuzz_trace
  *
  * A session directory is made once in $TMPDIR: info, ctf/metadata (the uuid

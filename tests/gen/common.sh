@@ -10,7 +10,7 @@
 #                  runtime in $B (-ldynftrace, rpath), pthread, dl
 #   tap_prog [--diag] NAME CMD...  one TAP line for a TAP-speaking program
 #   compilers      $CC, and clang too when it is there (no sanitizer)
-#   build_t_ring   $T/t-ring (tests/ring/t-ring.c with lib/ring.c)
+#   build_t_ring   $T/t-ring (tests/ring/t-ring.c with lib/ring/ring.c)
 # A sanitizer report must not pass for an ordinary failure: ASan exits 99.
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 B=${B:-$TOP/build}
@@ -22,6 +22,9 @@ tsan) SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" ;;
 *) SANFLAGS="" ;;
 esac
 TRACE_FLAGS="-fpatchable-function-entry=5"
+# The runtime's header folders (its layers; see the Makefile), for tests that
+# compile parts of it in.
+LIB_INC="-iquote $TOP/lib -iquote $TOP/lib/core -iquote $TOP/lib/ring -iquote $TOP/lib/trace -iquote $TOP/lib/ctl -iquote $TOP/lib/arch/x86_64"
 CFLAGS_T="-std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I$TOP/include"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=98:print_stacktrace=1}
@@ -82,18 +85,18 @@ if [ -z "$SAN" ] && command -v clang >/dev/null && [ "$CC" != clang ]; then
 fi
 
 # build_t_ring: $T/t-ring, the ring's own test program (tests/ring/t-ring.c)
-# with lib/ring.c compiled in (it is hidden in the runtime); exits the test
+# with lib/ring/ring.c compiled in (it is hidden in the runtime); exits the test
 # when it does not build.
 build_t_ring() {
-	local flags="$CFLAGS_T -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64 -fno-strict-aliasing"
-	# The readers' copies race with the writers by design (lib/ring_read.c):
+	local flags="$CFLAGS_T $LIB_INC -fno-strict-aliasing"
+	# The readers' copies race with the writers by design (lib/ring/ring_read.c):
 	# not instrumented under TSan, as in the runtime (Makefile).
 	local rflags=$SANFLAGS
 	[ "$SAN" = tsan ] && rflags=""
 	# shellcheck disable=SC2086
-	if ! $CC $flags $rflags -c "$TOP/lib/ring_read.c" -o "$T/ring_read.o" 2>"$T/build.log" ||
-		! $CC $flags $SANFLAGS "$TOP/lib/ring.c" "$TOP/lib/ring_salvage.c" "$TOP/lib/log.c" \
-			"$TOP/lib/clock.c" "$TOP/lib/ctf.c" "$TOP/lib/ring_flush.c" "$T/ring_read.o" "$TOP/lib/config.c" \
+	if ! $CC $flags $rflags -c "$TOP/lib/ring/ring_read.c" -o "$T/ring_read.o" 2>"$T/build.log" ||
+		! $CC $flags $SANFLAGS "$TOP/lib/ring/ring.c" "$TOP/lib/ring/ring_salvage.c" "$TOP/lib/core/log.c" \
+			"$TOP/lib/ring/clock.c" "$TOP/lib/ring/ctf.c" "$TOP/lib/ring/ring_flush.c" "$T/ring_read.o" "$TOP/lib/core/config.c" \
 			"$TOP/tests/ring/t-ring.c" -o "$T/t-ring" -lpthread 2>>"$T/build.log"; then
 		echo "not ok 1 - build t-ring"
 		diag_file "$T/build.log"

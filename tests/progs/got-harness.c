@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * got-harness.c - lib/got.c alone, in a shared library that the GOT tests
+ * got-harness.c - lib/core/got.c alone, in a shared library that the GOT tests
  * (got-prog.c, got-cxx.cc) dlopen with RTLD_LOCAL into programs not linked
  * with it, as `dynftrace attach` loads the runtime. Its wrappers count
  * their calls and forward to dft_real(), got.c's: what the runtime's own

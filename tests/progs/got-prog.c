@@ -2,7 +2,7 @@
 /*
  * got-prog.c - GOT hooks installed and removed while threads call through
  * the slots. Not linked with the runtime: it dlopens got-harness.so
- * (argv[1], lib/got.c with counting wrappers) with RTLD_LOCAL, as `dynftrace
+ * (argv[1], lib/core/got.c with counting wrappers) with RTLD_LOCAL, as `dynftrace
  * attach` loads the runtime, and later got-lib.so (argv[2]). Prints TAP.
  *
  * tests/sh/got-hooks.sh builds it three ways: PLT calls with full RELRO

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * log-limit.c - the runtime's message limits, driven directly: built with
- * lib/log.c alone and -DDFT_LOG_WINDOW_S=1 (tests/sh/log-limit.sh).
+ * lib/core/log.c alone and -DDFT_LOG_WINDOW_S=1 (tests/sh/log-limit.sh).
  *
  *   log-limit VERBOSE THREADS
  *

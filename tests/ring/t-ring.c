@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-ring.c - tests of the per-thread ring buffer (lib/ring.c), built with
- * lib/ring.c and lib/log.c compiled in (their symbols are hidden in the
+ * t-ring.c - tests of the per-thread ring buffer (lib/ring/ring.c), built with
+ * lib/ring/ring.c and lib/core/log.c compiled in (their symbols are hidden in the
  * runtime) by tests/sh/ring-*.sh. One mode per run; TAP output.
  *
  *   t-ring basic DIR          5 threads x every event type, decode + check

@@ -4,8 +4,8 @@
 #
 # The runtime cannot flush when the kernel kills (SIGKILL, OOM killer):
 # under record its buffers are files in /dev/shm, and record appends what
-# they still hold to the streams once the process is gone (lib/ring.c,
-# section 6; lib/ring_salvage.c). Checked:
+# they still hold to the streams once the process is gone (lib/ring/ring.c,
+# section 6; lib/ring/ring_salvage.c). Checked:
 #  - a program that SIGKILLs itself after 100,000 calls: every call is
 #    there, in order (replay reads it without damage, babeltrace2 too, the
 #    same number of events), nothing lost, and info/replay/report say the

@@ -20,8 +20,8 @@ if ! command -v clang >/dev/null ||
 fi
 
 if ! clang -std=gnu11 -O1 -g -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -I"$TOP/include" -iquote "$TOP/lib" \
-	"$TOP/tests/fuzz/fuzz_elf.c" "$TOP/lib/elf.c" "$TOP"/lib/arch/*/elf_site.c -o "$T/fuzz_elf" 2>"$T/build.log"; then
+	-fno-sanitize-recover=undefined -I"$TOP/include" -iquote "$TOP/lib/core" -iquote "$TOP/lib/arch/x86_64" \
+	"$TOP/tests/fuzz/fuzz_elf.c" "$TOP/lib/core/elf.c" "$TOP"/lib/arch/*/elf_site.c -o "$T/fuzz_elf" 2>"$T/build.log"; then
 	echo "not ok 1 - fuzz_elf does not build"
 	sed -e 's/^/# /' "$T/build.log" | head -20
 	exit 1

@@ -21,11 +21,12 @@ fi
 
 if ! clang -std=gnu11 -O1 -g -D_GNU_SOURCE -DDYNFTRACE_LIBDIR='""' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$TOP/include" -iquote "$TOP/lib" -iquote "$TOP/cli" \
+	-I"$TOP/include" -iquote "$TOP/lib/core" -iquote "$TOP/lib/ring" \
+	-iquote "$TOP/lib/arch/x86_64" -iquote "$TOP/cli" \
 	"$TOP/tests/fuzz/fuzz_trace.c" "$TOP"/cli/trace_session.c "$TOP"/cli/trace_stream.c \
 	"$TOP"/cli/trace_merge.c "$TOP/cli/util.c" "$TOP/cli/read_opts.c" \
 	"$TOP/cli/cmd_replay.c" "$TOP/cli/cmd_report.c" "$TOP/cli/cmd_dump.c" \
-	"$TOP/cli/cmd_info.c" "$TOP/lib/elf.c" "$TOP"/lib/arch/*/elf_site.c -ldl -o "$T/fuzz_trace" 2>"$T/build.log" ||
+	"$TOP/cli/cmd_info.c" "$TOP/lib/core/elf.c" "$TOP"/lib/arch/*/elf_site.c -ldl -o "$T/fuzz_trace" 2>"$T/build.log" ||
 	! clang -std=gnu11 -O1 "$TOP/tests/golden/mkstream.c" -o "$T/mkstream" 2>>"$T/build.log"; then
 	echo "not ok 1 - fuzz_trace does not build"
 	sed -e 's/^/# /' "$T/build.log" | head -20

@@ -2,7 +2,7 @@
 # description: GOT hooks (a runtime loaded late): wrappers reached through every slot while threads call, dlopen after install, remove restores and never writes into an unloaded object; dft_real under RTLD_LOCAL
 # config: asan tsan
 #
-# 1. tests/progs/got-harness.c is lib/got.c alone with counting wrappers,
+# 1. tests/progs/got-harness.c is lib/core/got.c alone with counting wrappers,
 #    in a library. tests/progs/got-prog.c, not linked with it, loads it
 #    RTLD_LOCAL and installs/removes the hooks while threads call through
 #    the slots (see its header), built with full RELRO (-z now), with lazy
@@ -17,12 +17,12 @@
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 P=$TOP/tests/progs
-LIBF="-fPIC -shared -fvisibility=hidden -fno-strict-aliasing -iquote $TOP/lib -iquote $TOP/lib/arch/x86_64"
+LIBF="-fPIC -shared -fvisibility=hidden -fno-strict-aliasing $LIB_INC"
 
 # build_harness CC DIR: DIR/libgh.so and DIR/libgotlib.so.
 build_harness() {
 	# shellcheck disable=SC2086
-	$1 $CFLAGS_T $SANFLAGS $LIBF "$TOP/lib/got.c" "$TOP/lib/log.c" "$P/got-harness.c" \
+	$1 $CFLAGS_T $SANFLAGS $LIBF "$TOP/lib/core/got.c" "$TOP/lib/core/log.c" "$P/got-harness.c" \
 		-o "$2/libgh.so" -lpthread &&
 		$1 $CFLAGS_T $SANFLAGS -fPIC -shared -Wl,-z,relro,-z,now "$P/got-lib.c" \
 			-o "$2/libgotlib.so"

@@ -2,7 +2,7 @@
 # description: runtime messages are bounded per call site: said once, or verbose-only and rate-limited with a count; a note at every dlclose does not flood
 # config: asan tsan
 #
-# 1. tests/progs/log-limit.c drives lib/log.c alone, built with 1-second
+# 1. tests/progs/log-limit.c drives lib/core/log.c alone, built with 1-second
 #    windows: an always-shown message called 1000 times is shown once
 #    (its repeats only with DYNFTRACE_VERBOSE); a verbose one called more
 #    than the burst within a window shows the burst, and its next line in a
@@ -22,8 +22,7 @@ MSG='every function selected by an ops was unloaded'
 if ! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS -fPIC -shared "$P/dlt-lib.c" -o "$T/libdlt.so" \
 	2>"$T/build.log" ||
 	! cc_prog "$T/dlt-loop" $TRACE_FLAGS "$P/dlt-loop.c" 2>>"$T/build.log" ||
-	! $CC $CFLAGS_T $SANFLAGS -DDFT_LOG_WINDOW_S=1 -iquote "$TOP/lib" \
-		-iquote "$TOP/lib/arch/x86_64" "$TOP/lib/log.c" "$P/log-limit.c" -o "$T/log-limit" \
+	! $CC $CFLAGS_T $SANFLAGS -DDFT_LOG_WINDOW_S=1 $LIB_INC "$TOP/lib/core/log.c" "$P/log-limit.c" -o "$T/log-limit" \
 		-lpthread 2>>"$T/build.log"; then
 	echo "not ok 1 - build the test programs"
 	diag_file "$T/build.log"

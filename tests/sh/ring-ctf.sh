@@ -3,7 +3,7 @@
 # config: asan
 # config: tsan
 #
-# tests/ring/t-ring (lib/ring.c compiled in) records several traces; for each,
+# tests/ring/t-ring (lib/ring/ring.c compiled in) records several traces; for each,
 # `babeltrace2 --clock-cycles DIR/ctf` must exit 0 with no error, and its
 # events (timestamp, name, fields) must be exactly those of t-ring's own
 # strict decoder (t-ring dump), which the unit modes check against what the

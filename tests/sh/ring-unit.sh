@@ -3,8 +3,8 @@
 # config: asan
 # config: tsan
 #
-# lib/ring.c is hidden in the runtime, so tests/ring/t-ring.c is built with
-# lib/ring.c, lib/ring_salvage.c and lib/log.c compiled in. Each mode of t-ring is a TAP
+# lib/ring/ring.c is hidden in the runtime, so tests/ring/t-ring.c is built with
+# lib/ring/ring.c, lib/ring/ring_salvage.c and lib/core/log.c compiled in. Each mode of t-ring is a TAP
 # program (see its header); this script prints one TAP line per mode.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"

@@ -1,12 +1,12 @@
 # oracle.awk - the sites a build should have, from binutils output only.
-# Independent of lib/elf.c on purpose; see tests/sh/sites-matrix.sh for how
+# Independent of lib/core/elf.c on purpose; see tests/sh/sites-matrix.sh for how
 # the input lines are produced. Input, one fact per line:
 #   R KIND WHERE VALUE     a record entry (hex) at WHERE in a record section
 #   L WHERE ADDEND         an R_X86_64_RELATIVE relocation (readelf -rW)
 #   F ADDR SIZE BIND NAME  a defined FUNC/IFUNC symbol of .symtab
 #   I ADDR B0 B1 B2 B3     the first bytes of the instruction at ADDR
 # Output: "ADDR LEN KIND NAME" per site (ADDR 16 hex digits), unsorted.
-# The rules are those of lib/elf.h: a record outside every function but at
+# The rules are those of lib/core/elf.h: a record outside every function but at
 # most 16 bytes before one is the prefix-pad case (site = the function); an
 # endbr64 at the site is skipped; "ff 15" / "67 e8" make a 6-byte site.
 # Plain POSIX awk (mawk): hex is converted by hand.

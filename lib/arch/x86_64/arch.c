@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * arch.c - x86-64 backend of the arch interface (lib/arch.h): the
+ * arch.c - x86-64 backend of the arch interface (lib/core/arch.h): the
  * instructions the engine writes and recognises, cross-thread sync, the
  * emulation of a patched instruction from the SIGTRAP handler, stubs,
  * thunks, and the static key and static call transforms.

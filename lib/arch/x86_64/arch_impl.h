@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * arch_impl.h - x86-64: the constants and inline operations of the arch
- * interface (lib/arch.h, which includes this file last), and the
+ * interface (lib/core/arch.h, which includes this file last), and the
  * trampoline templates of tramp.S.
  */
 #ifndef DYNFTRACE_ARCH_IMPL_H

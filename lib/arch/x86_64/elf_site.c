@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * elf_site.c - x86-64 compiled sites, for the ELF reader (lib/elf.c), in
+ * elf_site.c - x86-64 compiled sites, for the ELF reader (lib/core/elf.c), in
  * the runtime and in the command alike.
  *
  *  - -fpatchable-function-entry=N[,M]: five 1-byte NOPs (gcc) or one nopl

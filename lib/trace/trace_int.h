@@ -94,6 +94,14 @@ static inline struct fg_thread *fg_get(void)
 	return __builtin_expect(g != NULL, 1) ? g : fg_alloc();
 }
 
+/* The tracers' callbacks (function.c, graph.c), registered by trace.c. */
+struct dynftrace_ops;
+struct dynftrace_regs;
+void trace_function_func(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,
+			 struct dynftrace_regs *regs) HIDDEN;
+void trace_graph_func(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,
+		      struct dynftrace_regs *regs) HIDDEN;
+
 /* graph_fast.c: the fast exit of function_graph for dft_return_tramp (see
  * there; the graph shortcut's are in tramp.S). */
 uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;

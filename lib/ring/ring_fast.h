@@ -81,7 +81,7 @@ enum {
  *
  * The whole mapping (this struct, commit[], the pages) may be a shared file
  * (ring.c, section 6): `dynftrace record` then reads it after the process
- * died without flushing (lib/ring_salvage.c), which is why the consumer's
+ * died without flushing (lib/ring/ring_salvage.c), which is why the consumer's
  * stream state (path, file_bytes, consumed, last_disc) lives here too.
  */
 struct ring_buf {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ctl_events.c - the tracepoint files of the control namespace,
- * served by lib/ctl.c:
+ * served by lib/ctl/ctl.c:
  *
  *   available_events       every typed tracepoint of the loaded objects, one
  *                          name per line (untyped ones cannot be recorded)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.h - run-time control of the built-in tracers of lib/trace.c, for the
- * control endpoint (lib/ctl.c).
+ * trace.h - run-time control of the built-in tracers of lib/trace/trace.c, for the
+ * control endpoint (lib/ctl/ctl.c).
  *
  * Contract shared by every function here:
  *  - Called by the control thread (never from a tracer callback: they

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tp_record.h - tracepoint payloads in recorded sessions (lib/tp_record.c,
+ * tp_record.h - tracepoint payloads in recorded sessions (lib/trace/tp_record.c,
  * docs/FORMAT.md "tracepoint").
  */
 #ifndef DYNFTRACE_TP_RECORD_H

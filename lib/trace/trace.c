@@ -1,39 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.c - the built-in tracers (function, function_graph, profile) and
- * recording into a session directory, configured by the environment that
+ * trace.c - the built-in tracers' session: recording into a session
+ * directory, configured by the environment that
  * `dynftrace record` sets (docs/FORMAT.md, docs/CLI.md):
  *
  *   DYNFTRACE_RECORD=DIR  DYNFTRACE_TRACER=function_graph|function|profile
  *   DYNFTRACE_FILTER=g,g  DYNFTRACE_NOTRACE=g,g  DYNFTRACE_DEPTH=N
  *   DYNFTRACE_TIME_FILTER=NS  DYNFTRACE_BUFFER_KB=N  DYNFTRACE_OVERWRITE=1
  *
- * function_graph hooks returns with a per-thread shadow stack: at entry the
- * callback saves the return address found at its entry and replaces it with
- * dft_return_tramp (tramp.S), which calls dft_graph_return(). Frames that
- * never return are detected by stack position:
- *   - longjmp/siglongjmp: an entry whose slot lies below the current stack
- *     pointer is dead; it is closed at the next entry or return;
- *   - C++ exceptions: the unwinder must see real return addresses, so
- *     _Unwind_RaiseException puts every original back; __cxa_begin_catch
- *     closes the frames that were unwound and re-hooks the survivors;
- *   - pthread_exit: every frame is closed and unhooked first;
- *   - exit() from a nested frame: the streams end with open entries, which
- *     readers close.
- * Frames closed without returning end in the ring with one exit_depth per
- * run (close_unwound), which readers show as unwound.
- *
- * Tail calls are not unwinds: a function that ends by jumping to another
- * leaves its hook in the slot where the callee finds its return address.
- * The callee's entry sees the top frame's slot and hook there and opens
- * its frame above it at the same slot, with that hook as its "original"
- * return address; its return goes through the hook twice (once for each
- * frame, the callee's first), so the tail-caller ends when the callee
- * returns and the trace shows `tailer() { leafb(); }`. A chain of tail
- * calls stacks one frame per function on the same slot.
- * The shadow stack is the thread's own (mmap'd at its first traced call);
- * nothing else touches it, signal handlers of the same thread nest on it in
- * LIFO order.
+ * The tracers' callbacks are in function.c and graph.c (the shadow stack,
+ * hooked returns, frames that leave without returning), the profile's
+ * tables in profile.c; this file starts, switches and stops them and
+ * writes the session's files.
  *
  * Live control (the section at the end and trace.h): the control
  * thread switches the tracer, the filters and the graph settings of the
@@ -74,360 +52,10 @@
 #include "func_names.h"
 #include "tp_record.h"
 
-extern const char dft_return_tramp[] HIDDEN;
-
 static struct dynftrace_ops trace_ops;
-HIDDEN struct root_map *trace_roots;
 /* Sites of function_graph/profile take the graph shortcut (ops.c,
  * tramp.S); written by trace_init only. */
 static int graph_shortcut = 1;
-
-/* ---- events ------------------------------------------------------------- */
-
-static void emit_u32(unsigned id, uint32_t v, uint64_t *ts)
-{
-	uint8_t *p = ring_event_begin(id, 4, ts);
-	if (p) {
-		memcpy(p, &v, 4);
-		ring_event_end(p);
-	} else {
-		*ts = 0;
-	}
-}
-
-static void emit_exit(void)
-{
-	uint64_t ts;
-	uint8_t *p = ring_event_begin(RING_EV_EXIT, 0, &ts);
-	if (p)
-		ring_event_end(p);
-}
-
-/* Write one exit_depth for the *PEND unwound frames counted so far. */
-static void unwound_flush(uint32_t *pend)
-{
-	if (!*pend)
-		return;
-	uint64_t ts;
-	emit_u32(RING_EV_EXIT_DEPTH, *pend, &ts);
-	*pend = 0;
-}
-
-/*
- * Close the top frame at time NOW. UNWOUND is NULL when the frame returned;
- * otherwise it was left without returning (longjmp, exception,
- * pthread_exit) and, if its entry went to the ring, it is counted in
- * *UNWOUND instead of getting an exit: the caller ends the run with
- * unwound_flush(), one exit_depth for all of them. Only SE_RING frames
- * count: the reader sees no entry of the others (held back by -t, lost,
- * notrace, profile), so they must not be popped. Everything else (profile,
- * -t calls) happens per frame, as for a return.
- */
-static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
-{
-	struct shadow_ent *e = &g->ent[--g->depth];
-	uint64_t dur = now > e->ts ? now - e->ts : 0;
-	if (e->fl & SE_ROOT)
-		g->filter_depth--;
-	if (unwound && e->hooked && *e->slot == e->hook)
-		*e->slot = e->orig; /* still live somewhere? leave it returning right */
-	if (e->fl & SE_NOTRACE) {
-		g->notrace_depth--;
-		return;
-	}
-	switch (e->kind) {
-	case TR_PROFILE:
-		profile_account(g, e, dur);
-		if (g->depth)
-			g->ent[g->depth - 1].child_ns += dur;
-		break;
-	case TR_GRAPH:
-		if (e->fl & SE_RING) {
-			if (unwound)
-				(*unwound)++;
-			else
-				emit_exit();
-		} else {
-			uint64_t thresh = READ_ONCE(trace_cfg.time_filter);
-			if (thresh && dur >= thresh && trace_ring_on) {
-				uint64_t ts;
-				/* The frames unwound above this one end before
-				 * it: their exit_depth goes first. */
-				if (unwound)
-					unwound_flush(unwound);
-				uint8_t *p = ring_event_begin(RING_EV_CALL, 12, &ts);
-				if (p) {
-					memcpy(p, &e->id, 4);
-					memcpy(p + 4, &dur, 8);
-					ring_event_end(p);
-				}
-			}
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/* Close the N top frames, unwound at time NOW. */
-static void close_unwound(struct fg_thread *g, uint32_t n, uint64_t now)
-{
-	uint32_t pend = 0;
-	while (n--)
-		frame_close(g, now, &pend);
-	unwound_flush(&pend);
-}
-
-/* Frames whose slot lies below LIMIT were left by longjmp (or unwound by
- * an exception): close them. */
-static void close_dead(struct fg_thread *g, uintptr_t limit)
-{
-	if (likely(!g->depth || (uintptr_t)g->ent[g->depth - 1].slot >= limit))
-		return;
-	uint32_t n = 0;
-	while (n < g->depth && (uintptr_t)g->ent[g->depth - 1 - n].slot < limit)
-		n++;
-	close_unwound(g, n, ring_now());
-}
-
-/*
- * The entry of function ID whose return address is at SLOT: 1 when a shadow
- * entry was pushed, and the function must return through HOOK:
- * dft_return_tramp, written into SLOT here, or a graph thunk's hook (the
- * thunk's own call puts it there, see tramp.S). 0: not traced.
- */
-HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
-{
-	if (unlikely(id == UINT32_MAX))
-		return 0;
-	struct fg_thread *g = fg_get();
-	if (unlikely(!g)) {
-		ring_count_lost(2);
-		return 0;
-	}
-	/* A live caller's slot is above ours; a frame at or below it was left
-	 * by longjmp or an exception, unless it is the top frame and our slot
-	 * still holds its hook: then that function jumped here (a tail call),
-	 * and we run inside it. Its frame stays open and ends when we return,
-	 * through its hook (see dft_graph_return). */
-	uintptr_t limit = (uintptr_t)slot + 1;
-	if (g->depth) {
-		const struct shadow_ent *top = &g->ent[g->depth - 1];
-		if (top->slot == slot && top->hooked && *slot == top->hook)
-			limit = (uintptr_t)slot;
-	}
-	close_dead(g, limit);
-	if (g->notrace_depth)
-		return 0; /* below a graph_notrace function */
-	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
-	if (max_depth && g->depth >= max_depth)
-		return 0;
-	uint8_t root = 0, fl = 0;
-	const struct root_map *r = __atomic_load_n(&trace_roots, __ATOMIC_ACQUIRE);
-	if (unlikely(r != NULL)) {
-		uint8_t f = id < r->n ? r->flags[id] : 0;
-		if (f & ROOT_FL_NOTRACE)
-			fl = SE_NOTRACE;
-		else if (r->has_roots && g->filter_depth == 0) {
-			if (!(f & ROOT_FL_ROOT))
-				return 0;
-			root = 1;
-		}
-	}
-	if (unlikely(g->depth == SHADOW_MAX)) {
-		g->overflow++;
-		ring_count_lost(2);
-		return 0;
-	}
-	enum tracer_kind kind = READ_ONCE(trace_cfg.kind);
-	uint64_t ts = 0;
-	if (kind == TR_GRAPH && !fl && !READ_ONCE(trace_cfg.time_filter)) {
-		if (trace_ring_on) {
-			emit_u32(RING_EV_ENTRY, id, &ts);
-			if (ts)
-				fl |= SE_RING;
-			else
-				ring_count_lost(1); /* its exit */
-		}
-		if (!fl)
-			return 0;
-	} else {
-		ts = ring_now();
-	}
-	struct shadow_ent *e = &g->ent[g->depth];
-	e->slot = slot;
-	e->orig = *slot;
-	e->hook = hook;
-	e->ts = ts;
-	e->child_ns = 0;
-	e->id = id;
-	e->hooked = 1;
-	e->kind = (uint8_t)kind;
-	e->fl = fl | (root ? SE_ROOT : 0);
-	g->filter_depth += root;
-	g->notrace_depth += !!(fl & SE_NOTRACE);
-	if (hook == (uintptr_t)dft_return_tramp)
-		*slot = hook;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* a nested handler sees the push */
-	g->depth++;
-	return 1;
-}
-
-static void graph_entry(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,
-			struct dynftrace_regs *regs)
-{
-	(void)parent_ip;
-	(void)ops;
-	trace_graph_enter(site_id_lookup(ip), ARCH_REGS_RET_SLOT(regs),
-			  (uintptr_t)dft_return_tramp);
-}
-
-/* Called by dft_return_tramp and the graph thunks' exit (the slow path);
- * returns where the traced function returns. */
-HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
-{
-	(void)retval;
-	struct fg_thread *g = fg_self;
-	uintptr_t *slot = (uintptr_t *)(sp - sizeof(uintptr_t));
-	/* Like dispatch, hold the recursion guard: a signal handler tracing
-	 * meanwhile would push onto the entry being closed. */
-	dft_self.recursion++;
-	if (g)
-		close_dead(g, (uintptr_t)slot);
-	if (unlikely(!g || !g->depth || g->ent[g->depth - 1].slot != slot)) {
-		/* We hooked this return but lost track of it: nothing sane to
-		 * return to. Say why before dying. */
-		dft_log("function_graph: return through %p has no shadow entry; aborting",
-			(void *)slot);
-		abort();
-	}
-	struct shadow_ent *e = &g->ent[g->depth - 1];
-	uintptr_t orig = e->orig;
-	if (likely(e->kind == TR_GRAPH && !(e->fl & (SE_NOTRACE | SE_ROOT)) && (e->fl & SE_RING))) {
-		/* The common case: the exit event carries its own time. */
-		g->depth--;
-		emit_exit();
-	} else {
-		frame_close(g, ring_now(), NULL);
-	}
-	dft_self.recursion--;
-	return orig;
-}
-
-static void function_entry(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,
-			   struct dynftrace_regs *regs)
-{
-	(void)ops;
-	(void)regs;
-	uint32_t id = site_id_lookup(ip);
-	if (unlikely(id == UINT32_MAX))
-		return;
-	uint64_t ts;
-	uint8_t *p = trace_ring_on ? ring_event_begin(RING_EV_FUNCTION, 12, &ts) : NULL;
-	if (p) {
-		memcpy(p, &id, 4);
-		uint64_t pip = parent_ip;
-		memcpy(p + 4, &pip, 8);
-		ring_event_end(p);
-	}
-}
-
-/* ---- frames that leave without returning -------------------------------- */
-
-/* Put every original return address back (an unwinder is about to walk).
- * From the top down: frames of a tail call share a slot, and the bottom
- * one of them holds the real return address. */
-static void unhook_all(struct fg_thread *g)
-{
-	for (uint32_t i = g->depth; i-- > 0;) {
-		struct shadow_ent *e = &g->ent[i];
-		if (e->hooked && *e->slot == e->hook) {
-			*e->slot = e->orig;
-			e->hooked = 0;
-		}
-	}
-}
-
-void trace_fatal_unhook(void)
-{
-	struct fg_thread *g = fg_self;
-	if (g) {
-		dft_self.recursion++; /* for good: the thread is dying */
-		unhook_all(g);
-	}
-}
-
-typedef int (*unwind_raise_fn)(void *);
-
-PUBLIC int _Unwind_RaiseException(void *exc)
-{
-	static unwind_raise_fn real;
-	if (!real)
-		real = (unwind_raise_fn)dft_real("_Unwind_RaiseException");
-	struct fg_thread *g = fg_self;
-	if (g) {
-		dft_self.recursion++;
-		unhook_all(g);
-		dft_self.recursion--;
-	}
-	return real ? real(exc) : 5 /* _URC_END_OF_STACK */;
-}
-DFT_WRAPPER(_Unwind_RaiseException);
-
-PUBLIC int _Unwind_Resume_or_Rethrow(void *exc)
-{
-	static unwind_raise_fn real;
-	if (!real)
-		real = (unwind_raise_fn)dft_real("_Unwind_Resume_or_Rethrow");
-	struct fg_thread *g = fg_self;
-	if (g) {
-		dft_self.recursion++;
-		unhook_all(g);
-		dft_self.recursion--;
-	}
-	return real ? real(exc) : 5;
-}
-DFT_WRAPPER(_Unwind_Resume_or_Rethrow);
-
-/* The catching frame called us: frames below it were unwound. */
-PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
-{
-	static void *(*real)(void *);
-	if (!real)
-		real = (void *(*)(void *))dft_real("__cxa_begin_catch");
-	struct fg_thread *g = fg_self;
-	if (g && g->depth) {
-		dft_self.recursion++;
-		uintptr_t caller_sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
-		close_dead(g, caller_sp);
-		for (uint32_t i = 0; i < g->depth; i++) {
-			struct shadow_ent *e = &g->ent[i];
-			if (!e->hooked && *e->slot == e->orig) {
-				*e->slot = e->hook;
-				e->hooked = 1;
-			}
-		}
-		dft_self.recursion--;
-	}
-	return real ? real(exc) : NULL;
-}
-DFT_WRAPPER(__cxa_begin_catch);
-
-PUBLIC void pthread_exit(void *ret)
-{
-	static void (*real)(void *);
-	if (!real)
-		real = (void (*)(void *))dft_real("pthread_exit");
-	struct fg_thread *g = fg_self;
-	if (g) {
-		dft_self.recursion++; /* for good: the thread is leaving */
-		unhook_all(g);
-		close_unwound(g, g->depth, ring_now());
-	}
-	real(ret);
-	__builtin_unreachable();
-}
-DFT_WRAPPER(pthread_exit);
 
 /* ---- files of the session ---------------------------------------------- */
 
@@ -780,10 +408,10 @@ HIDDEN void trace_record_start(void)
 
 	if (trace_cfg.kind == TR_NONE)
 		return;
-	trace_ops.func = trace_cfg.kind == TR_FUNCTION ? function_entry : graph_entry;
+	trace_ops.func = trace_cfg.kind == TR_FUNCTION ? trace_function_func : trace_graph_func;
 	v = dft_getenv("DYNFTRACE_GRAPH_SHORTCUT"); /* 0: the per-ops route (comparisons) */
 	graph_shortcut = !(v && !strcmp(v, "0"));
-	ops_set_graph(graph_shortcut && trace_ops.func == graph_entry ? &trace_ops : NULL);
+	ops_set_graph(graph_shortcut && trace_ops.func == trace_graph_func ? &trace_ops : NULL);
 	if ((trace_cfg.kind == TR_FUNCTION && trace_cfg.filter &&
 	     (err = set_globs(0, trace_cfg.filter))) ||
 	    (trace_cfg.notrace && (err = set_globs(1, trace_cfg.notrace)))) {
@@ -1027,8 +655,8 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 	}
 	if (!tracing_on || kind == TR_NONE)
 		return 0;
-	trace_ops.func = kind == TR_FUNCTION ? function_entry : graph_entry;
-	ops_set_graph(graph_shortcut && trace_ops.func == graph_entry ? &trace_ops : NULL);
+	trace_ops.func = kind == TR_FUNCTION ? trace_function_func : trace_graph_func;
+	ops_set_graph(graph_shortcut && trace_ops.func == trace_graph_func ? &trace_ops : NULL);
 	err = dynftrace_register_ops(&trace_ops);
 	if (err == -ENODEV)
 		WHY("tracing was stopped for good: %s", dft_kill_reason);
@@ -1180,24 +808,4 @@ HIDDEN void trace_detach_prepare(void)
 HIDDEN void trace_detach_free(void)
 {
 	func_names_free();
-}
-
-/*
- * Detach, with every other thread stopped: put back every return address
- * the graph tracer replaced in thread T's stack (it cannot be running its
- * epilogue: the agent checked its instruction pointer) and free its
- * shadow stack. Every thread's fg_self lies at the same distance from its
- * dft_self: one static TLS block per thread, laid out alike.
- */
-HIDDEN int trace_detach_thread(struct dft_thread *t, void *ctx UNUSED)
-{
-	ptrdiff_t off = (char *)&fg_self - (char *)&dft_self;
-	struct fg_thread **gp = (struct fg_thread **)((char *)t + off);
-	struct fg_thread *g = *gp;
-	if (!g)
-		return 0;
-	unhook_all(g);
-	*gp = NULL;
-	fg_free(g);
-	return 0;
 }

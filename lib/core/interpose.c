@@ -45,7 +45,6 @@
 #include "hooks.h"
 #include "got.h"
 #include "patch.h"
-#include "ring.h"
 
 /* The patch engine's trap handler (dft_trap_handler_install). */
 static int (*trap_handle)(siginfo_t *si, void *uc);

@@ -356,7 +356,7 @@ static int rd_per_thread(const struct ctl_file *f UNUSED, const char *arg, struc
 	return 0;
 }
 
-/* ---- tracepoints: available_events, events/ (lib/ctl_events.c) ---------- */
+/* ---- tracepoints: available_events, events/ (lib/ctl/ctl_events.c) ---------- */
 static int rd_avail_events(const struct ctl_file *f UNUSED, const char *arg UNUSED,
 			   struct sbuf *out, char *why, size_t whylen)
 {

@@ -3,7 +3,7 @@
  * ring.h - per-thread lock-free trace buffers whose pages are CTF packets,
  * drained to the session directory by one consumer thread.
  *
- * Format: docs/FORMAT.md. Implementation: lib/ring.c.
+ * Format: docs/FORMAT.md. Implementation: lib/ring/ring.c.
  *
  * Writer side (the traced thread, any context including signal handlers that
  * interrupt a write of the same thread):

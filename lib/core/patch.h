@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * patch.h - the live code patching engine (generic part: lib/patch.c; the
+ * patch.h - the live code patching engine (generic part: lib/core/patch.c; the
  * instruction-level part is in lib/arch/<arch>/).
  *
  * Everything that rewrites code in a running process goes through here:

@@ -120,7 +120,7 @@
  * tmpfs) each buffer is therefore a file there, "IMG-TID[.N]", mapped
  * MAP_SHARED: the whole mapping, struct ring_buf included, so the
  * recorder can read it after the process died and append what the consumer
- * had not written (lib/ring_salvage.c, the same validation as the emergency
+ * had not written (lib/ring/ring_salvage.c, the same validation as the emergency
  * flush). The fast path does not change. A page of a file gets its memory
  * before the writer enters it (MADV_POPULATE_WRITE in the page switch of
  * the first lap, buf_populate): a full tmpfs then drops the event, counted,

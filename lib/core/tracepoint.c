@@ -25,7 +25,7 @@
  *
  * and the old array is freed after the grace period, so when unregister
  * returns, the removed callback is not running anywhere. Grace periods are
- * the runtime's RCU (lib/rcu.c: per-thread reader counters plus
+ * the runtime's RCU (lib/core/rcu.c: per-thread reader counters plus
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)); its read side is exported
  * as dynftrace_rcu_read_lock/unlock for the inlined readers.
  *
