@@ -165,6 +165,11 @@ void dft_ensure_init(void) HIDDEN;
 
 /* ops.c: shell glob match as filters use it (exact compare without metachars). */
 int dft_glob_match(const char *glob, const char *name) HIDDEN;
+/* The same for function NAME of the object at PATH: GLOB may name the
+ * object too, as FUNC@OBJECT or FUNC:mod:OBJECT (OBJECT: a glob of the
+ * file name, with or without what follows ".so"). */
+int dft_glob_match_in(const char *glob, const char *name, const char *path) HIDDEN;
+#define DFT_GLOB_MAX 1023 /* longer globs are refused */
 /* ops.c: unregister every registered ops (a detach): 0 or -errno. */
 int ops_unregister_all(void) HIDDEN;
 /* 0 for what fnmatch would take literally though a class was meant: an

@@ -123,14 +123,15 @@ struct glob_list {
 };
 static struct glob_list lists[TL_COUNT];
 
-/* Does the list select NAME? Later globs win ("a*" then "!ab" drops ab). */
-static int list_selects(const struct glob_list *l, const char *name)
+/* Does the list select site S? Later globs win ("a*" then "!ab" drops ab). */
+static int list_selects(const struct glob_list *l, const struct site *s)
 {
 	int sel = 0;
+	const char *name = site_func_name(s);
 	for (size_t i = 0; i < l->n; i++) {
 		const char *g = l->v[i];
 		int neg = g[0] == '!';
-		if (dft_glob_match(neg ? g + 1 : g, name))
+		if (dft_glob_match_in(neg ? g + 1 : g, name, s->obj->path))
 			sel = !neg;
 	}
 	return sel;
@@ -153,9 +154,9 @@ static void build_roots(void)
 			uint32_t id = site_tab[i].id;
 			if (!nm || id >= n)
 				continue;
-			if (rl->n && list_selects(rl, nm))
+			if (rl->n && list_selects(rl, &site_tab[i]))
 				r->flags[id] |= ROOT_FL_ROOT;
-			if (nl->n && list_selects(nl, nm)) {
+			if (nl->n && list_selects(nl, &site_tab[i])) {
 				r->flags[id] |= ROOT_FL_NOTRACE;
 				r->has_notrace = 1;
 			}
@@ -509,7 +510,8 @@ static int list_check(const struct glob_list *l, char *why, size_t whylen)
 			return -EINVAL;
 		}
 		size_t k = 0;
-		while (k < site_count && !dft_glob_match(g, site_func_name(&site_tab[k])))
+		while (k < site_count &&
+		       !dft_glob_match_in(g, site_func_name(&site_tab[k]), site_tab[k].obj->path))
 			k++;
 		if (k == site_count) {
 			WHY("no function matches '%s'", g);
@@ -623,7 +625,7 @@ void trace_read_list(enum trace_list l, struct sbuf *out)
 	const struct glob_list *gl = &lists[l];
 	for (size_t i = 0; gl->n && i < site_count; i++) {
 		const char *nm = site_func_name(&site_tab[i]);
-		if (nm && list_selects(gl, nm))
+		if (nm && list_selects(gl, &site_tab[i]))
 			sb_printf(out, "%s\n", nm);
 	}
 	patch_unlock();
