@@ -14,21 +14,21 @@ int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int 
 
 	if (cli_is_help(a)) {
 		fputs(usage, stdout);
-		return CLI_OPT_HELP;
+		return 0;
 	}
 	if ((r = cli_opt(argc, argv, i, "-d", "--data", &v))) {
 		if (r < 0)
-			return CLI_OPT_ERR;
+			return 2;
 		*dir = v;
-		return CLI_OPT_DONE;
+		return CLI_OPT_TAKEN;
 	}
 	if (!strcmp(a, "--no-demangle")) {
 		tr_demangle = 0;
-		return CLI_OPT_DONE;
+		return CLI_OPT_TAKEN;
 	}
 	cli_err("%s: unknown %s '%s'; see 'dynftrace %s --help'", cmd,
 		a[0] == '-' ? "option" : "argument", a, cmd);
-	return CLI_OPT_ERR;
+	return 2;
 }
 
 int cli_open_session(struct tr_session *s, const char *dir)
