@@ -25,12 +25,7 @@
 #    bare 0.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
-DFT=$B/dynftrace
-cd "$T" || exit 1
-if [ -n "$SAN" ] && [ "$SAN" != asan ]; then
-	skip "end-to-end recording runs in the default and asan configurations only"
-	exit 0
-fi
+record_setup
 
 cat >kill.c <<'EOF'
 #include <pthread.h>
@@ -134,17 +129,8 @@ int main(int argc, char **argv)
 	return 2;
 }
 EOF
-if ! $CC -O1 -g $TRACE_FLAGS $SANFLAGS kill.c -o kill -lpthread 2>build.log; then
-	notok "build the test program"
-	diag_file build.log
-	exit 1
-fi
-HIDE=
-if [ "$SAN" = asan ]; then
-	# as in cli-record.sh: the program is instrumented, its ASan constructors hidden
-	export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
-	HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
-fi
+cc_recorded kill kill.c
+record_san
 ulimit -S -c 0
 
 # info_num DIR events|calls|lost: a number of `dynftrace info`

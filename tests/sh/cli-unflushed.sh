@@ -21,12 +21,7 @@
 #    Z), its calls exact, nothing recovered.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
-DFT=$B/dynftrace
-cd "$T" || exit 1
-if [ -n "$SAN" ] && [ "$SAN" != asan ]; then
-	skip "end-to-end recording runs in the default and asan configurations only"
-	exit 0
-fi
+record_setup
 
 cat >uf.c <<'EOF'
 #include <poll.h>
@@ -115,17 +110,8 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-if ! $CC -O1 -g $TRACE_FLAGS $SANFLAGS uf.c -o uf -lpthread 2>build.log; then
-	notok "build the test program"
-	diag_file build.log
-	exit 1
-fi
-HIDE=
-if [ "$SAN" = asan ]; then
-	# as in cli-record.sh: the program is instrumented, its ASan constructors hidden
-	export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
-	HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
-fi
+cc_recorded uf uf.c
+record_san
 ulimit -S -c 0
 
 # calls_of DIR PID: the calls `dynftrace info` counts for thread PID of process PID
