@@ -13,6 +13,8 @@
 #   cc_recorded OUT SRC    a traced program for record, in the current
 #                  directory; ends the test when it does not build
 #   record_san     HIDE and ASAN_OPTIONS for recording asan programs
+#   recorded DIR ARGS...   `dynftrace record $HIDE -d DIR ARGS`, waited for:
+#                  rpid, rc, and the traced pid and cpid (its first child)
 #   compilers      $CC, and clang too when it is there (no sanitizer)
 #   build_t_ring   $T/t-ring (tests/ring/t-ring.c with lib/ring.c)
 # A sanitizer report must not pass for an ordinary failure: ASan exits 99.
@@ -85,6 +87,22 @@ record_san() {
 		export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
 		HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
 	fi
+}
+
+# recorded DIR ARGS...: `$DFT record $HIDE -d DIR ARGS...` (output in out
+# and err), waited for. Sets rpid (the recorder: it names its buffer
+# directory in /dev/shm), rc (its status), pid and cpid (the first two
+# processes of the trace: the program and its first child).
+recorded() {
+	local d=$1
+	shift
+	# shellcheck disable=SC2086
+	"$DFT" record $HIDE -d "$d" "$@" >out 2>err &
+	rpid=$!
+	wait $rpid
+	rc=$?
+	pid=$(sed -n 's/^pid: //p' "$d/info" | sed -n 1p)
+	cpid=$(sed -n 's/^pid: //p' "$d/info" | sed -n 2p)
 }
 
 # tap_prog [--diag] NAME CMD...: run CMD, a program that prints TAP, and
