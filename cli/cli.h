@@ -101,6 +101,9 @@ int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int 
 /* Open the session in DIR, or say why: 0, or 1 (the command's status). */
 struct tr_session;
 int cli_open_session(struct tr_session *s, const char *dir);
+/* Close S after a view that returned R (views.h), saying "out of memory
+ * while DOING" when R < 0: the command's status, 0 when R is 0, else 1. */
+int cli_close_session(struct tr_session *s, int r, const char *doing);
 /* Is ARG the flag SOPT or LOPT? */
 int cli_flag(const char *arg, const char *sopt, const char *lopt);
 /* The shortened demangled form of a C++ symbol ("ns::f" for _ZN2ns1fEv),

@@ -255,12 +255,9 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	r = dump_chrome_run(&s, out);
-	if (r < 0)
-		cli_err("out of memory while writing the JSON");
 	if (output && fclose(out) && !r) {
 		cli_err("cannot write '%s': %s", output, strerror(errno));
 		r = 1;
 	}
-	tr_close(&s);
-	return r ? 1 : 0;
+	return cli_close_session(&s, r, "writing the JSON");
 }

@@ -242,9 +242,5 @@ int cmd_info(int argc, char **argv)
 			return r;
 	if (cli_open_session(&s, dir))
 		return 1;
-	r = info_run(&s, stdout);
-	if (r < 0)
-		cli_err("out of memory while reading the trace");
-	tr_close(&s);
-	return r ? 1 : 0;
+	return cli_close_session(&s, info_run(&s, stdout), "reading the trace");
 }

@@ -652,11 +652,7 @@ int cmd_replay(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	r = replay_run(&s, &o, stdout);
-	if (r < 0)
-		cli_err("out of memory while replaying the trace");
-	ret = r ? 1 : 0;
-	tr_close(&s);
+	ret = cli_close_session(&s, replay_run(&s, &o, stdout), "replaying the trace");
 out:
 	cli_glob_free(&o.filter);
 	cli_glob_free(&o.notrace);

@@ -463,9 +463,5 @@ int cmd_report(int argc, char **argv)
 	}
 	if (cli_open_session(&s, dir))
 		return 1;
-	r = report_run(&s, sort, stdout);
-	if (r < 0)
-		cli_err("out of memory while building the report");
-	tr_close(&s);
-	return r ? 1 : 0;
+	return cli_close_session(&s, report_run(&s, sort, stdout), "building the report");
 }

@@ -39,3 +39,11 @@ int cli_open_session(struct tr_session *s, const char *dir)
 	tr_close(s);
 	return 1;
 }
+
+int cli_close_session(struct tr_session *s, int r, const char *doing)
+{
+	if (r < 0)
+		cli_err("out of memory while %s", doing);
+	tr_close(s);
+	return r ? 1 : 0;
+}
