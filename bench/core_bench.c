@@ -30,6 +30,8 @@
 
 #include <dynftrace/dynftrace.h>
 
+#include "bench_stat.h"
+
 unsigned long inst_leaf(unsigned long), inst_loop(unsigned long), inst_fib(unsigned long);
 unsigned long plain_leaf(unsigned long), plain_loop(unsigned long), plain_fib(unsigned long);
 
@@ -48,23 +50,9 @@ static void empty_cb(unsigned long ip, unsigned long parent_ip, struct dynftrace
 	(void)regs;
 }
 
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void report(const char *key, double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double med = sort_median(v, n);
 	printf("%s %.3f %.3f %.3f\n", key, med, v[0], v[n - 1]);
 }
 

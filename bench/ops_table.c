@@ -100,6 +100,8 @@ D16(8) D16(9) D16(a) D16(b) D16(c) D16(d) D16(e) D16(f)
 
 #include <dynftrace/dynftrace.h>
 
+#include "bench_stat.h"
+
 unsigned long co_loop(unsigned long n), pl_loop(unsigned long n);
 
 /* The first NPLAIN modes share one registration of a row; M_GPR needs the
@@ -217,19 +219,6 @@ static void row_register(int r, int reg)
 	}
 }
 
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double time_mode(int m)
 {
 	int e = dynftrace_set_routes(mode_mask[m]);
@@ -275,8 +264,7 @@ static int table(int reps, dynftrace_func_t cb)
 	for (int r = 0; r < NROWS; r++)
 		for (int m = 0; m < NMODES; m++) {
 			double *x = v[r][m];
-			qsort(x, (size_t)ns, sizeof(*x), cmp_double);
-			double med = ns % 2 ? x[ns / 2] : (x[ns / 2 - 1] + x[ns / 2]) / 2;
+			double med = sort_median(x, ns);
 			printf("row %s %d %d %.0f %.0f %.0f\n", mode_name[m], rows[r].rel,
 			       rows[r].irr, med, x[0], x[ns - 1]);
 		}
@@ -291,6 +279,46 @@ static int table(int reps, dynftrace_func_t cb)
 
 /* ---- where the time goes: hand-written copies of the path ---------------- */
 
+/* clang-format off */
+/* The two trampolines' parts: the frame and the 9 GPRs saved, the
+ * arguments of the callback (ip, parent_ip, NULL ops, the saved registers),
+ * the GPRs restored. */
+#define MIM_SAVE_GPRS \
+	"	pushq %rbp\n" \
+	"	movq %rsp, %rbp\n" \
+	"	subq $248, %rsp\n" \
+	"	movq %rdi, 0(%rsp)\n" \
+	"	movq %rsi, 8(%rsp)\n" \
+	"	movq %rdx, 16(%rsp)\n" \
+	"	movq %rcx, 24(%rsp)\n" \
+	"	movq %r8, 32(%rsp)\n" \
+	"	movq %r9, 40(%rsp)\n" \
+	"	movq %rax, 48(%rsp)\n" \
+	"	movq %r10, 56(%rsp)\n" \
+	"	movq %r11, 64(%rsp)\n"
+#define MIM_CB_ARGS \
+	"	movq 0(%rbp), %rax\n" \
+	"	movq %rax, 72(%rsp)\n" \
+	"	leaq 16(%rbp), %rax\n" \
+	"	movq %rax, 80(%rsp)\n" \
+	"	movq 8(%rbp), %rdi\n" \
+	"	subq $5, %rdi\n" \
+	"	movq %rdi, 88(%rsp)\n" \
+	"	movq 16(%rbp), %rsi\n" \
+	"	xorl %edx, %edx\n" \
+	"	movq %rsp, %rcx\n"
+#define MIM_RESTORE_GPRS \
+	"	movq 0(%rsp), %rdi\n" \
+	"	movq 8(%rsp), %rsi\n" \
+	"	movq 16(%rsp), %rdx\n" \
+	"	movq 24(%rsp), %rcx\n" \
+	"	movq 32(%rsp), %r8\n" \
+	"	movq 40(%rsp), %r9\n" \
+	"	movq 48(%rsp), %rax\n" \
+	"	movq 56(%rsp), %r10\n" \
+	"	movq 64(%rsp), %r11\n" \
+	"	leave\n" \
+	"	ret\n"
 /*
  * mim_nop: a traced function whose site is the NOP5; mim_ret: its site
  * calls a bare `ret`; mim_save: its site calls mim_tramp, which saves and
@@ -337,18 +365,7 @@ __asm__("	.text\n"
 	"	.p2align 4\n"
 	"	.type mim_tramp, @function\n"
 	"mim_tramp:\n"
-	"	pushq %rbp\n"
-	"	movq %rsp, %rbp\n"
-	"	subq $248, %rsp\n"
-	"	movq %rdi, 0(%rsp)\n"
-	"	movq %rsi, 8(%rsp)\n"
-	"	movq %rdx, 16(%rsp)\n"
-	"	movq %rcx, 24(%rsp)\n"
-	"	movq %r8, 32(%rsp)\n"
-	"	movq %r9, 40(%rsp)\n"
-	"	movq %rax, 48(%rsp)\n"
-	"	movq %r10, 56(%rsp)\n"
-	"	movq %r11, 64(%rsp)\n"
+	MIM_SAVE_GPRS
 	"	movdqu %xmm0, 112(%rsp)\n"
 	"	movdqu %xmm1, 128(%rsp)\n"
 	"	movdqu %xmm2, 144(%rsp)\n"
@@ -357,16 +374,7 @@ __asm__("	.text\n"
 	"	movdqu %xmm5, 192(%rsp)\n"
 	"	movdqu %xmm6, 208(%rsp)\n"
 	"	movdqu %xmm7, 224(%rsp)\n"
-	"	movq 0(%rbp), %rax\n"
-	"	movq %rax, 72(%rsp)\n"
-	"	leaq 16(%rbp), %rax\n"
-	"	movq %rax, 80(%rsp)\n"
-	"	movq 8(%rbp), %rdi\n"
-	"	subq $5, %rdi\n"
-	"	movq %rdi, 88(%rsp)\n"
-	"	movq 16(%rbp), %rsi\n"
-	"	xorl %edx, %edx\n"
-	"	movq %rsp, %rcx\n"
+	MIM_CB_ARGS
 	"	call *mim_cb(%rip)\n"
 	"	movdqu 112(%rsp), %xmm0\n"
 	"	movdqu 128(%rsp), %xmm1\n"
@@ -376,57 +384,18 @@ __asm__("	.text\n"
 	"	movdqu 192(%rsp), %xmm5\n"
 	"	movdqu 208(%rsp), %xmm6\n"
 	"	movdqu 224(%rsp), %xmm7\n"
-	"	movq 0(%rsp), %rdi\n"
-	"	movq 8(%rsp), %rsi\n"
-	"	movq 16(%rsp), %rdx\n"
-	"	movq 24(%rsp), %rcx\n"
-	"	movq 32(%rsp), %r8\n"
-	"	movq 40(%rsp), %r9\n"
-	"	movq 48(%rsp), %rax\n"
-	"	movq 56(%rsp), %r10\n"
-	"	movq 64(%rsp), %r11\n"
-	"	leave\n"
-	"	ret\n"
+	MIM_RESTORE_GPRS
 	"	.size mim_tramp, . - mim_tramp\n"
 	/* the light body's part: 9 GPRs and the frame, no XMM */
 	"	.p2align 4\n"
 	"	.type mim_tramp_gpr, @function\n"
 	"mim_tramp_gpr:\n"
-	"	pushq %rbp\n"
-	"	movq %rsp, %rbp\n"
-	"	subq $248, %rsp\n"
-	"	movq %rdi, 0(%rsp)\n"
-	"	movq %rsi, 8(%rsp)\n"
-	"	movq %rdx, 16(%rsp)\n"
-	"	movq %rcx, 24(%rsp)\n"
-	"	movq %r8, 32(%rsp)\n"
-	"	movq %r9, 40(%rsp)\n"
-	"	movq %rax, 48(%rsp)\n"
-	"	movq %r10, 56(%rsp)\n"
-	"	movq %r11, 64(%rsp)\n"
-	"	movq 0(%rbp), %rax\n"
-	"	movq %rax, 72(%rsp)\n"
-	"	leaq 16(%rbp), %rax\n"
-	"	movq %rax, 80(%rsp)\n"
-	"	movq 8(%rbp), %rdi\n"
-	"	subq $5, %rdi\n"
-	"	movq %rdi, 88(%rsp)\n"
-	"	movq 16(%rbp), %rsi\n"
-	"	xorl %edx, %edx\n"
-	"	movq %rsp, %rcx\n"
+	MIM_SAVE_GPRS
+	MIM_CB_ARGS
 	"	call *mim_cb_gpr(%rip)\n"
-	"	movq 0(%rsp), %rdi\n"
-	"	movq 8(%rsp), %rsi\n"
-	"	movq 16(%rsp), %rdx\n"
-	"	movq 24(%rsp), %rcx\n"
-	"	movq 32(%rsp), %r8\n"
-	"	movq 40(%rsp), %r9\n"
-	"	movq 48(%rsp), %rax\n"
-	"	movq 56(%rsp), %r10\n"
-	"	movq 64(%rsp), %r11\n"
-	"	leave\n"
-	"	ret\n"
+	MIM_RESTORE_GPRS
 	"	.size mim_tramp_gpr, . - mim_tramp_gpr\n");
+/* clang-format on */
 unsigned long mim_nop(unsigned long), mim_ret(unsigned long), mim_save(unsigned long),
     mim_savegpr(unsigned long);
 
@@ -455,8 +424,7 @@ static double time_loop(unsigned long (*loop)(unsigned long))
 
 static void report(const char *key, double *x, int n)
 {
-	qsort(x, (size_t)n, sizeof(*x), cmp_double);
-	double med = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+	double med = sort_median(x, n);
 	printf("part %s %.3f %.3f %.3f\n", key, med / NCALLS, x[0] / NCALLS, x[n - 1] / NCALLS);
 }
 

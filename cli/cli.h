@@ -86,15 +86,24 @@ int cli_self_dir(char *buf, size_t size);
  */
 int cli_opt(int argc, char **argv, int *i, const char *sopt, const char *lopt, const char **val);
 
+/* What the option helpers below return when they do not end the command
+ * (else the exit status it ends with: 0 after --help, 2 on a usage error). */
+enum {
+	CLI_OPT_NONE = -2, /* not theirs: the command's own argument */
+	CLI_OPT_TAKEN = -1 /* taken: go on with the next argument */
+};
 /* The commands that read a session (replay, report, info, dump): their
  * common options (-h/--help, -d/--data DIR, --no-demangle) and the end of
- * their option loops, for argument *I of ARGV (read_opts.c). */
-enum { CLI_OPT_DONE = 0, CLI_OPT_HELP = 1, CLI_OPT_ERR = 2 };
+ * their option loops, for argument *I of ARGV (read_opts.c): never
+ * CLI_OPT_NONE. */
 int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int *i,
 		 const char **dir);
 /* Open the session in DIR, or say why: 0, or 1 (the command's status). */
 struct tr_session;
 int cli_open_session(struct tr_session *s, const char *dir);
+/* Close S after a view that returned R (views.h), saying "out of memory
+ * while DOING" when R < 0: the command's status, 0 when R is 0, else 1. */
+int cli_close_session(struct tr_session *s, int r, const char *doing);
 /* Is ARG the flag SOPT or LOPT? */
 int cli_flag(const char *arg, const char *sopt, const char *lopt);
 /* The shortened demangled form of a C++ symbol ("ns::f" for _ZN2ns1fEv),

@@ -70,7 +70,9 @@ static int parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
-int ctl_timeout_opt(int argc, char **argv, int *i, int64_t *timeout_ns)
+/* --timeout SECONDS at ARGV[*I] (cli_opt): 1 with *TIMEOUT_NS set, 0 when it
+ * is another argument, -1 on a bad value (error printed). */
+static int ctl_timeout_opt(int argc, char **argv, int *i, int64_t *timeout_ns)
 {
 	const char *v;
 	int r = cli_opt(argc, argv, i, NULL, "--timeout", &v);
@@ -86,6 +88,19 @@ int ctl_timeout_opt(int argc, char **argv, int *i, int64_t *timeout_ns)
 	}
 	*timeout_ns = (int64_t)ns;
 	return 1;
+}
+
+int ctl_cmd_opt(const char *usage, int argc, char **argv, int *i, int64_t *timeout_ns)
+{
+	int t;
+
+	if (cli_is_help(argv[*i])) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if ((t = ctl_timeout_opt(argc, argv, i, timeout_ns)))
+		return t < 0 ? 2 : CLI_OPT_TAKEN;
+	return CLI_OPT_NONE;
 }
 
 /* The stream's output. A signal that came while the client was reading or
@@ -154,16 +169,13 @@ int cmd_ctl(int argc, char **argv)
 	for (int k = 1; k < argc; k++) {
 		const char *a = argv[k];
 		if (!dashdash && npos < 2 && a[0] == '-' && a[1]) {
-			int t;
-			if (cli_is_help(a)) {
-				fputs(usage_text, stdout);
-				return 0;
-			}
+			int t = ctl_cmd_opt(usage_text, argc, argv, &k, &timeout_ns);
+			if (t >= 0)
+				return t;
+			if (t == CLI_OPT_TAKEN)
+				continue;
 			if (cli_flag(a, "-a", "--append")) {
 				append = 1;
-			} else if ((t = ctl_timeout_opt(argc, argv, &k, &timeout_ns))) {
-				if (t < 0)
-					return 2;
 			} else if (!strcmp(a, "--")) {
 				dashdash = 1;
 			} else {

@@ -216,13 +216,7 @@ int dump_chrome_run(struct tr_session *s, FILE *out)
 	if (ret)
 		return ret;
 	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", out);
-	if (fflush(out) || ferror(out)) {
-		cli_out_error();
-		ret = 1;
-	}
-	if (views_report_damage(s))
-		ret = 1;
-	return ret;
+	return views_finish(s, out, 0);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -241,8 +235,9 @@ int cmd_dump(int argc, char **argv)
 			output = v;
 		} else if (!strcmp(a, "--chrome")) {
 			chrome = 1;
-		} else if ((r = cli_read_opt("dump", usage_text, argc, argv, &i, &dir))) {
-			return r == CLI_OPT_HELP ? 0 : 2;
+		} else if ((r = cli_read_opt("dump", usage_text, argc, argv, &i, &dir)) !=
+			   CLI_OPT_TAKEN) {
+			return r;
 		}
 	}
 	if (!chrome) {
@@ -260,12 +255,9 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	r = dump_chrome_run(&s, out);
-	if (r < 0)
-		cli_err("out of memory while writing the JSON");
 	if (output && fclose(out) && !r) {
 		cli_err("cannot write '%s': %s", output, strerror(errno));
 		r = 1;
 	}
-	tr_close(&s);
-	return r ? 1 : 0;
+	return cli_close_session(&s, r, "writing the JSON");
 }

@@ -101,7 +101,6 @@ int info_run(struct tr_session *s, FILE *out)
 	uint64_t events = 0, calls = 0, stream_bytes = 0, lost_total = 0, first = UINT64_MAX,
 		 last = 0;
 	char a[48], b[48], c[48], d[48];
-	int ret = 0;
 
 	for (size_t i = 0; i < s->nstreams; i++) {
 		struct tr_stream *st = &s->streams[i];
@@ -229,13 +228,7 @@ int info_run(struct tr_session *s, FILE *out)
 		fprintf(out, "# bytes per call : %.1f (stream files, page padding included)\n",
 			(double)stream_bytes / (double)calls);
 	tr_print_losses(s, out, "# ");
-	if (fflush(out) || ferror(out)) {
-		cli_out_error();
-		ret = 1;
-	}
-	if (views_report_damage(s))
-		ret = 1;
-	return ret;
+	return views_finish(s, out, 0);
 }
 
 int cmd_info(int argc, char **argv)
@@ -245,13 +238,9 @@ int cmd_info(int argc, char **argv)
 	int r;
 
 	for (int i = 1; i < argc; i++)
-		if ((r = cli_read_opt("info", usage_text, argc, argv, &i, &dir)))
-			return r == CLI_OPT_HELP ? 0 : 2;
+		if ((r = cli_read_opt("info", usage_text, argc, argv, &i, &dir)) != CLI_OPT_TAKEN)
+			return r;
 	if (cli_open_session(&s, dir))
 		return 1;
-	r = info_run(&s, stdout);
-	if (r < 0)
-		cli_err("out of memory while reading the trace");
-	tr_close(&s);
-	return r ? 1 : 0;
+	return cli_close_session(&s, info_run(&s, stdout), "reading the trace");
 }

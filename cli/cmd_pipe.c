@@ -34,15 +34,12 @@ int cmd_pipe(int argc, char **argv)
 	int64_t timeout_ns = CTL_TIMEOUT_DEFAULT_NS;
 	const char *arg = NULL;
 	for (int k = 1; k < argc; k++) {
-		int t;
-		if (cli_is_help(argv[k])) {
-			fputs(usage_text, stdout);
-			return 0;
-		}
-		if ((t = ctl_timeout_opt(argc, argv, &k, &timeout_ns))) {
-			if (t < 0)
-				return 2;
-		} else if (argv[k][0] == '-' && argv[k][1]) {
+		int t = ctl_cmd_opt(usage_text, argc, argv, &k, &timeout_ns);
+		if (t >= 0)
+			return t;
+		if (t == CLI_OPT_TAKEN)
+			continue;
+		if (argv[k][0] == '-' && argv[k][1]) {
 			cli_err("pipe: unknown option '%s'; see 'dynftrace pipe --help'", argv[k]);
 			return 2;
 		} else if (arg) {

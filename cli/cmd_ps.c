@@ -310,16 +310,11 @@ int cmd_ps(int argc, char **argv)
 {
 	int64_t timeout_ns = CTL_TIMEOUT_DEFAULT_NS;
 	for (int k = 1; k < argc; k++) {
-		int t;
-		if (cli_is_help(argv[k])) {
-			fputs(usage_text, stdout);
-			return 0;
-		}
-		if ((t = ctl_timeout_opt(argc, argv, &k, &timeout_ns))) {
-			if (t < 0)
-				return 2;
+		int t = ctl_cmd_opt(usage_text, argc, argv, &k, &timeout_ns);
+		if (t >= 0)
+			return t;
+		if (t == CLI_OPT_TAKEN)
 			continue;
-		}
 		cli_err("ps: unexpected argument '%s'; see 'dynftrace ps --help'", argv[k]);
 		return 2;
 	}

@@ -494,17 +494,22 @@ static int p2_other(struct tr_walk *w, const struct tr_event *ev)
 
 static const struct tr_walk_ops p2_ops = {p2_enter, p2_leave, p2_other};
 
-int views_report_damage(struct tr_session *s)
+int views_finish(struct tr_session *s, FILE *out, int ret)
 {
-	int n = 0;
-
+	if (ret)
+		return ret;
+	if (fflush(out) || ferror(out)) {
+		cli_out_error();
+		ret = 1;
+	}
+	/* Damage is told after the output, so it is the last thing seen. */
 	for (size_t i = 0; i < s->nstreams; i++) {
 		if (s->streams[i].failed) {
 			cli_err("%s", s->streams[i].err);
-			n++;
+			ret = 1;
 		}
 	}
-	return n;
+	return ret;
 }
 
 int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out)
@@ -559,15 +564,7 @@ out:
 		free(r.rs[i].dec);
 	}
 	free(r.rs);
-	if (ret)
-		return ret;
-	if (fflush(out) || ferror(out)) {
-		cli_out_error();
-		ret = 1;
-	}
-	if (views_report_damage(s))
-		ret = 1;
-	return ret;
+	return views_finish(s, out, ret);
 }
 
 static int add_tids(struct replay_opts *o, const char *arg)
@@ -645,9 +642,9 @@ int cmd_replay(int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--no-time")) {
 			o.no_time = 1;
-		} else if ((r = cli_read_opt("replay", usage_text, argc, argv, &i, &dir))) {
-			if (r == CLI_OPT_HELP)
-				ret = 0;
+		} else if ((r = cli_read_opt("replay", usage_text, argc, argv, &i, &dir)) !=
+			   CLI_OPT_TAKEN) {
+			ret = r;
 			goto out;
 		}
 	}
@@ -655,11 +652,7 @@ int cmd_replay(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	r = replay_run(&s, &o, stdout);
-	if (r < 0)
-		cli_err("out of memory while replaying the trace");
-	ret = r ? 1 : 0;
-	tr_close(&s);
+	ret = cli_close_session(&s, replay_run(&s, &o, stdout), "replaying the trace");
 out:
 	cli_glob_free(&o.filter);
 	cli_glob_free(&o.notrace);

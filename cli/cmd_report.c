@@ -428,15 +428,7 @@ out:
 	free(notes_text);
 	free(v);
 	table_free(&t);
-	if (ret)
-		return ret;
-	if (fflush(out) || ferror(out)) {
-		cli_out_error();
-		ret = 1;
-	}
-	if (views_report_damage(s))
-		ret = 1;
-	return ret;
+	return views_finish(s, out, ret);
 }
 
 int cmd_report(int argc, char **argv)
@@ -464,15 +456,12 @@ int cmd_report(int argc, char **argv)
 				    v);
 				return 2;
 			}
-		} else if ((r = cli_read_opt("report", usage_text, argc, argv, &i, &dir))) {
-			return r == CLI_OPT_HELP ? 0 : 2;
+		} else if ((r = cli_read_opt("report", usage_text, argc, argv, &i, &dir)) !=
+			   CLI_OPT_TAKEN) {
+			return r;
 		}
 	}
 	if (cli_open_session(&s, dir))
 		return 1;
-	r = report_run(&s, sort, stdout);
-	if (r < 0)
-		cli_err("out of memory while building the report");
-	tr_close(&s);
-	return r ? 1 : 0;
+	return cli_close_session(&s, report_run(&s, sort, stdout), "building the report");
 }

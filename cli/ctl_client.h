@@ -99,9 +99,11 @@ int ctl_sink_text(const char *p, size_t n, void *data);
  * status. */
 int ctl_stream_pipe(struct ctl_conn *c, const char *what);
 
-/* The option --timeout SECONDS at ARGV[*I] (cli_opt): 1 with *TIMEOUT_NS
- * set, 0 when it is another argument, -1 on a bad value (error printed). */
-int ctl_timeout_opt(int argc, char **argv, int *i, int64_t *timeout_ns);
+/* The options the commands that talk to a process (ctl, pipe, ps) share, at
+ * ARGV[*I]: -h/--help (prints USAGE) and --timeout SECONDS (sets
+ * *TIMEOUT_NS). CLI_OPT_TAKEN, CLI_OPT_NONE, or the exit status to end with
+ * (cli.h). */
+int ctl_cmd_opt(const char *usage, int argc, char **argv, int *i, int64_t *timeout_ns);
 
 /* The directories control sockets live in for UID with runtime dir XDG
  * (may be NULL): up to 2 paths into DIRS (each PATH_MAX). Returns how many. */

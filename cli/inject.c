@@ -157,27 +157,49 @@ static int find_thread(const struct inj *p, pid_t tid)
 	return -1;
 }
 
+/* The signal sets of a status file in /proc (bit SIG-1 for SIG). */
+struct sigsets {
+	uint64_t pnd; /* SigPnd | ShdPnd: the thread's own and the process's */
+	uint64_t blk, ign, cgt;
+};
+
+/* Read them from /proc/PID/task/TID/status, or /proc/PID/status when TID is
+ * 0: 0, or -1 when it cannot be opened (the thread is gone). */
+static int read_sigsets(pid_t pid, pid_t tid, struct sigsets *m)
+{
+	char path[80], line[256];
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	*m = (struct sigsets){0};
+	/* Each line comes once; the two pending ones are joined. */
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t *set = !strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)
+				    ? &m->pnd
+				: !strncmp(line, "SigBlk:", 7) ? &m->blk
+				: !strncmp(line, "SigIgn:", 7) ? &m->ign
+				: !strncmp(line, "SigCgt:", 7) ? &m->cgt
+							       : NULL;
+		if (set)
+			*set |= strtoull(line + 7, NULL, 16);
+	}
+	fclose(f);
+	return 0;
+}
+
 /* Will TID run a handler of the program when it resumes: a signal pending
  * (its own or the process's) that is caught and not blocked? Then the
  * program sees EINTR anyway. Ignored signals do not count: see below. */
 static int signals_pending(pid_t pid, pid_t tid)
 {
-	char path[80], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	struct sigsets m;
+	if (read_sigsets(pid, tid, &m))
 		return 1;
-	uint64_t pnd = 0, blk = 0, cgt = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7))
-			pnd |= strtoull(line + 7, NULL, 16);
-		else if (!strncmp(line, "SigBlk:", 7))
-			blk = strtoull(line + 7, NULL, 16);
-		else if (!strncmp(line, "SigCgt:", 7))
-			cgt = strtoull(line + 7, NULL, 16);
-	}
-	fclose(f);
-	return (pnd & cgt & ~blk) != 0;
+	return (m.pnd & m.cgt & ~m.blk) != 0;
 }
 
 /*
@@ -189,22 +211,13 @@ static int signals_pending(pid_t pid, pid_t tid)
  */
 static int signal_ignored(pid_t pid, int sig)
 {
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	struct sigsets m;
+	uint64_t bit = UINT64_C(1) << (sig - 1);
+	if (read_sigsets(pid, 0, &m))
 		return 0;
-	uint64_t ign = 0, cgt = 0, bit = UINT64_C(1) << (sig - 1);
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "SigIgn:", 7))
-			ign = strtoull(line + 7, NULL, 16);
-		else if (!strncmp(line, "SigCgt:", 7))
-			cgt = strtoull(line + 7, NULL, 16);
-	}
-	fclose(f);
-	if (ign & bit)
+	if (m.ign & bit)
 		return 1;
-	return !(cgt & bit) && (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH);
+	return !(m.cgt & bit) && (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH);
 }
 
 /* Ask seized thread I to stop: 1 asked, 0 gone, -errno. */
@@ -380,19 +393,10 @@ int inj_trap_pending(struct inj *p, size_t i)
 	const struct inj_thread *t = &p->t[i];
 	if (t->sig == SIGTRAP)
 		return 1;
-	char path[80], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)p->pid, (int)t->tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	struct sigsets m;
+	if (read_sigsets(p->pid, t->tid, &m))
 		return 0;
-	int pending = 0;
-	uint64_t bit = UINT64_C(1) << (SIGTRAP - 1);
-	while (fgets(line, sizeof(line), f))
-		if ((!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)) &&
-		    (strtoull(line + 7, NULL, 16) & bit))
-			pending = 1;
-	fclose(f);
-	return pending;
+	return (m.pnd & UINT64_C(1) << (SIGTRAP - 1)) != 0;
 }
 
 uint64_t inj_thread_pointer(const struct inj *p, size_t i)

@@ -14,21 +14,21 @@ int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int 
 
 	if (cli_is_help(a)) {
 		fputs(usage, stdout);
-		return CLI_OPT_HELP;
+		return 0;
 	}
 	if ((r = cli_opt(argc, argv, i, "-d", "--data", &v))) {
 		if (r < 0)
-			return CLI_OPT_ERR;
+			return 2;
 		*dir = v;
-		return CLI_OPT_DONE;
+		return CLI_OPT_TAKEN;
 	}
 	if (!strcmp(a, "--no-demangle")) {
 		tr_demangle = 0;
-		return CLI_OPT_DONE;
+		return CLI_OPT_TAKEN;
 	}
 	cli_err("%s: unknown %s '%s'; see 'dynftrace %s --help'", cmd,
 		a[0] == '-' ? "option" : "argument", a, cmd);
-	return CLI_OPT_ERR;
+	return 2;
 }
 
 int cli_open_session(struct tr_session *s, const char *dir)
@@ -38,4 +38,12 @@ int cli_open_session(struct tr_session *s, const char *dir)
 	cli_err("%s", s->err);
 	tr_close(s);
 	return 1;
+}
+
+int cli_close_session(struct tr_session *s, int r, const char *doing)
+{
+	if (r < 0)
+		cli_err("out of memory while %s", doing);
+	tr_close(s);
+	return r ? 1 : 0;
 }

@@ -455,16 +455,8 @@ static int read_chain(pid_t tid, struct chain *c)
 /* CAP_SYS_ADMIN in our effective set? */
 static int have_sys_admin(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
-		return 0;
-	char line[256];
-	unsigned long long caps = 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "CapEff:", 7))
-			caps = strtoull(line + 7, NULL, 16);
-	fclose(f);
-	return (caps >> CAP_SYS_ADMIN) & 1;
+	long caps = status_num("/proc/self/status", "CapEff", 1);
+	return caps > 0 && (caps >> CAP_SYS_ADMIN) & 1;
 }
 
 static int no_permission(char *why, size_t n)

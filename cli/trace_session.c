@@ -26,8 +26,7 @@
 
 #define MAX_TEXT_FILE (256u << 20) /* info, sites and maps files */
 
-static void set_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_err(char *err, const char *fmt, ...)
+void tr_set_err(char *err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -99,6 +98,22 @@ static int for_each_line(char *text, size_t len, int (*fn)(char *line, unsigned 
 		p = nl + 1;
 	}
 	return 0;
+}
+
+/* for_each_line() on TEXT, the file PATH, with its failure said in S->err:
+ * 0, -EINVAL or -ENOMEM. */
+static int parse_lines(struct tr_session *s, const char *path, char *text, size_t len,
+		       int (*fn)(char *line, unsigned no, void *d), void *d)
+{
+	int err = for_each_line(text, len, fn, d);
+
+	if (err < 0 && err != -EINVAL && err != -ENOMEM) {
+		tr_set_err(s->err, "%s: line %d holds a NUL byte", path, -err);
+		err = -EINVAL;
+	}
+	if (err == -ENOMEM)
+		tr_set_err(s->err, "out of memory reading %s", path);
+	return err;
 }
 
 static int parse_u64(const char *s, int base, uint64_t *v, const char **end)
@@ -186,7 +201,7 @@ static int info_line(char *line, unsigned no, void *d)
 		return 0;
 	colon = strchr(line, ':');
 	if (!colon || colon == line) {
-		set_err(c->s->err, "%s: line %u is not a 'key: value' line", c->path, no);
+		tr_set_err(c->s->err, "%s: line %u is not a 'key: value' line", c->path, no);
 		return -EINVAL;
 	}
 	*colon = 0;
@@ -195,18 +210,18 @@ static int info_line(char *line, unsigned no, void *d)
 		v++;
 	if (!c->seen_version) {
 		if (strcmp(line, "version")) {
-			set_err(c->s->err, "%s: the first line is not 'version: N'", c->path);
+			tr_set_err(c->s->err, "%s: the first line is not 'version: N'", c->path);
 			return -EINVAL;
 		}
 		if (parse_dec_tok(&v, &n) || n > 1000) {
-			set_err(c->s->err, "%s: line %u: bad version", c->path, no);
+			tr_set_err(c->s->err, "%s: line %u: bad version", c->path, no);
 			return -EINVAL;
 		}
 		if (n != 1) {
-			set_err(c->s->err,
-				"%s: format version %" PRIu64
-				" is not supported by this dynftrace (version 1)",
-				c->path, n);
+			tr_set_err(c->s->err,
+				   "%s: format version %" PRIu64
+				   " is not supported by this dynftrace (version 1)",
+				   c->path, n);
 			return -EINVAL;
 		}
 		in->version = (int)n;
@@ -377,7 +392,7 @@ static int info_line(char *line, unsigned no, void *d)
 	}
 	return 0; /* unknown keys: written by a newer version */
 bad:
-	set_err(c->s->err, "%s: line %u: bad value for '%s'", c->path, no, line);
+	tr_set_err(c->s->err, "%s: line %u: bad value for '%s'", c->path, no, line);
 	return -EINVAL;
 }
 
@@ -394,26 +409,20 @@ static int read_info(struct tr_session *s)
 	err = read_text(path, &text, &len);
 	if (err) {
 		if (err == -ENOENT)
-			set_err(s->err, "'%s' is not a dynftrace session: it has no info file",
-				s->dir);
+			tr_set_err(s->err, "'%s' is not a dynftrace session: it has no info file",
+				   s->dir);
 		else if (err == -ENOMEM)
-			set_err(s->err, "out of memory reading %s", path);
+			tr_set_err(s->err, "out of memory reading %s", path);
 		else
-			set_err(s->err, "cannot read %s: %s", path, strerror(-err));
+			tr_set_err(s->err, "cannot read %s: %s", path, strerror(-err));
 		free(path);
 		return err == -ENOMEM ? err : err == -ENOENT ? -ENOENT : -EINVAL;
 	}
-	err = for_each_line(text, len, info_line, &c);
-	if (err < 0 && err != -EINVAL && err != -ENOMEM) {
-		set_err(s->err, "%s: line %d holds a NUL byte", path, -err);
-		err = -EINVAL;
-	}
+	err = parse_lines(s, path, text, len, info_line, &c);
 	if (!err && !c.seen_version) {
-		set_err(s->err, "%s is empty: the session was not recorded completely", path);
+		tr_set_err(s->err, "%s is empty: the session was not recorded completely", path);
 		err = -EINVAL;
 	}
-	if (err == -ENOMEM)
-		set_err(s->err, "out of memory reading %s", path);
 	free(text);
 	free(path);
 	return err;
@@ -443,16 +452,39 @@ static struct tr_proc *proc_get(struct tr_session *s, const char *key)
 	return p;
 }
 
-struct sites_ctx {
+/* What sites_line() and maps_line() parse into. */
+struct proc_ctx {
 	struct tr_session *s;
 	struct tr_proc *p;
 	const char *path;
 	size_t cap;
 };
 
+/* Read DIR/FNAME, a file of process P, into *TEXT and give its lines to FN.
+ * *PATH (malloc'd, or NULL) names the file in later messages. */
+static int read_proc_file(struct tr_session *s, struct tr_proc *p, const char *fname, char **text,
+			  int (*fn)(char *line, unsigned no, void *d), char **path)
+{
+	struct proc_ctx c = {.s = s, .p = p};
+	size_t len;
+	int err;
+
+	if (asprintf(path, "%s/%s", s->dir, fname) < 0) {
+		*path = NULL;
+		return -ENOMEM;
+	}
+	c.path = *path;
+	err = read_text(*path, text, &len);
+	if (err) {
+		tr_set_err(s->err, "cannot read %s: %s", *path, strerror(-err));
+		return err == -ENOMEM ? err : -EINVAL;
+	}
+	return parse_lines(s, *path, *text, len, fn, &c);
+}
+
 static int sites_line(char *line, unsigned no, void *d)
 {
-	struct sites_ctx *c = d;
+	struct proc_ctx *c = d;
 	struct tr_proc *p = c->p;
 	struct tr_site site = {0};
 	const char *v = line, *e;
@@ -501,7 +533,7 @@ static int sites_line(char *line, unsigned no, void *d)
 	p->sites[p->nsites++] = site;
 	return 0;
 bad:
-	set_err(c->s->err, "%s: line %u is not 'ID ADDR SIZE NAME OBJECT'", c->path, no);
+	tr_set_err(c->s->err, "%s: line %u is not 'ID ADDR SIZE NAME OBJECT'", c->path, no);
 	return -EINVAL;
 }
 
@@ -522,35 +554,17 @@ static int cmp_site_addr(const void *a, const void *b)
 
 static int read_sites(struct tr_session *s, struct tr_proc *p, const char *fname)
 {
-	struct sites_ctx c = {.s = s, .p = p};
 	char *path;
-	size_t len;
-	int err;
+	int err = read_proc_file(s, p, fname, &p->text, sites_line, &path);
 
-	if (asprintf(&path, "%s/%s", s->dir, fname) < 0)
-		return -ENOMEM;
-	c.path = path;
-	err = read_text(path, &p->text, &len);
-	if (err) {
-		set_err(s->err, "cannot read %s: %s", path, strerror(-err));
-		free(path);
-		return err == -ENOMEM ? err : -EINVAL;
-	}
-	err = for_each_line(p->text, len, sites_line, &c);
-	if (err < 0 && err != -EINVAL && err != -ENOMEM) {
-		set_err(s->err, "%s: line %d holds a NUL byte", path, -err);
-		err = -EINVAL;
-	}
-	if (err == -ENOMEM)
-		set_err(s->err, "out of memory reading %s", path);
 	if (!err) {
 		if (p->nsites)
 			qsort(p->sites, p->nsites, sizeof(*p->sites), cmp_site_id);
 		p->dense = 1;
 		for (size_t i = 0; i < p->nsites; i++) {
 			if (i && p->sites[i].id == p->sites[i - 1].id) {
-				set_err(s->err, "%s: site id %" PRIu32 " appears twice", path,
-					p->sites[i].id);
+				tr_set_err(s->err, "%s: site id %" PRIu32 " appears twice", path,
+					   p->sites[i].id);
 				err = -EINVAL;
 				break;
 			}
@@ -561,7 +575,7 @@ static int read_sites(struct tr_session *s, struct tr_proc *p, const char *fname
 	if (!err && p->nsites) {
 		p->by_addr = malloc(p->nsites * sizeof(*p->by_addr));
 		if (!p->by_addr) {
-			set_err(s->err, "out of memory reading %s", path);
+			tr_set_err(s->err, "out of memory reading %s", path);
 			err = -ENOMEM;
 		} else {
 			for (size_t i = 0; i < p->nsites; i++)
@@ -574,16 +588,9 @@ static int read_sites(struct tr_session *s, struct tr_proc *p, const char *fname
 	return err;
 }
 
-struct maps_ctx {
-	struct tr_session *s;
-	struct tr_proc *p;
-	const char *path;
-	size_t cap;
-};
-
 static int maps_line(char *line, unsigned no, void *d)
 {
-	struct maps_ctx *c = d;
+	struct proc_ctx *c = d;
 	struct tr_proc *p = c->p;
 	struct tr_map m = {0};
 	const char *v = line, *e;
@@ -614,7 +621,7 @@ static int maps_line(char *line, unsigned no, void *d)
 	p->maps[p->nmaps++] = m;
 	return 0;
 bad:
-	set_err(c->s->err, "%s: line %u is not 'START END BIAS PATH'", c->path, no);
+	tr_set_err(c->s->err, "%s: line %u is not 'START END BIAS PATH'", c->path, no);
 	return -EINVAL;
 }
 
@@ -627,27 +634,9 @@ static int cmp_map(const void *a, const void *b)
 
 static int read_maps(struct tr_session *s, struct tr_proc *p, const char *fname)
 {
-	struct maps_ctx c = {.s = s, .p = p};
 	char *path;
-	size_t len;
-	int err;
+	int err = read_proc_file(s, p, fname, &p->maps_text, maps_line, &path);
 
-	if (asprintf(&path, "%s/%s", s->dir, fname) < 0)
-		return -ENOMEM;
-	c.path = path;
-	err = read_text(path, &p->maps_text, &len);
-	if (err) {
-		set_err(s->err, "cannot read %s: %s", path, strerror(-err));
-		free(path);
-		return err == -ENOMEM ? err : -EINVAL;
-	}
-	err = for_each_line(p->maps_text, len, maps_line, &c);
-	if (err < 0 && err != -EINVAL && err != -ENOMEM) {
-		set_err(s->err, "%s: line %d holds a NUL byte", path, -err);
-		err = -EINVAL;
-	}
-	if (err == -ENOMEM)
-		set_err(s->err, "out of memory reading %s", path);
 	if (!err && p->nmaps)
 		qsort(p->maps, p->nmaps, sizeof(*p->maps), cmp_map);
 	free(path);
@@ -700,18 +689,18 @@ static int read_metadata(struct tr_session *s)
 			free(path);
 			return 0; /* fine if there is no stream either; checked later */
 		}
-		set_err(s->err, "cannot read %s: %s", path, strerror(-err));
+		tr_set_err(s->err, "cannot read %s: %s", path, strerror(-err));
 		free(path);
 		return err == -ENOMEM ? err : -EINVAL;
 	}
 	s->has_metadata = 1;
 	err = 0;
 	if (strncmp(text, "/* CTF 1.8", 10)) {
-		set_err(s->err, "%s is not CTF 1.8 text metadata", path);
+		tr_set_err(s->err, "%s is not CTF 1.8 text metadata", path);
 		err = -EINVAL;
 	} else if ((u = strstr(text, "uuid = \""))) {
 		if (parse_uuid(u + 8, s->uuid)) {
-			set_err(s->err, "%s: bad uuid at offset %zu", path, (size_t)(u - text));
+			tr_set_err(s->err, "%s: bad uuid at offset %zu", path, (size_t)(u - text));
 			err = -EINVAL;
 		} else {
 			s->has_uuid = 1;
@@ -783,8 +772,8 @@ static int add_stream(struct tr_session *s, const char *ctfdir, const char *fnam
 	s->nstreams++;
 	fd = open(st->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		set_err(st->pre_err, "%s: cannot read: %s", st->path,
-			fd < 0 ? strerror(errno) : "not a regular file");
+		tr_set_err(st->pre_err, "%s: cannot read: %s", st->path,
+			   fd < 0 ? strerror(errno) : "not a regular file");
 		if (fd >= 0)
 			close(fd);
 		return 0;
@@ -794,7 +783,7 @@ static int add_stream(struct tr_session *s, const char *ctfdir, const char *fnam
 		void *m = mmap(NULL, (size_t)st->size, PROT_READ, MAP_PRIVATE, fd, 0);
 
 		if (m == MAP_FAILED)
-			set_err(st->pre_err, "%s: cannot map: %s", st->path, strerror(errno));
+			tr_set_err(st->pre_err, "%s: cannot map: %s", st->path, strerror(errno));
 		else
 			st->data = m;
 	}
@@ -813,21 +802,22 @@ int tr_open(struct tr_session *s, const char *dir)
 	memset(s, 0, sizeof(*s));
 	s->dir = strdup(dir);
 	if (!s->dir) {
-		set_err(s->err, "out of memory");
+		tr_set_err(s->err, "out of memory");
 		return -ENOMEM;
 	}
 	if (stat(dir, &sb) < 0) {
 		if (errno == ENOENT)
-			set_err(s->err,
-				"there is no trace in '%s': it does not exist (record one "
-				"with 'dynftrace record')",
-				dir);
+			tr_set_err(s->err,
+				   "there is no trace in '%s': it does not exist (record one "
+				   "with 'dynftrace record')",
+				   dir);
 		else
-			set_err(s->err, "cannot open the trace in '%s': %s", dir, strerror(errno));
+			tr_set_err(s->err, "cannot open the trace in '%s': %s", dir,
+				   strerror(errno));
 		return -ENOENT;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		set_err(s->err, "'%s' is not a dynftrace session: it is not a directory", dir);
+		tr_set_err(s->err, "'%s' is not a dynftrace session: it is not a directory", dir);
 		return -ENOENT;
 	}
 	err = read_info(s);
@@ -840,7 +830,7 @@ int tr_open(struct tr_session *s, const char *dir)
 	/* sites-KEY.txt and maps-KEY.txt */
 	d = opendir(dir);
 	if (!d) {
-		set_err(s->err, "cannot list '%s': %s", dir, strerror(errno));
+		tr_set_err(s->err, "cannot list '%s': %s", dir, strerror(errno));
 		return -EINVAL;
 	}
 	while ((de = readdir(d))) {
@@ -861,7 +851,7 @@ int tr_open(struct tr_session *s, const char *dir)
 		p = proc_get(s, key);
 		if (!p) {
 			closedir(d);
-			set_err(s->err, "out of memory");
+			tr_set_err(s->err, "out of memory");
 			return -ENOMEM;
 		}
 		err = sites ? read_sites(s, p, n) : read_maps(s, p, n);
@@ -874,12 +864,12 @@ int tr_open(struct tr_session *s, const char *dir)
 
 	/* ctf/stream-KEY-TID */
 	if (asprintf(&ctfdir, "%s/ctf", dir) < 0) {
-		set_err(s->err, "out of memory");
+		tr_set_err(s->err, "out of memory");
 		return -ENOMEM;
 	}
 	d = opendir(ctfdir);
 	if (!d && errno != ENOENT) {
-		set_err(s->err, "cannot list '%s': %s", ctfdir, strerror(errno));
+		tr_set_err(s->err, "cannot list '%s': %s", ctfdir, strerror(errno));
 		free(ctfdir);
 		return -EINVAL;
 	}
@@ -890,7 +880,7 @@ int tr_open(struct tr_session *s, const char *dir)
 		if (err) {
 			closedir(d);
 			free(ctfdir);
-			set_err(s->err, "out of memory");
+			tr_set_err(s->err, "out of memory");
 			return err;
 		}
 	}
@@ -900,17 +890,17 @@ int tr_open(struct tr_session *s, const char *dir)
 	for (size_t i = 0; i < s->nstreams; i++)
 		s->streams[i].proc = &s->procs[s->streams[i].proc_idx];
 	if (s->nstreams && !s->has_metadata) {
-		set_err(s->err, "%s/ctf/metadata is missing: the trace is damaged", dir);
+		tr_set_err(s->err, "%s/ctf/metadata is missing: the trace is damaged", dir);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < s->nstreams; i++) {
 		struct tr_stream *st = &s->streams[i];
 
 		if (!st->pre_err[0] && !st->proc->has_sites)
-			set_err(st->pre_err,
-				"%s: %s/sites-%s.txt is missing, so its functions "
-				"cannot be named",
-				st->path, dir, st->proc->key);
+			tr_set_err(st->pre_err,
+				   "%s: %s/sites-%s.txt is missing, so its functions "
+				   "cannot be named",
+				   st->path, dir, st->proc->key);
 	}
 	if (s->nstreams)
 		qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_stream);

@@ -23,6 +23,9 @@
 
 #define TR_ERR_LEN 512
 
+/* Format a message into ERR (TR_ERR_LEN bytes), for the reader's files. */
+void tr_set_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* One line of sites-KEY.txt: "ID ADDR SIZE NAME OBJECT". */
 struct tr_site {
 	uint32_t id;

@@ -48,16 +48,6 @@ static uint64_t le64(const uint8_t *p)
 	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
-static void set_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, TR_ERR_LEN, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- streams ---------------------------------------------------------- */
 
 void tr_stream_rewind(struct tr_stream *st)
@@ -89,7 +79,7 @@ static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	set_err(st->err, "%s: %s at offset %" PRIu64, st->path, what, off);
+	tr_set_err(st->err, "%s: %s at offset %" PRIu64, st->path, what, off);
 	st->failed = 1;
 	st->ended = 1;
 }

@@ -33,7 +33,9 @@ int dump_chrome_run(struct tr_session *s, FILE *out);
 
 int info_run(struct tr_session *s, FILE *out);
 
-/* Print every damaged stream's message through cli_err(); returns how many. */
-int views_report_damage(struct tr_session *s);
+/* The end of a view that ended with RET: RET when not 0; else 1 when OUT
+ * cannot be flushed (said) or a stream was damaged (each one's message
+ * printed through cli_err()), else 0. */
+int views_finish(struct tr_session *s, FILE *out, int ret);
 
 #endif

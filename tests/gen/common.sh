@@ -9,6 +9,12 @@
 #   cc_prog OUT SRC...     build a program with SANFLAGS, linked with the
 #                  runtime in $B (-ldynftrace, rpath), pthread, dl
 #   tap_prog [--diag] NAME CMD...  one TAP line for a TAP-speaking program
+#   record_setup   DFT, cd to $T; ends the test unless SAN is empty or asan
+#   cc_recorded OUT SRC    a traced program for record, in the current
+#                  directory; ends the test when it does not build
+#   record_san     HIDE and ASAN_OPTIONS for recording asan programs
+#   recorded DIR ARGS...   `dynftrace record $HIDE -d DIR ARGS`, waited for:
+#                  rpid, rc, and the traced pid and cpid (its first child)
 #   compilers      $CC, and clang too when it is there (no sanitizer)
 #   build_t_ring   $T/t-ring (tests/ring/t-ring.c with lib/ring/ring.c)
 # A sanitizer report must not pass for an ordinary failure: ASan exits 99.
@@ -49,6 +55,57 @@ cc_prog() {
 	shift
 	$CC $CFLAGS_T $SANFLAGS "$@" -o "$out" -L"$B" -Wl,--no-as-needed -ldynftrace \
 		-Wl,--as-needed -Wl,-rpath,"$B" -lpthread -ldl
+}
+
+# record_setup: for the end-to-end tests of `dynftrace record` ($DFT), run
+# in $T, by the default and asan configurations only.
+record_setup() {
+	DFT=$B/dynftrace
+	cd "$T" || exit 1
+	if [ -n "$SAN" ] && [ "$SAN" != asan ]; then
+		skip "end-to-end recording runs in the default and asan configurations only"
+		exit 0
+	fi
+}
+
+# cc_recorded OUT SRC: build the traced program OUT (SANFLAGS, pthread),
+# errors in build.log; ends the test when it does not build.
+cc_recorded() {
+	# shellcheck disable=SC2086
+	if ! $CC -O1 -g $TRACE_FLAGS $SANFLAGS "$2" -o "$1" -lpthread 2>build.log; then
+		notok "build the test program"
+		diag_file build.log
+		exit 1
+	fi
+}
+
+# record_san: under asan the recorded programs are instrumented too (the
+# preloaded runtime needs the ASan runtime in the process); LD_PRELOAD puts
+# libdynftrace.so before libasan: ASan is told that is fine. HIDE: the -N
+# option of record or replay hiding the ASan module constructors and
+# destructors, traced functions of the program (empty without asan).
+record_san() {
+	HIDE=
+	if [ "$SAN" = asan ]; then
+		export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
+		HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
+	fi
+}
+
+# recorded DIR ARGS...: `$DFT record $HIDE -d DIR ARGS...` (output in out
+# and err), waited for. Sets rpid (the recorder: it names its buffer
+# directory in /dev/shm), rc (its status), pid and cpid (the first two
+# processes of the trace: the program and its first child).
+recorded() {
+	local d=$1
+	shift
+	# shellcheck disable=SC2086
+	"$DFT" record $HIDE -d "$d" "$@" >out 2>err &
+	rpid=$!
+	wait $rpid
+	rc=$?
+	pid=$(sed -n 's/^pid: //p' "$d/info" | sed -n 1p)
+	cpid=$(sed -n 's/^pid: //p' "$d/info" | sed -n 2p)
 }
 
 # tap_prog [--diag] NAME CMD...: run CMD, a program that prints TAP, and

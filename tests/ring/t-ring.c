@@ -79,6 +79,13 @@ static int setup(const char *dir, size_t ps, size_t pages, int overwrite)
 	return ring_init(&c);
 }
 
+/* setup() as a test's first check; nonzero when it passed. */
+static int setup_ok(const char *dir, size_t ps, size_t pages, int overwrite)
+{
+	int err = setup(dir, ps, pages, overwrite);
+	return ok(err == 0, "ring_init: %s", strerror(-err));
+}
+
 /* ---- reading the results back ------------------------------------------ */
 
 #define MAXS 256
@@ -95,41 +102,33 @@ struct sres {
 static struct sres g_s[MAXS];
 static int g_ns;
 
+/* The events the info file says thread TID of PID lost (PID 0: every
+ * thread), in *LINES lines (LINES may be NULL). */
 static uint64_t info_lost(int pid, int tid, int *lines)
 {
 	FILE *f = fopen(g_info, "r");
 	char line[256];
 	uint64_t n = 0;
-	*lines = 0;
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
+	int nl = 0;
+	while (f && fgets(line, sizeof(line), f)) {
 		int p, t;
 		unsigned long long v;
-		if (sscanf(line, "lost: %d %d %llu", &p, &t, &v) == 3 && p == pid && t == tid) {
+		if (sscanf(line, "lost: %d %d %llu", &p, &t, &v) == 3 &&
+		    (!pid || (p == pid && t == tid))) {
 			n += v;
-			(*lines)++;
+			nl++;
 		}
 	}
-	fclose(f);
+	if (f)
+		fclose(f);
+	if (lines)
+		*lines = nl;
 	return n;
 }
 
 static uint64_t info_lost_total(void)
 {
-	FILE *f = fopen(g_info, "r");
-	char line[256];
-	uint64_t n = 0;
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		int p, t;
-		unsigned long long v;
-		if (sscanf(line, "lost: %d %d %llu", &p, &t, &v) == 3)
-			n += v;
-	}
-	fclose(f);
-	return n;
+	return info_lost(0, 0, NULL);
 }
 
 static int by_name(const void *a, const void *b)
@@ -361,8 +360,7 @@ static int fds_in_trace(void)
 static int t_basic(const char *dir)
 {
 	tap_plan(8);
-	int err = setup(dir, 0, 0, 0);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, 0, 0, 0))
 		return 1;
 	struct wres w[5] = {{0}};
 	pthread_t th[4];
@@ -551,8 +549,7 @@ static void nested_run(uint64_t min, uint64_t max, uint64_t *written, uint64_t *
 static int t_nested(const char *dir, size_t ps, size_t pages)
 {
 	tap_plan(5);
-	int err = setup(dir, ps, pages, 0);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, ps, pages, 0))
 		return 1;
 	uint64_t written = 0, attempted = 0, tsum = 0;
 	pid_t tid = gettid_();
@@ -590,8 +587,7 @@ static int t_lost(const char *dir, int overwrite, int nest)
 	tap_plan(6);
 	if (!getenv("DYNFTRACE_RING_TEST_STALL"))
 		setenv("DYNFTRACE_RING_TEST_STALL", "1", 1);
-	int err = setup(dir, 4096, 2, overwrite);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, 4096, 2, overwrite))
 		return 1;
 	uint64_t written = 0, attempted = 0, tsum = 0;
 	pid_t tid = gettid_();
@@ -670,8 +666,7 @@ static int t_plug(const char *dir)
 	tap_plan(4);
 	if (!getenv("DYNFTRACE_RING_TEST_STALL"))
 		setenv("DYNFTRACE_RING_TEST_STALL", "1", 1);
-	int err = setup(dir, 4096, 2, 0);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, 4096, 2, 0))
 		return 1;
 	uint64_t markers = 0, entries = 0, first_drop = 0;
 	pid_t tid = gettid_();
@@ -750,8 +745,7 @@ static int count_streams(void)
 static int t_threads(const char *dir)
 {
 	tap_plan(4);
-	int err = setup(dir, 16384, 4, 0);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, 16384, 4, 0))
 		return 1;
 	struct wres *w = th_w;
 	for (int wave = 0; wave < TH_N / 8; wave++) {
@@ -824,8 +818,7 @@ static void check_entries(const struct dec_event *ev, void *arg)
 static int t_fork(const char *dir)
 {
 	tap_plan(5);
-	int err = setup(dir, 0, 0, 0);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, 0, 0, 0))
 		return 1;
 	write_entries(0, 3000);
 	pid_t c1 = fork();
@@ -911,8 +904,7 @@ static void *sd_shutdown(void *arg)
 static int t_shutdown(const char *dir)
 {
 	tap_plan(4);
-	int err = setup(dir, 0, 0, 0);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, 0, 0, 0))
 		return 1;
 	struct sdw w[3] = {{0}};
 	pthread_t th[3], s1, s2;
@@ -970,8 +962,7 @@ static void *df_writer(void *arg)
 static int t_diskfull(const char *dir)
 {
 	tap_plan(3);
-	int err = setup(dir, 16384, 8, 0);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, 16384, 8, 0))
 		return 1;
 	struct wres w[2] = {{.attempted = 1000000}, {.attempted = 1000000}};
 	pthread_t th[2];
@@ -1318,8 +1309,7 @@ static int t_readers(const char *dir, int disk)
 static int t_clock(const char *dir)
 {
 	tap_plan(4);
-	int err = setup(dir, 0, 0, 0);
-	if (!ok(err == 0, "ring_init: %s", strerror(-err)))
+	if (!setup_ok(dir, 0, 0, 0))
 		return 1;
 	const char *want = getenv("DYNFTRACE_CLOCK");
 	for (int i = 0; i < 20000 && want && strcmp(ring_clock_name(), want); i++) {

@@ -39,26 +39,9 @@ fi
 
 tap_prog "the filter interpreter (t-seccomp)" "$T/t-seccomp"
 
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
+START_TRIES=600
+. "$(dirname "$0")/../gen/attach.sh"
 
-# start NAME ARGS...: run the target, wait for "ready"; sets $pid.
-start() {
-	local name=$1
-	shift
-	"$@" >"$T/$name.out" 2>&1 &
-	pid=$!
-	pids+=("$pid")
-	for _ in $(seq 600); do
-		grep -q '^ready' "$T/$name.out" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 # untouched NAME PID: running, not stopped, not traced, no runtime mapped,
 # nothing BAD said.
 untouched() {

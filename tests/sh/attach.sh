@@ -30,27 +30,9 @@ if ! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS "$P/attach-target.c" -o "$T/target" -l
 	exit 1
 fi
 
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../gen/attach.sh"
 [ -n "${ATTACH_KEEP:-}" ] && trap - EXIT
 
-# start NAME ARGS...: run the target, wait for "ready"; sets $pid.
-start() {
-	local name=$1
-	shift
-	"$@" >"$T/$name.out" 2>&1 &
-	pid=$!
-	pids+=("$pid")
-	for _ in $(seq 300); do
-		grep -q '^ready' "$T/$name.out" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 # clean NAME PID: alive, not stopped, and nothing BAD said.
 clean() {
 	local st

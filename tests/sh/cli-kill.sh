@@ -25,12 +25,7 @@
 #    bare 0.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
-DFT=$B/dynftrace
-cd "$T" || exit 1
-if [ -n "$SAN" ] && [ "$SAN" != asan ]; then
-	skip "end-to-end recording runs in the default and asan configurations only"
-	exit 0
-fi
+record_setup
 
 cat >kill.c <<'EOF'
 #include <pthread.h>
@@ -134,17 +129,8 @@ int main(int argc, char **argv)
 	return 2;
 }
 EOF
-if ! $CC -O1 -g $TRACE_FLAGS $SANFLAGS kill.c -o kill -lpthread 2>build.log; then
-	notok "build the test program"
-	diag_file build.log
-	exit 1
-fi
-HIDE=
-if [ "$SAN" = asan ]; then
-	# as in cli-record.sh: the program is instrumented, its ASan constructors hidden
-	export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
-	HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
-fi
+cc_recorded kill kill.c
+record_san
 ulimit -S -c 0
 
 # info_num DIR events|calls|lost: a number of `dynftrace info`
@@ -189,11 +175,7 @@ diag() {
 
 # ---- killed by itself -----------------------------------------------------
 N=100000
-"$DFT" record $HIDE -d s ./kill self $N >out 2>err &
-rpid=$!
-wait $rpid
-rc=$?
-pid=$(sed -n 's/^pid: //p' s/info)
+recorded s ./kill self $N
 if [ $rc -eq 137 ] && readable s && [ "$(info_num s calls)" = $((N + 1)) ] &&
 	[ "$(info_num s lost)" = 0 ] && [ "$(grep -c '^\[ *[0-9]*\] |   f();$' replay.txt)" = $N ] &&
 	recovered s "$pid" 9; then
@@ -208,11 +190,7 @@ grep -q "warning: process $pid was killed by signal 9 .* recovered" err
 check $? "SIGKILL by itself: record says so"
 
 # ---- _exit: no destructor, no flush either ---------------------------------
-"$DFT" record $HIDE -d s ./kill exit $N >out 2>err &
-rpid=$!
-wait $rpid
-rc=$?
-pid=$(sed -n 's/^pid: //p' s/info)
+recorded s ./kill exit $N
 if [ $rc -eq 3 ] && readable s && [ "$(info_num s calls)" = $((N + 1)) ] &&
 	[ "$(info_num s lost)" = 0 ] && grep -q "^unflushed: $pid 0 recovered\$" s/info &&
 	grep -q "^# process $pid ended (killed, or _exit) before it could flush: dynftrace record recovered" replay.txt &&
@@ -225,11 +203,7 @@ fi
 
 # ---- threads --------------------------------------------------------------
 n=4 k=30000
-"$DFT" record $HIDE -d s ./kill threads $n $k >out 2>err &
-rpid=$!
-wait $rpid
-rc=$?
-pid=$(sed -n 's/^pid: //p' s/info)
+recorded s ./kill threads $n $k
 want=$((1 + n * (k + 1)))
 if [ $rc -eq 137 ] && readable s && [ "$(info_num s calls)" = $want ] &&
 	[ "$(info_num s lost)" = 0 ] && [ "$(grep -c '^\[ *[0-9]*\] | worker() {$' replay.txt)" = $n ] &&
@@ -275,12 +249,7 @@ for args in "spin" "running 3"; do
 done
 
 # ---- a forked child killed by its parent ------------------------------------
-"$DFT" record $HIDE -d s ./kill fork $N >out 2>err &
-rpid=$!
-wait $rpid
-rc=$?
-pid=$(sed -n 's/^pid: //p' s/info | sed -n 1p)
-cpid=$(sed -n 's/^pid: //p' s/info | sed -n 2p)
+recorded s ./kill fork $N
 "$DFT" info -d s >info.txt 2>&1
 pcalls=$(awk -v p="$pid" '$2 == p && $3 == p { gsub(",", ""); print $5 }' info.txt)
 ccalls=$(awk -v p="$cpid" '$2 == p && $3 == p { gsub(",", ""); print $5 }' info.txt)
@@ -296,10 +265,8 @@ fi
 
 # ---- small buffer, overwrite -------------------------------------------------
 for opt in "-b 8" "--overwrite -b 64"; do
-	"$DFT" record $HIDE -d s $opt ./kill self $N >out 2>err &
-	rpid=$!
-	wait $rpid
-	rc=$?
+	# shellcheck disable=SC2086
+	recorded s $opt ./kill self $N
 	ev=$(info_num s events)
 	lost=$(info_num s lost)
 	want=$((2 * N + 1))
@@ -321,11 +288,7 @@ check $? "the buffer directory of a recorder that died is removed by the next re
 rm -rf "/dev/shm/dynftrace-$dead.tEsT00"
 
 # ---- no buffer files: said, not silent ---------------------------------------
-DYNFTRACE_RING_TEST_NOSHM=1 "$DFT" record $HIDE -d s ./kill self $N >out 2>err &
-rpid=$!
-wait $rpid
-rc=$?
-pid=$(sed -n 's/^pid: //p' s/info)
+DYNFTRACE_RING_TEST_NOSHM=1 recorded s ./kill self $N
 want="process $pid was killed by signal 9 .* before it could flush: events buffered in memory were lost (up to 4,096 KiB per thread, not counted)"
 "$DFT" info -d s >info.txt 2>&1
 "$DFT" replay -d s >replay.txt 2>&1

@@ -348,12 +348,8 @@ EOF
 	fi
 }
 
-HIDE=
+record_san
 if [ "$SAN" = asan ]; then
-	# The program is instrumented too (the preloaded runtime needs the ASan
-	# runtime), as in golden.sh; its ASan constructors are hidden.
-	export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
-	HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
 	fatal_signal_tests
 	tap_end
 	exit $?

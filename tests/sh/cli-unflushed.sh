@@ -21,12 +21,7 @@
 #    Z), its calls exact, nothing recovered.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
-DFT=$B/dynftrace
-cd "$T" || exit 1
-if [ -n "$SAN" ] && [ "$SAN" != asan ]; then
-	skip "end-to-end recording runs in the default and asan configurations only"
-	exit 0
-fi
+record_setup
 
 cat >uf.c <<'EOF'
 #include <poll.h>
@@ -115,17 +110,8 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-if ! $CC -O1 -g $TRACE_FLAGS $SANFLAGS uf.c -o uf -lpthread 2>build.log; then
-	notok "build the test program"
-	diag_file build.log
-	exit 1
-fi
-HIDE=
-if [ "$SAN" = asan ]; then
-	# as in cli-record.sh: the program is instrumented, its ASan constructors hidden
-	export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
-	HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
-fi
+cc_recorded uf uf.c
+record_san
 ulimit -S -c 0
 
 # calls_of DIR PID: the calls `dynftrace info` counts for thread PID of process PID
@@ -151,10 +137,7 @@ said_lost() {
 N=20000
 # ---- without buffer files: a child killed, a child's _exit ------------------
 for how in kill exit; do
-	DYNFTRACE_RING_TEST_NOSHM=1 "$DFT" record $HIDE -d s ./uf fork $N $how >out 2>err
-	rc=$?
-	pid=$(sed -n 's/^pid: //p' s/info | sed -n 1p)
-	cpid=$(sed -n 's/^pid: //p' s/info | sed -n 2p)
+	DYNFTRACE_RING_TEST_NOSHM=1 recorded s ./uf fork $N $how
 	if [ $rc -eq 0 ] && [ -n "$cpid" ] && grep -q "^noshm: $cpid $cpid\$" s/info &&
 		! grep -q "^flushed: $cpid\$" s/info && grep -q "^flushed: $pid\$" s/info &&
 		said_lost s "$cpid" && ! grep -q "^unflushed: $pid " s/info &&
@@ -169,9 +152,7 @@ for how in kill exit; do
 done
 
 # ---- without buffer files: the main process's _exit -------------------------
-DYNFTRACE_RING_TEST_NOSHM=1 "$DFT" record $HIDE -d s ./uf exit $N >out 2>err
-rc=$?
-pid=$(sed -n 's/^pid: //p' s/info)
+DYNFTRACE_RING_TEST_NOSHM=1 recorded s ./uf exit $N
 if [ $rc -eq 3 ] && grep -q "^started: $pid [1-9][0-9]*\$" s/info && said_lost s "$pid"; then
 	ok "without buffer files, the main process's _exit: its events said lost"
 else
@@ -182,9 +163,7 @@ fi
 
 # ---- a child that exits normally: flushed, nothing to say ---------------------
 for noshm in 0 1; do
-	DYNFTRACE_RING_TEST_NOSHM=$noshm "$DFT" record $HIDE -d s ./uf fork $N normal >out 2>err
-	rc=$?
-	cpid=$(sed -n 's/^pid: //p' s/info | sed -n 2p)
+	DYNFTRACE_RING_TEST_NOSHM=$noshm recorded s ./uf fork $N normal
 	if [ $rc -eq 0 ] && [ -n "$cpid" ] && grep -q "^flushed: $cpid\$" s/info &&
 		! grep -q '^unflushed:' s/info && ! grep -q '^salvaged:' s/info &&
 		[ "$(calls_of s "$cpid")" = $((2 * N)) ] && [ "$(lost_total s)" = 0 ] && ! grep -q "could flush" err; then
@@ -236,9 +215,7 @@ else
 fi
 
 # ---- a main thread's pthread_exit is not the process's death ------------------
-"$DFT" record $HIDE -d z ./uf zombie >out 2>err
-rc=$?
-cpid=$(sed -n 's/^pid: //p' z/info | sed -n 2p)
+recorded z ./uf zombie
 "$DFT" info -d z >info.txt 2>&1
 ccalls=$(awk -v p="$cpid" '$2 == p && $3 != p { gsub(",", ""); print $5 }' info.txt)
 if [ $rc -eq 0 ] && [ -n "$cpid" ] && [ "$ccalls" = 30001 ] && [ "$(lost_total z)" = 0 ] &&

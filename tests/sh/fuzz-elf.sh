@@ -7,17 +7,7 @@
 # untraced one, /bin/true. Skips when clang has no libFuzzer.
 # Env: TOP (checkout). FUZZ_TIME overrides the 20 seconds.
 set -u
-TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-echo "1..1"
-
-if ! command -v clang >/dev/null ||
-	! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
-		clang -fsanitize=fuzzer -x c - -o "$T/probe" 2>/dev/null; then
-	echo "ok 1 # SKIP no libFuzzer"
-	exit 0
-fi
+. "$(dirname "$0")/../gen/fuzz.sh"
 
 if ! clang -std=gnu11 -O1 -g -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$TOP/include" -iquote "$TOP/lib/core" -iquote "$TOP/lib/arch/x86_64" \
@@ -39,17 +29,4 @@ cp /bin/true "$T/seeds/true" 2>/dev/null
 # Small seeds fuzz faster; strip the debug info the compiler added.
 for f in "$T"/seeds/*; do strip -g "$f" 2>/dev/null; done
 
-TMPDIR=$T "$T/fuzz_elf" -max_total_time="${FUZZ_TIME:-20}" -max_len=65536 -timeout=120 -artifact_prefix="$T/" \
-	-rss_limit_mb=1024 -print_final_stats=1 "$T/corpus" "$T/seeds" >"$T/log" 2>&1
-rc=$?
-if [ $rc -eq 0 ]; then
-	echo "ok 1 - no crash: $(grep -E '^stat::number_of_executed_units' "$T/log" | awk '{ print $2 }') runs"
-else
-	echo "not ok 1 - fuzz_elf failed with status $rc"
-	grep -E 'ERROR|SUMMARY|#[0-9]+ ' "$T/log" | head -20 | sed -e 's/^/# /'
-	mkdir -p "$TOP/build"
-	for c in "$T"/crash-* "$T"/leak-* "$T"/timeout-* "$T"/oom-*; do
-		[ -f "$c" ] && mv "$c" "$TOP/build/" && echo "# input saved in build/${c##*/}"
-	done
-	exit 1
-fi
+fuzz_run fuzz_elf 65536

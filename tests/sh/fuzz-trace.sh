@@ -7,17 +7,7 @@
 # from tests/golden/streams/*.txt. Skips when clang has no libFuzzer.
 # Env: TOP. FUZZ_TIME overrides the 20 seconds.
 set -u
-TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-echo "1..1"
-
-if ! command -v clang >/dev/null ||
-	! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
-		clang -fsanitize=fuzzer -x c - -o "$T/probe" 2>/dev/null; then
-	echo "ok 1 # SKIP no libFuzzer"
-	exit 0
-fi
+. "$(dirname "$0")/../gen/fuzz.sh"
 
 if ! clang -std=gnu11 -O1 -g -D_GNU_SOURCE -DDYNFTRACE_LIBDIR='""' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -55,18 +45,4 @@ for f in "$TOP"/tests/fuzz/regress/trace-*; do
 	[ -f "$f" ] && cp "$f" "$T/seeds/"
 done
 
-TMPDIR=$T "$T/fuzz_trace" -max_total_time="${FUZZ_TIME:-20}" -max_len=16384 -timeout=120 \
-	-artifact_prefix="$T/" -rss_limit_mb=1024 -print_final_stats=1 "$T/corpus" "$T/seeds" \
-	>"$T/log" 2>&1
-rc=$?
-if [ $rc -eq 0 ]; then
-	echo "ok 1 - no crash: $(grep -E '^stat::number_of_executed_units' "$T/log" | awk '{ print $2 }') runs from $(ls "$T/seeds" | wc -l) seeds"
-else
-	echo "not ok 1 - fuzz_trace failed with status $rc"
-	grep -E 'ERROR|SUMMARY|#[0-9]+ |^    #' "$T/log" | head -30 | sed -e 's/^/# /'
-	mkdir -p "$TOP/build"
-	for c in "$T"/crash-* "$T"/leak-* "$T"/timeout-* "$T"/oom-*; do
-		[ -f "$c" ] && mv "$c" "$TOP/build/" && echo "# input saved in build/${c##*/}"
-	done
-	exit 1
-fi
+fuzz_run fuzz_trace 16384 " from $(ls "$T/seeds" | wc -l) seeds"

@@ -25,21 +25,11 @@
 G=$TOP/tests/golden
 DFT=$B/dynftrace
 
-HIDE=
-case "$SAN" in
-asan)
-	# The programs are instrumented too (the preloaded runtime needs the
-	# ASan runtime in the process). LD_PRELOAD puts libdynftrace.so before
-	# libasan: tell ASan that is fine. Its module constructors and
-	# destructors are traced functions of the program: hide them.
-	export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0:detect_leaks=0"
-	HIDE="-N _sub_I_*,_sub_D_*,asan.module_*"
-	;;
-tsan)
+if [ "$SAN" = tsan ]; then
 	skip "golden traces: TSan cannot be preloaded behind LD_PRELOAD"
 	exit 0
-	;;
-esac
+fi
+record_san
 
 # normalize < replay: thread ids -> T1, T2, ... in order of appearance
 normalize() {

@@ -14,13 +14,8 @@
 # its use through the literal and reports races on every fresh ops.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
-R=$TOP/tests/routes
-CALLOPS=$("$B/dynftrace" cflags --call-ops) || {
-	echo "not ok 1 - dynftrace cflags --call-ops"
-	exit 1
-}
-if ! { $CC $CFLAGS_T $SANFLAGS $CALLOPS -DPFX=co_ -c "$R/funcs.c" -o "$T/co.o" &&
-	$CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS -DPFX=tr_ -c "$R/funcs.c" -o "$T/tr.o" &&
+. "$(dirname "$0")/../gen/routes.sh"
+if ! { build_funcs "$CC" &&
 	cc_prog "$T/free" "$R/free.c" "$T/co.o" "$T/tr.o"; } 2>"$T/build.log"; then
 	echo "not ok 1 - build tests/routes/free.c"
 	diag_file "$T/build.log"

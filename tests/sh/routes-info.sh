@@ -8,19 +8,13 @@
 # when installed; then with DYNFTRACE_ROUTES=list|tramp|callops|all setting
 # the initial mask. Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
-R=$TOP/tests/routes
-CALLOPS=$("$B/dynftrace" cflags --call-ops) || {
-	echo "not ok 1 - dynftrace cflags --call-ops"
-	exit 1
-}
+. "$(dirname "$0")/../gen/routes.sh"
 
 # build OUT CC EXTRA...: the info program
 build() {
 	local out=$1 cc=$2
 	shift 2
-	$cc $CFLAGS_T $SANFLAGS "$@" $CALLOPS -DPFX=co_ -c "$R/funcs.c" -o "$T/co.o" &&
-		$cc $CFLAGS_T $SANFLAGS "$@" $TRACE_FLAGS -DPFX=tr_ -c "$R/funcs.c" -o "$T/tr.o" &&
-		CC=$cc cc_prog "$out" "$R/info.c" "$T/co.o" "$T/tr.o" "$@"
+	build_funcs "$cc" "$@" && CC=$cc cc_prog "$out" "$R/info.c" "$T/co.o" "$T/tr.o" "$@"
 }
 
 variants="$CC|"

@@ -10,17 +10,12 @@
 # masks; see load.c. Run for gcc, and for clang when it is installed (default
 # configuration only). Env: TOP B CC SAN; ROUTES_SEED, ROUTES_SECONDS.
 . "$(dirname "$0")/../gen/common.sh"
-R=$TOP/tests/routes
-CALLOPS=$("$B/dynftrace" cflags --call-ops) || {
-	echo "not ok 1 - dynftrace cflags --call-ops"
-	exit 1
-}
+. "$(dirname "$0")/../gen/routes.sh"
 
 # build CC OUT: the load program with compiler CC
 build() {
 	local cc=$1 out=$2
-	$cc $CFLAGS_T $SANFLAGS $CALLOPS -DPFX=co_ -c "$R/funcs.c" -o "$T/co.o" &&
-		$cc $CFLAGS_T $SANFLAGS $TRACE_FLAGS -DPFX=tr_ -c "$R/funcs.c" -o "$T/tr.o" &&
+	build_funcs "$cc" &&
 		$cc $CFLAGS_T -mgeneral-regs-only -fno-sanitize=all -c "$R/load_gpr.c" \
 			-o "$T/lg.o" &&
 		CC=$cc cc_prog "$out" "$R/load.c" "$T/co.o" "$T/tr.o" "$T/lg.o"
