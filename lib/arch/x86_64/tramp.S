@@ -600,6 +600,41 @@ dft_gentry_tmpl_end:
 .endm
 
 /*
+ * Reserve a compact event of SIZE bytes (header included) with id ID in the
+ * ring at r11, the TSC in rdx (graph_fast.c's fast_write): the writer's
+ * nest, then the offset, the clock (SEQD as in CLOCK_NS), room in the page
+ * (a page never ends at page_size - 1, ring.c: the event and one byte more
+ * must fit), the offset claimed by cmpxchg (no lock: against our own signal
+ * handlers) and the header written. Leaves OFF = the event's buffer
+ * position and rax = the buffer's data; to FULL when the nest is full
+ * (nothing changed), to UNDO with the nest taken. Clobbers rax, rsi, SEQD.
+ */
+.macro RING_RESERVE off, size, id, seqd, full, undo
+	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
+	jae	\full
+	addl	$1, RB_NEST(%r11)
+	movq	RB_OFFSET(%r11), \off
+	cmpl	$0, RB_STOP(%r11)
+	jne	\undo
+	CLOCK_NS \seqd, \undo
+	movl	RB_PAGE_SIZE(%r11), %esi
+	leal	-1(%rsi), %eax
+	andq	\off, %rax
+	addq	$\size + 1, %rax
+	cmpq	%rsi, %rax
+	jae	\undo
+	leaq	\size(\off), %rsi
+	movq	\off, %rax
+	cmpxchgq %rsi, RB_OFFSET(%r11)
+	jne	\undo
+	movq	%rdx, RB_LAST_TS(%r11)
+	andq	RB_BUF_MASK(%r11), \off
+	movq	RB_DATA(%r11), %rax
+	leal	\id(,%rdx,8), %esi	/* compact header: id | ts << 3 */
+	movw	%si, (%rax,\off)
+.endm
+
+/*
  * The graph paths' timestamp: the TSC in rdx to trace-clock nanoseconds
  * with the clock's current parameters (ring_fast.h's clk_apply, 64-bit
  * form: valid while the TSC is under 2^32 ticks past the base, which the
@@ -728,29 +763,7 @@ dft_graph_entry:
 	movq	(%r10,%r11), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock
-	/* The event: nest, then the offset (see the exit). */
-	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
-	jae	.Lge_unlock
-	addl	$1, RB_NEST(%r11)
-	movq	RB_OFFSET(%r11), %rdi	/* rdi = off */
-	cmpl	$0, RB_STOP(%r11)
-	jne	.Lge_undo
-	CLOCK_NS %r10d, .Lge_undo
-	movl	RB_PAGE_SIZE(%r11), %esi
-	leal	-1(%rsi), %eax
-	andq	%rdi, %rax
-	addq	$RING_COMPACT_HDR_ASM + 4 + 1, %rax
-	cmpq	%rsi, %rax
-	jae	.Lge_undo
-	leaq	RING_COMPACT_HDR_ASM + 4(%rdi), %rsi
-	movq	%rdi, %rax
-	cmpxchgq %rsi, RB_OFFSET(%r11)	/* no lock: against our own handlers */
-	jne	.Lge_undo
-	movq	%rdx, RB_LAST_TS(%r11)
-	andq	RB_BUF_MASK(%r11), %rdi	/* rdi = pos */
-	movq	RB_DATA(%r11), %rax
-	leal	RING_EV_ENTRY_ASM(,%rdx,8), %esi	/* compact header */
-	movw	%si, (%rax,%rdi)
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10d, .Lge_unlock, .Lge_undo
 	movl	REGS_R11(%rsp), %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* payload: the id */
 	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 4, .Lge_wake
@@ -903,31 +916,7 @@ dft_graph_exit:
 	jne	.Lgx_slow
 	/* Quadword stores, as the entry's: its quadword load forwards. */
 	movq	$1, THR_RECURSION(%r10)	/* recursion = 1 */
-	/* The event (graph_fast.c's fast_write): nest, then the offset. */
-	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
-	jae	.Lgx_slow_rec
-	addl	$1, RB_NEST(%r11)
-	movq	RB_OFFSET(%r11), %r8	/* r8 = off */
-	cmpl	$0, RB_STOP(%r11)
-	jne	.Lgx_undo
-	CLOCK_NS %ecx, .Lgx_undo
-	/* A page never ends at page_size - 1 (ring.c): off within the page
-	 * + 2 must stay below it. */
-	movl	RB_PAGE_SIZE(%r11), %esi
-	leal	-1(%rsi), %eax
-	andq	%r8, %rax
-	addq	$RING_COMPACT_HDR_ASM + 1, %rax
-	cmpq	%rsi, %rax
-	jae	.Lgx_undo
-	leaq	RING_COMPACT_HDR_ASM(%r8), %rsi
-	movq	%r8, %rax
-	cmpxchgq %rsi, RB_OFFSET(%r11)	/* no lock: against our own handlers */
-	jne	.Lgx_undo
-	movq	%rdx, RB_LAST_TS(%r11)
-	andq	RB_BUF_MASK(%r11), %r8	/* r8 = pos */
-	movq	RB_DATA(%r11), %rax
-	leal	RING_EV_EXIT_ASM(,%rdx,8), %esi	/* compact header: id | ts << 3 */
-	movw	%si, (%rax,%r8)
+	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %ecx, .Lgx_slow_rec, .Lgx_undo
 	RING_COMMIT %r8, RING_COMPACT_HDR_ASM, .Lgx_wake
 .Lgx_done:
 	movq	SE_ORIG(%rdi), %r11
