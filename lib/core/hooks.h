@@ -57,6 +57,17 @@ typedef void (*dft_start_fn)(void);
  * must not wait for themselves). */
 extern __thread int dft_init_running HIDDEN;
 
+/*
+ * The runtime's own threads and fork: a fork must not copy the process
+ * while one of them is still starting (a sanitizer's thread start-up holds
+ * its allocator's lock, which the child would then never see released).
+ * The creator sets *PENDING before pthread_create (and clears it if that
+ * fails), the thread calls dft_thread_started(PENDING) first, and the fork's
+ * prepare handler waits with dft_await_started (at most a second).
+ */
+void dft_thread_started(int *pending) HIDDEN;
+void dft_await_started(int *pending) HIDDEN;
+
 /* Install every non-NULL slot of H. */
 void core_hooks_set(const struct core_hooks *h) HIDDEN;
 extern struct core_hooks core_hooks HIDDEN;

@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "dynftrace/dynftrace.h"
+#include "hooks.h"
 #include "ctl.h"
 #include "ring.h"
 #include "trace.h"
@@ -106,6 +107,7 @@ struct client {
 };
 
 static pthread_mutex_t srv_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ctl_pending; /* the thread created, not yet running: dft_await_started */
 static struct {
 	int up; /* the thread runs (in this process) */
 	int lfd;
@@ -788,6 +790,7 @@ static int endpoint_restart(void)
 static void *ctl_main(void *arg)
 {
 	(void)arg;
+	dft_thread_started(&ctl_pending);
 	pthread_setname_np(pthread_self(), "dynftrace-ctl");
 	__atomic_store_n(&srv.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	struct pollfd pfd[1 + CTL_CLIENTS];
@@ -867,9 +870,11 @@ static int ctl_start(void)
 	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	__atomic_store_n(&ctl_pending, 1, __ATOMIC_RELEASE);
 	err = pthread_create(&th, &attr, ctl_main, NULL);
 	pthread_attr_destroy(&attr);
 	if (err) {
+		__atomic_store_n(&ctl_pending, 0, __ATOMIC_RELEASE);
 		dft_log("control: cannot start the control thread: %s", strerror(err));
 		unlink(ctl_owned_path);
 		ctl_owned_path[0] = 0;
@@ -885,6 +890,7 @@ static int ctl_start(void)
 static void ctl_atfork_prepare(void)
 {
 	pthread_mutex_lock(&srv_lock);
+	dft_await_started(&ctl_pending);
 }
 
 static void ctl_atfork_parent(void)

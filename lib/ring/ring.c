@@ -194,6 +194,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hooks.h"
 #include "clock.h"
 #include "ctf.h"
 #include "ring.h"
@@ -234,6 +235,7 @@ HIDDEN uint32_t ring_wake_seq;
 static pthread_t consumer_thread;
 static int consumer_up;
 static int consumer_stop;
+static int consumer_pending; /* created, not yet running: see dft_await_started */
 static int consumer_needed;
 HIDDEN int disk_error;
 static uint64_t disk_lost;
@@ -1093,6 +1095,7 @@ void consumer_final(void)
 static void *consumer_main(void *arg)
 {
 	(void)arg;
+	dft_thread_started(&consumer_pending);
 	pthread_setname_np(pthread_self(), "dynftrace-rec");
 	uint64_t next_check = clock_mono_ns() + LIVENESS_NS;
 	for (;;) {
@@ -1144,10 +1147,13 @@ static int consumer_start(void)
 	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	__atomic_store_n(&consumer_stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&consumer_pending, 1, __ATOMIC_RELEASE);
 	err = pthread_create(&consumer_thread, &attr, consumer_main, NULL);
 	pthread_attr_destroy(&attr);
-	if (err)
+	if (err) {
+		__atomic_store_n(&consumer_pending, 0, __ATOMIC_RELEASE);
 		return -err;
+	}
 	consumer_up = 1;
 	return 0;
 }
@@ -1344,6 +1350,7 @@ void ring_thread_exit(void)
 void ring_atfork_prepare(void)
 {
 	pthread_mutex_lock(&list_lock);
+	dft_await_started(&consumer_pending);
 	ring_tls_forking = ring_tls;
 	ring_tls_state_forking = ring_tls_state;
 	if (ring_tls_state != TLS_CREATING) {
