@@ -182,6 +182,8 @@ struct arch_reloc {
  * undecodable bytes; -ENOTSUP an entry the rules refuse (too short, an early
  * return, a branch into the replaced bytes, ...); -ERANGE a RIP-relative
  * operand out of the block's reach. Thread-safe; never writes live code.
+ * The first call loads the decoder (the loader's lock, after patch_lock):
+ * not from a signal handler.
  */
 int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fsize, uintptr_t dst,
 		     uint8_t *out, size_t outcap, struct arch_reloc *r) HIDDEN;

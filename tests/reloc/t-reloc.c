@@ -4,7 +4,7 @@
  * case each, on code at made-up addresses (nothing runs here; fuzz.c runs
  * what it relocates). Built with reloc.c compiled in (it is hidden in the
  * runtime). `t-reloc nodecoder`: the refusal when capstone cannot be
- * loaded, this program's dlopen hiding it.
+ * loaded, this program's dlmopen hiding it.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,15 +16,15 @@
 
 static int hide_capstone;
 
-/* Interposes libc's: reloc.c's dlopen lands here. */
-void *dlopen(const char *name, int flags)
+/* Interposes libc's: reloc.c's dlmopen lands here. */
+void *dlmopen(Lmid_t lmid, const char *name, int flags)
 {
-	static void *(*real)(const char *, int);
+	static void *(*real)(Lmid_t, const char *, int);
 	if (hide_capstone && name && strstr(name, "capstone"))
 		return NULL;
 	if (!real)
-		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	return real(name, flags);
+		real = (void *(*)(Lmid_t, const char *, int))dlsym(RTLD_NEXT, "dlmopen");
+	return real(lmid, name, flags);
 }
 
 #define S	  ((uintptr_t)0x7f0000400000)	   /* the function */

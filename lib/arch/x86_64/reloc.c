@@ -6,7 +6,7 @@
  * jump back to the first instruction not copied.
  *
  * Lengths and the place of RIP-relative displacements come from capstone,
- * loaded with dlopen the first time a relocation is asked for: the runtime
+ * loaded with dlmopen the first time a relocation is asked for: the runtime
  * links against libc alone. Branches are recognised here, by their bytes.
  * What a copy changes:
  *   - a RIP-relative operand: its displacement, recomputed for the block
@@ -67,11 +67,17 @@ static struct {
 	__typeof__(cs_disasm_iter) *disasm_iter;
 } cs = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, -ENOENT, 0, NULL, NULL};
 
+/*
+ * dlmopen in the base namespace is dlopen, without the runtime's own dlopen
+ * wrapper (interpose.c): that one takes the unload lock and rescans, and a
+ * relocation may be asked for with patch_lock held. The loader's lock comes
+ * after patch_lock in the lock order. Never closed (dlclose is wrapped too).
+ */
 static void cs_load(void)
 {
-	void *lib = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
+	void *lib = dlmopen(LM_ID_BASE, "libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
-		lib = dlopen("libcapstone.so", RTLD_NOW | RTLD_LOCAL);
+		lib = dlmopen(LM_ID_BASE, "libcapstone.so", RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		return;
 	__typeof__(cs_open) *open_ = (__typeof__(cs_open) *)dlsym(lib, "cs_open");
@@ -79,19 +85,15 @@ static void cs_load(void)
 	__typeof__(cs_malloc) *alloc = (__typeof__(cs_malloc) *)dlsym(lib, "cs_malloc");
 	__typeof__(cs_close) *close_ = (__typeof__(cs_close) *)dlsym(lib, "cs_close");
 	cs.disasm_iter = (__typeof__(cs_disasm_iter) *)dlsym(lib, "cs_disasm_iter");
-	if (!open_ || !option || !alloc || !close_ || !cs.disasm_iter)
-		goto fail;
-	if (open_(CS_ARCH_X86, CS_MODE_64, &cs.h) != CS_ERR_OK)
-		goto fail;
+	if (!open_ || !option || !alloc || !close_ || !cs.disasm_iter ||
+	    open_(CS_ARCH_X86, CS_MODE_64, &cs.h) != CS_ERR_OK)
+		return;
 	/* Detail: the operands, to find RIP-relative ones. */
 	if (option(cs.h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK || !(cs.insn = alloc(cs.h))) {
 		close_(&cs.h);
-		goto fail;
+		return;
 	}
 	cs.err = 0;
-	return;
-fail:
-	dlclose(lib);
 }
 
 /* ---- instructions -------------------------------------------------------- */
