@@ -205,6 +205,16 @@ static int refuse(struct arch_reloc *r, int err, const char *fmt, ...)
 	return err;
 }
 
+/* Does P (LEN bytes) hold the displacement DISP as a disp32 at AT? */
+static int disp_at(const uint8_t *p, int len, unsigned at, int64_t disp)
+{
+	int32_t d;
+	if (!at || at + 4 > (unsigned)len)
+		return 0;
+	memcpy(&d, p + at, 4);
+	return d == disp;
+}
+
 /* Decode the instruction at CODE[OFF] (LIMIT bytes readable) at SRC + OFF:
  * its length, or 0. With IN, its kind and RIP-relative operand too; -1: an
  * operand the copy cannot keep (why set). The caller holds cs.lock. */
@@ -239,17 +249,23 @@ static int decode(const uint8_t *code, size_t off, size_t limit, uintptr_t src, 
 		}
 		if (o->mem.base != X86_REG_RIP)
 			continue;
-		/* Trust capstone's offset only where the bytes agree. */
-		int32_t d = 0;
+		/* Capstone 4 misreports some (disp_size 2 for movdqa): trust its
+		 * offset where the bytes agree, else the one ModRM (mod 0, rm 5)
+		 * followed by the displacement. */
 		unsigned at = x->encoding.disp_offset;
-		if (x->encoding.disp_size == 4 && at && at + 4 <= (unsigned)len)
-			memcpy(&d, code + off + at, 4);
-		if (x->encoding.disp_size != 4 || !at || at + 4 > (unsigned)len ||
-		    d != o->mem.disp) {
+		if (!disp_at(code + off, len, at, o->mem.disp)) {
+			at = 0;
+			for (unsigned k = 1; k + 4 <= (unsigned)len; k++)
+				if ((code[off + k - 1] & 0xc7) == 0x05 &&
+				    disp_at(code + off, len, k, o->mem.disp))
+					at = at ? ~0u : k;
+		}
+		if (!at || at == ~0u) {
 			refuse(r, -ENOTSUP, "%s at %s: its RIP-relative displacement not found",
 			       in->mnem, offs(b, off));
 			return -1;
 		}
+		int32_t d = (int32_t)o->mem.disp;
 		in->disp_off = (uint8_t)at;
 		in->target = src + off + (uintptr_t)len + (uintptr_t)(intptr_t)d;
 	}
@@ -479,7 +495,7 @@ int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fs
 	if (avail >= ENDBR64_LEN && !memcmp(code, endbr64, ENDBR64_LEN))
 		r->marker = ENDBR64_LEN; /* stays first: indirect calls land on it */
 	if (fsize && fsize < r->marker + (size_t)ARCH_SITE_SIZE)
-		return refuse(r, -ENOTSUP, "the function is %zu bytes, the jump takes %d after %u",
+		return refuse(r, -ENOTSUP, "a %zu-byte function: the jump takes %d bytes after %u",
 			      fsize, ARCH_SITE_SIZE, r->marker);
 
 	pthread_once(&cs.once, cs_load);
