@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dynftrace needs, only those missing.
-#   scripts/deps.sh build   compiler and make
+#   scripts/deps.sh build   compiler, make, capstone's headers
 #   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind
 #   scripts/deps.sh bench   + uftrace, valgrind
 set -u
-want=(gcc make binutils libc6-dev)
+# libcapstone-dev: the x86 decoder's headers, to build entry relocation
+# (lib/arch/x86_64/reloc.c). The runtime loads libcapstone.so.4 (libcapstone4)
+# with dlopen only when it relocates an entry; nothing else needs it.
+want=(gcc make binutils libc6-dev libcapstone-dev)
 case "${1:-build}" in
 test) want+=(clang libclang-rt-14-dev valgrind babeltrace2) ;;
 bench) want+=(clang valgrind uftrace) ;;

@@ -30,6 +30,7 @@
  * | local atomics  | arch_local_cmpxchg, arch_local_xadd, arch_local_add     |
  * | raw syscalls   | arch_futex_wake_raw                                     |
  * | GOT hooks      | arch_got_reloc                                          |
+ * | relocation     | arch_reloc_entry, arch_reloc_max, arch_reloc_peek       |
  *
  * Sizes: ARCH_SITE_SIZE (every patchable instruction), ARCH_STUB_SIZE,
  * ARCH_FAR_JUMP_SIZE, ARCH_THUNK_SIZE and ARCH_THUNK_HOOK (the hook's
@@ -148,6 +149,46 @@ uintptr_t arch_static_call_find(uintptr_t from, uintptr_t to, uintptr_t tramp, i
  * (inline: the ring is also built alone, for its tests) says whether it
  * ticks at one constant rate on every CPU and in every power state, so that
  * the ring may scale it to nanoseconds. */
+
+/* ---- relocation (entries not compiled with a site) ------------------------ */
+
+/*
+ * The instructions covering a function's first ARCH_SITE_SIZE bytes (after
+ * its landing marker, which stays first) copied to a block at another
+ * address, followed by a jump back to the first instruction not copied; the
+ * entry may then become a jump to the block. Position-dependent operands are
+ * fixed for the block's address (docs/ARCHITECTURE.md, "Relocating an
+ * entry").
+ */
+struct arch_reloc {
+	uint8_t marker;	   /* landing marker length kept in place (0 or 4) */
+	uint8_t covered;   /* bytes after the marker the copy replaces (>= ARCH_SITE_SIZE) */
+	uint8_t unscanned; /* FSIZE was 0: branches into those bytes not looked for */
+	uint8_t ninsn;	   /* instructions copied: map[0..ninsn) */
+	uint16_t len;	   /* bytes written to OUT */
+	struct {
+		uint8_t src, dst; /* an instruction's offset from SRC, its copy's in OUT */
+	} map[8];		  /* where to move a thread stopped inside the replaced bytes */
+	char why[96];		  /* on refusal: why, naming the instruction and its offset */
+};
+/*
+ * Relocate the entry of the function at SRC into a block that will run at
+ * DST. CODE: AVAIL bytes of the code at SRC (a copy or the code itself);
+ * FSIZE: the function's size (symbol, FDE), or 0 when unknown, then AVAIL
+ * should be at least arch_reloc_peek() and the function's other branches are
+ * not checked. OUT (OUTCAP bytes, arch_reloc_max() always enough) gets the
+ * copied instructions and the jump back to SRC + marker + covered. Returns 0,
+ * or with R->why set: -ENOENT no decoder installed; -EINVAL bad arguments or
+ * undecodable bytes; -ENOTSUP an entry the rules refuse (too short, an early
+ * return, a branch into the replaced bytes, ...); -ERANGE a RIP-relative
+ * operand out of the block's reach. Thread-safe; never writes live code.
+ * The first call loads the decoder (the loader's lock, after patch_lock):
+ * not from a signal handler.
+ */
+int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fsize, uintptr_t dst,
+		     uint8_t *out, size_t outcap, struct arch_reloc *r) HIDDEN;
+size_t arch_reloc_max(void) HIDDEN;
+size_t arch_reloc_peek(void) HIDDEN;
 
 /* ---- registers ----------------------------------------------------------- */
 

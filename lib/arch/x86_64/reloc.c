@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reloc.c - x86-64 entry relocation (lib/core/arch.h, "relocation"): the
+ * instructions covering a function's first ARCH_SITE_SIZE bytes after its
+ * endbr64 are copied to a block that runs at another address, followed by a
+ * jump back to the first instruction not copied.
+ *
+ * Lengths and the place of RIP-relative displacements come from capstone,
+ * loaded with dlmopen the first time a relocation is asked for: the runtime
+ * links against libc alone. Branches are recognised here, by their bytes.
+ * What a copy changes:
+ *   - a RIP-relative operand: its displacement, recomputed for the block
+ *     (refused out of ±2 GiB: the operand's address cannot change);
+ *   - jmp/jcc rel8/rel32: rel32 forms; out of reach `jmp *0(%rip); .quad T`,
+ *     behind an inverted short jcc for a jcc;
+ *   - call rel32: call rel32, else `call *2(%rip); jmp +8; .quad T`; either
+ *     way the pushed return address is the block's, which goes on after it;
+ *   - loop, loope, loopne, jrcxz, jecxz (rel8 only): the instruction itself
+ *     hopping over a short jmp onto a jump to its target;
+ *   - a branch to another copied instruction goes to that one's copy; one to
+ *     the function's entry stays (it will hold the jump to the block).
+ * Refused: bytes capstone cannot decode; a function shorter than the jump;
+ * an instruction without fall-through (ret, jmp *, ud2, hlt; a direct jmp
+ * when the function's size is unknown) ending before ARCH_SITE_SIZE bytes,
+ * as what follows may not be the function's; int3 and int1 (someone's
+ * breakpoint); xbegin; branches with an operand-size prefix (AMD truncates
+ * RIP to 16 bits); EIP-relative operands; and any direct branch of the
+ * function (FSIZE known) to a byte strictly inside the replaced range,
+ * which the entry's jump overwrites. Indirect branches (jump tables) into
+ * that range cannot be seen: the first instructions of a function are
+ * rarely a jump table's target.
+ */
+#include <capstone/capstone.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "arch.h"
+#include "insn.h"
+
+#define ENDBR64_LEN  4
+#define INSN_MAX     15 /* longest x86 instruction */
+#define FAR_JMP_SIZE 14 /* jmp *0(%rip); .quad */
+/* Copied instructions: each starts before ARCH_SITE_SIZE bytes are covered. */
+#define RELOC_INSNS ARCH_SITE_SIZE
+/* The longest rewrite: [67] loop +2; jmp +14; jmp *0(%rip); .quad. */
+#define RELOC_INSN_OUT (1 + 2 + 2 + FAR_JMP_SIZE)
+#define RELOC_MAX      (RELOC_INSNS * RELOC_INSN_OUT + FAR_JMP_SIZE)
+
+_Static_assert(RELOC_INSNS <= ARRAY_SIZE(((struct arch_reloc *)0)->map) && RELOC_MAX < 256,
+	       "struct arch_reloc's map holds every copy's offset");
+
+static const uint8_t endbr64[ENDBR64_LEN] = {0xf3, 0x0f, 0x1e, 0xfa};
+
+/* ---- capstone, loaded on first use ---------------------------------------- */
+
+static struct {
+	pthread_once_t once;
+	pthread_mutex_t lock; /* a capstone handle is not thread-safe */
+	int err;	      /* 0, or -ENOENT: no decoder */
+	csh h;
+	cs_insn *insn;
+	__typeof__(cs_disasm_iter) *disasm_iter;
+} cs = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, -ENOENT, 0, NULL, NULL};
+
+/*
+ * dlmopen in the base namespace is dlopen, without the runtime's own dlopen
+ * wrapper (interpose.c): that one takes the unload lock and rescans, and a
+ * relocation may be asked for with patch_lock held. The loader's lock comes
+ * after patch_lock in the lock order. Never closed (dlclose is wrapped too).
+ */
+static void cs_load(void)
+{
+	void *lib = dlmopen(LM_ID_BASE, "libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		lib = dlmopen(LM_ID_BASE, "libcapstone.so", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return;
+	__typeof__(cs_open) *open_ = (__typeof__(cs_open) *)dlsym(lib, "cs_open");
+	__typeof__(cs_option) *option = (__typeof__(cs_option) *)dlsym(lib, "cs_option");
+	__typeof__(cs_malloc) *alloc = (__typeof__(cs_malloc) *)dlsym(lib, "cs_malloc");
+	__typeof__(cs_close) *close_ = (__typeof__(cs_close) *)dlsym(lib, "cs_close");
+	cs.disasm_iter = (__typeof__(cs_disasm_iter) *)dlsym(lib, "cs_disasm_iter");
+	if (!open_ || !option || !alloc || !close_ || !cs.disasm_iter ||
+	    open_(CS_ARCH_X86, CS_MODE_64, &cs.h) != CS_ERR_OK)
+		return;
+	/* Detail: the operands, to find RIP-relative ones. */
+	if (option(cs.h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK || !(cs.insn = alloc(cs.h))) {
+		close_(&cs.h);
+		return;
+	}
+	cs.err = 0;
+}
+
+/* ---- instructions -------------------------------------------------------- */
+
+enum kind {
+	K_PLAIN, /* copied as is (a RIP-relative displacement aside) */
+	K_STOP,	 /* copied as is, does not fall through (ret, jmp *, ud2, hlt) */
+	K_JMP,	 /* jmp rel8/rel32 */
+	K_JCC,	 /* jcc rel8/rel32 */
+	K_CALL,	 /* call rel32 */
+	K_LOOP,	 /* loop, loope, loopne, jrcxz, jecxz: rel8 */
+	K_BAD,	 /* never relocated (why says what) */
+};
+
+struct insn {
+	uint8_t off, len; /* from SRC */
+	uint8_t kind;
+	uint8_t op;	  /* jcc: condition; loop: opcode; K_BAD: what */
+	uint8_t addr32;	  /* loop: 67 prefix (ecx) */
+	uint8_t disp_off; /* RIP-relative: the disp32's offset in the insn, else 0 */
+	uintptr_t target; /* branch target, or the RIP-relative operand's address */
+	char mnem[CS_MNEMONIC_SIZE];
+};
+
+enum { BAD_BREAKPOINT = 1, BAD_XBEGIN, BAD_OPSIZE };
+
+static int rel8(const uint8_t *p, int len)
+{
+	return (int8_t)p[len - 1];
+}
+
+static int32_t rel32(const uint8_t *p, int len)
+{
+	int32_t d;
+	memcpy(&d, p + len - 4, 4);
+	return d;
+}
+
+/* Sort the LEN-byte instruction P at AT by the way it moves: its legacy
+ * prefixes and REX, then the opcode. */
+static void classify(const uint8_t *p, int len, uintptr_t at, struct insn *in)
+{
+	int i = 0, opsize = 0;
+
+	in->kind = K_PLAIN;
+	for (; i < len; i++) {
+		uint8_t b = p[i];
+		if (b == 0x66)
+			opsize = 1;
+		else if (b == 0x67)
+			in->addr32 = 1;
+		else if (b != 0x26 && b != 0x2e && b != 0x36 && b != 0x3e && b != 0x64 &&
+			 b != 0x65 && b != 0xf0 && b != 0xf2 && b != 0xf3)
+			break;
+	}
+	if (i < len && (p[i] & 0xf0) == 0x40)
+		i++; /* REX */
+	if (i >= len)
+		return;
+	uint8_t op = p[i], op2 = i + 1 < len ? p[i + 1] : 0, reg = (op2 >> 3) & 7;
+	uintptr_t end = at + (uintptr_t)len;
+
+	if (op >= 0x70 && op <= 0x7f) {
+		in->kind = K_JCC, in->op = op & 15, in->target = end + rel8(p, len);
+	} else if (op == 0x0f && op2 >= 0x80 && op2 <= 0x8f) {
+		in->kind = K_JCC, in->op = op2 & 15, in->target = end + rel32(p, len);
+	} else if (op >= 0xe0 && op <= 0xe3) {
+		in->kind = K_LOOP, in->op = op, in->target = end + rel8(p, len);
+	} else if (op == 0xeb) {
+		in->kind = K_JMP, in->target = end + rel8(p, len);
+	} else if (op == INSN_JMP || op == INSN_CALL) {
+		in->kind = op == INSN_JMP ? K_JMP : K_CALL;
+		in->target = end + rel32(p, len);
+	} else if (op == 0xc7 && op2 == 0xf8) {
+		in->kind = K_BAD, in->op = BAD_XBEGIN, in->target = end + rel32(p, len);
+	} else if (op == INSN_INT3 || op == 0xf1) {
+		in->kind = K_BAD, in->op = BAD_BREAKPOINT;
+	} else if (op == INSN_RET || op == 0xc2 || op == 0xca || op == 0xcb || op == 0xcf ||
+		   op == 0xf4 || (op == 0x0f && (op2 == 0x0b || op2 == 0xb9 || op2 == 0xff)) ||
+		   (op == 0xff && (reg == 4 || reg == 5))) {
+		in->kind = K_STOP; /* ret, lret, iret, hlt, ud2/ud1/ud0, jmp *, ljmp * */
+	}
+	if (opsize && in->kind >= K_JMP && in->kind <= K_LOOP)
+		in->kind = K_BAD, in->op = BAD_OPSIZE;
+}
+
+/* A direct branch's target, else 0 (the function scan). */
+static int is_branch(const struct insn *in)
+{
+	return (in->kind >= K_JMP && in->kind <= K_LOOP) ||
+	       (in->kind == K_BAD && in->op != BAD_BREAKPOINT);
+}
+
+/* "+3", "+0x1f": an offset in a reason. */
+static const char *offs(char b[24], size_t v)
+{
+	snprintf(b, 24, v < 10 ? "+%zu" : "+%#zx", v);
+	return b;
+}
+
+static int refuse(struct arch_reloc *r, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int refuse(struct arch_reloc *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* Does P (LEN bytes) hold the displacement DISP as a disp32 at AT? */
+static int disp_at(const uint8_t *p, int len, unsigned at, int64_t disp)
+{
+	int32_t d;
+	if (!at || at + 4 > (unsigned)len)
+		return 0;
+	memcpy(&d, p + at, 4);
+	return d == disp;
+}
+
+/* Decode the instruction at CODE[OFF] (LIMIT bytes readable) at SRC + OFF:
+ * its length, or 0. With IN, its kind and RIP-relative operand too; -1: an
+ * operand the copy cannot keep (why set). The caller holds cs.lock. */
+static int decode(const uint8_t *code, size_t off, size_t limit, uintptr_t src, struct insn *in,
+		  struct arch_reloc *r)
+{
+	const uint8_t *p = code + off;
+	size_t n = limit - off < INSN_MAX ? limit - off : INSN_MAX;
+	uint64_t addr = src + off;
+	char b[24];
+
+	if (!n || !cs.disasm_iter(cs.h, &p, &n, &addr, cs.insn))
+		return 0;
+	int len = (int)cs.insn->size;
+	if (!in)
+		return len;
+	memset(in, 0, sizeof(*in));
+	in->off = (uint8_t)off;
+	in->len = (uint8_t)len;
+	snprintf(in->mnem, sizeof(in->mnem), "%s", cs.insn->mnemonic);
+	classify(code + off, len, src + off, in);
+
+	const cs_x86 *x = &cs.insn->detail->x86;
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *o = &x->operands[i];
+		if (o->type != X86_OP_MEM)
+			continue;
+		if (o->mem.base == X86_REG_EIP) {
+			refuse(r, -ENOTSUP, "%s at %s has an EIP-relative operand", in->mnem,
+			       offs(b, off));
+			return -1;
+		}
+		if (o->mem.base != X86_REG_RIP)
+			continue;
+		/* Capstone 4 misreports some (disp_size 2 for movdqa): trust its
+		 * offset where the bytes agree, else the one ModRM (mod 0, rm 5)
+		 * followed by the displacement. */
+		unsigned at = x->encoding.disp_offset;
+		if (!disp_at(code + off, len, at, o->mem.disp)) {
+			at = 0;
+			for (unsigned k = 1; k + 4 <= (unsigned)len; k++)
+				if ((code[off + k - 1] & 0xc7) == 0x05 &&
+				    disp_at(code + off, len, k, o->mem.disp))
+					at = at ? ~0u : k;
+		}
+		if (!at || at == ~0u) {
+			refuse(r, -ENOTSUP, "%s at %s: its RIP-relative displacement not found",
+			       in->mnem, offs(b, off));
+			return -1;
+		}
+		int32_t d = (int32_t)o->mem.disp;
+		in->disp_off = (uint8_t)at;
+		in->target = src + off + (uintptr_t)len + (uintptr_t)(intptr_t)d;
+	}
+	return len;
+}
+
+static int reach32(uintptr_t end, uintptr_t target)
+{
+	intptr_t d = (intptr_t)(target - end);
+	return d == (intptr_t)(int32_t)d;
+}
+
+static void put32(uint8_t *p, uintptr_t end, uintptr_t target)
+{
+	int32_t d = (int32_t)(intptr_t)(target - end);
+	memcpy(p, &d, 4);
+}
+
+/* A jump at AT (block address) to TARGET: 5 bytes in reach, else 14. With
+ * P NULL only its size. */
+static int emit_jmp(uint8_t *p, uintptr_t at, uintptr_t target)
+{
+	if (reach32(at + INSN_SIZE, target)) {
+		if (p) {
+			p[0] = INSN_JMP;
+			put32(p + 1, at + INSN_SIZE, target);
+		}
+		return INSN_SIZE;
+	}
+	if (p) {
+		static const uint8_t jmp_rip[6] = {0xff, 0x25, 0, 0, 0, 0};
+		memcpy(p, jmp_rip, 6);
+		memcpy(p + 6, &target, 8);
+	}
+	return FAR_JMP_SIZE;
+}
+
+/* The copy of IN at block address AT into P (NULL: only its size); TARGET:
+ * where its branch now goes. */
+static int emit(uint8_t *p, uintptr_t at, const uint8_t *code, const struct insn *in,
+		uintptr_t target)
+{
+	int n;
+
+	switch (in->kind) {
+	case K_JMP:
+		return emit_jmp(p, at, target);
+	case K_JCC:
+		if (reach32(at + 6, target)) {
+			if (p) {
+				p[0] = 0x0f, p[1] = (uint8_t)(0x80 | in->op);
+				put32(p + 2, at + 6, target);
+			}
+			return 6;
+		}
+		/* j!cc over the far jump */
+		if (p)
+			p[0] = (uint8_t)(0x70 | (in->op ^ 1)), p[1] = FAR_JMP_SIZE;
+		return 2 + emit_jmp(p ? p + 2 : NULL, at + 2, target);
+	case K_CALL:
+		if (reach32(at + INSN_SIZE, target)) {
+			if (p) {
+				p[0] = INSN_CALL;
+				put32(p + 1, at + INSN_SIZE, target);
+			}
+			return INSN_SIZE;
+		}
+		if (p) {
+			/* call *2(%rip); jmp +8; .quad target */
+			static const uint8_t call_rip[8] = {0xff, 0x15, 2, 0, 0, 0, 0xeb, 8};
+			memcpy(p, call_rip, 8);
+			memcpy(p + 8, &target, 8);
+		}
+		return 16;
+	case K_LOOP:
+		/* loop +2 (to the jump to TARGET); jmp +N (over it) */
+		n = in->addr32;
+		if (p) {
+			if (n)
+				p[0] = 0x67;
+			p[n] = in->op, p[n + 1] = 2;
+			p[n + 2] = 0xeb;
+		}
+		{
+			int j = emit_jmp(p ? p + n + 4 : NULL, at + n + 4, target);
+			if (p)
+				p[n + 3] = (uint8_t)j;
+			return n + 4 + j;
+		}
+	default:
+		if (p) {
+			memcpy(p, code + in->off, in->len);
+			if (in->disp_off)
+				put32(p + in->disp_off, at + in->len, in->target);
+		}
+		return in->len;
+	}
+}
+
+/* ---- the operation ------------------------------------------------------- */
+
+size_t arch_reloc_max(void)
+{
+	return RELOC_MAX;
+}
+
+size_t arch_reloc_peek(void)
+{
+	return ENDBR64_LEN + ARCH_SITE_SIZE - 1 + INSN_MAX;
+}
+
+static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t fsize,
+			uintptr_t dst, uint8_t *out, size_t outcap, struct arch_reloc *r)
+{
+	struct insn ins[RELOC_INSNS];
+	int blk[RELOC_INSNS];  /* each copy's offset in the block */
+	int into[RELOC_INSNS]; /* the copied instruction a branch goes to, or -1 */
+	uint8_t buf[RELOC_MAX];
+	size_t m = r->marker, off = m;
+	int n = 0;
+	char b1[24], b2[24];
+
+	/* The instructions covering ARCH_SITE_SIZE bytes past the marker. */
+	while (off < m + ARCH_SITE_SIZE) {
+		struct insn *in = &ins[n];
+		int len = decode(code, off, avail, src, in, r);
+		if (len < 0)
+			return -ENOTSUP;
+		if (!len && avail - off < INSN_MAX)
+			return refuse(r, -EINVAL, "undecodable bytes at %s (%zu bytes given)",
+				      offs(b1, off), avail);
+		if (!len)
+			return refuse(r, -EINVAL, "undecodable bytes at %s", offs(b1, off));
+		if (fsize && off + (size_t)len > fsize)
+			return refuse(r, -ENOTSUP, "%s at %s runs past the function's %zu bytes",
+				      in->mnem, offs(b1, off), fsize);
+		if (in->kind == K_BAD)
+			return refuse(r, -ENOTSUP, "%s at %s %s", in->mnem, offs(b1, off),
+				      in->op == BAD_BREAKPOINT ? "is a breakpoint: someone else's"
+				      : in->op == BAD_OPSIZE   ? "has an operand-size prefix"
+							       : "cannot be relocated");
+		off += (size_t)len;
+		n++;
+		if (off < m + ARCH_SITE_SIZE &&
+		    (in->kind == K_STOP || (in->kind == K_JMP && !fsize)))
+			return refuse(r, -ENOTSUP, "%s at %s before %d bytes", in->mnem,
+				      offs(b1, in->off), ARCH_SITE_SIZE);
+	}
+	r->covered = (uint8_t)(off - m);
+
+	/* A copied branch into the copied instructions goes to a copy, except
+	 * one to the entry, which will jump to the block anyway. */
+	uintptr_t lo = src + m, hi = src + off;
+	for (int i = 0; i < n; i++) {
+		uintptr_t t = ins[i].target;
+		into[i] = -1;
+		if (ins[i].kind < K_JMP || ins[i].kind > K_LOOP || t <= lo || t >= hi)
+			continue;
+		for (int j = 0; j < n; j++)
+			if (src + ins[j].off == t)
+				into[i] = j;
+		if (into[i] < 0)
+			return refuse(r, -ENOTSUP, "%s at %s targets %s, inside an instruction",
+				      ins[i].mnem, offs(b1, ins[i].off), offs(b2, t - src));
+	}
+
+	/* Layout: a copy's size depends on its own address only, internal
+	 * targets being always in rel32 reach. */
+	int pos = 0;
+	for (int i = 0; i < n; i++) {
+		blk[i] = pos;
+		pos += emit(NULL, dst + (uintptr_t)pos, code, &ins[i],
+			    into[i] < 0 ? ins[i].target : dst);
+	}
+	for (int i = 0; i < n; i++) {
+		uintptr_t at = dst + (uintptr_t)blk[i];
+		if (ins[i].disp_off && !reach32(at + ins[i].len, ins[i].target))
+			return refuse(r, -ERANGE,
+				      "%s at %s: its RIP-relative operand is out of reach",
+				      ins[i].mnem, offs(b1, ins[i].off));
+		emit(buf + blk[i], at, code, &ins[i],
+		     into[i] < 0 ? ins[i].target : dst + (uintptr_t)blk[into[i]]);
+		r->map[i].src = ins[i].off;
+		r->map[i].dst = (uint8_t)blk[i];
+	}
+	r->ninsn = (uint8_t)n;
+	pos += emit_jmp(buf + pos, dst + (uintptr_t)pos, hi);
+
+	/* Any direct branch of the function into the replaced bytes? */
+	if (!fsize) {
+		r->unscanned = 1;
+	} else {
+		for (size_t o = 0; o < fsize;) {
+			struct insn in;
+			int len = decode(code, o, fsize, src, NULL, r);
+			if (!len) {
+				o++; /* data, or a decoder gap: go on */
+				continue;
+			}
+			memset(&in, 0, sizeof(in));
+			classify(code + o, len, src + o, &in);
+			if ((o < m || o >= off) && is_branch(&in) && in.target > lo &&
+			    in.target < hi)
+				return refuse(
+				    r, -ENOTSUP,
+				    "a branch at %s targets %s, inside the relocated bytes",
+				    offs(b1, o), offs(b2, in.target - src));
+			o += (size_t)len;
+		}
+	}
+
+	if ((size_t)pos > outcap)
+		return refuse(r, -EINVAL, "the block takes %d bytes, OUT holds %zu", pos, outcap);
+	memcpy(out, buf, (size_t)pos);
+	r->len = (uint16_t)pos;
+	return 0;
+}
+
+int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fsize, uintptr_t dst,
+		     uint8_t *out, size_t outcap, struct arch_reloc *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!code || !out)
+		return refuse(r, -EINVAL, "no code or no output buffer");
+	if (fsize && avail < fsize)
+		return refuse(r, -EINVAL, "%zu bytes given of a %zu-byte function", avail, fsize);
+	if (avail >= ENDBR64_LEN && !memcmp(code, endbr64, ENDBR64_LEN))
+		r->marker = ENDBR64_LEN; /* stays first: indirect calls land on it */
+	if (fsize && fsize < r->marker + (size_t)ARCH_SITE_SIZE)
+		return refuse(r, -ENOTSUP, "a %zu-byte function: the jump takes %d bytes after %u",
+			      fsize, ARCH_SITE_SIZE, r->marker);
+
+	pthread_once(&cs.once, cs_load);
+	if (cs.err)
+		return refuse(r, cs.err, "the x86 decoder (libcapstone.so.4) is not installed");
+	pthread_mutex_lock(&cs.lock);
+	int err = reloc_locked(src, code, avail, fsize, dst, out, outcap, r);
+	pthread_mutex_unlock(&cs.lock);
+	return err;
+}
