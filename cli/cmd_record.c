@@ -85,6 +85,13 @@ static const char record_usage[] =
     "                          OBJECT is a glob of its file name, with or\n"
     "                          without what follows .so (malloc@libc).\n"
     "  -N, --notrace GLOB      do not trace matching functions.\n"
+    "  -P, --patch GLOB        also trace matching functions that were not\n"
+    "                          built with dynftrace's flags: their entries are\n"
+    "                          relocated (x86-64, needs libcapstone4). A plain\n"
+    "                          glob names the program's functions, FUNC@OBJECT\n"
+    "                          another object's (malloc@libc); repeatable.\n"
+    "      --patch-libs        plain -P globs name every library's functions\n"
+    "                          too.\n"
     "  -e, --event GLOB        record the tracepoints whose names match, with\n"
     "                          their fields (repeatable; \"a,b\" is two\n"
     "                          patterns; default: none, or DYNFTRACE_EVENTS).\n"
@@ -129,9 +136,9 @@ static const char live_usage[] =
 struct rec_opts {
 	const char *dir;
 	const char *tracer;
-	struct cli_globs filter, notrace, events;
+	struct cli_globs filter, notrace, events, patch;
 	uint64_t depth, time_ns, buffer_kb;
-	int overwrite, disabled, force;
+	int overwrite, disabled, force, patch_libs;
 	/* -p: attach to a running process instead of starting PROG */
 	pid_t pid;
 	uint64_t duration_ns; /* --duration: stop after this long (0: on a signal) */
@@ -145,6 +152,7 @@ static void rec_free(struct rec_opts *o)
 	cli_glob_free(&o->filter);
 	cli_glob_free(&o->notrace);
 	cli_glob_free(&o->events);
+	cli_glob_free(&o->patch);
 }
 
 /* Returns 0, 1 (help printed) or 2 (usage error printed). */
@@ -193,6 +201,15 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 				cli_err("out of memory");
 				return 2;
 			}
+		} else if ((r = cli_opt(argc, argv, &i, "-P", "--patch", &v))) {
+			if (r < 0)
+				return 2;
+			if (cli_glob_add(&o->patch, v)) {
+				cli_err("out of memory");
+				return 2;
+			}
+		} else if (!strcmp(a, "--patch-libs")) {
+			o->patch_libs = 1;
 		} else if ((r = cli_opt(argc, argv, &i, "-e", "--event", &v))) {
 			if (r < 0)
 				return 2;
@@ -333,7 +350,7 @@ static int resolve(const char *prog, char *out, size_t size)
 }
 
 /* The checks on a resolved program that need no side effect. 0 or 1. */
-static int check_program(const char *path, const char *prog, int force)
+static int check_program(const char *path, const char *prog, int force, int patch)
 {
 	char err[300], head[2] = {0};
 	struct stat st;
@@ -384,9 +401,10 @@ static int check_program(const char *path, const char *prog, int force)
 			prog);
 		return 1;
 	}
-	if (!total) {
+	if (!total && !patch) {
 		cli_err("%s has no traceable sites, nor have its libraries: rebuild it with the "
-			"flags of 'dynftrace cflags' (or pass --force if it dlopen()s traced code)",
+			"flags of 'dynftrace cflags', name functions to patch with -P, or pass "
+			"--force if it dlopen()s traced code",
 			prog);
 		return 1;
 	}
@@ -584,6 +602,13 @@ static int rec_settings(const struct rec_opts *o, const char *absdir, const char
 		r |= events ? put(ctx, "DYNFTRACE_EVENTS", events) : -1;
 		free(events);
 	}
+	if (o->patch.n) {
+		char *patch = cli_glob_join(&o->patch);
+		r |= patch ? put(ctx, "DYNFTRACE_PATCH", patch) : -1;
+		free(patch);
+	}
+	if (o->patch_libs)
+		r |= put(ctx, "DYNFTRACE_PATCH_LIBS", "1");
 	if (*shmdir)
 		r |= put(ctx, "DYNFTRACE_SHM", shmdir);
 	const char *ctl = getenv("DYNFTRACE_CONTROL"); /* live control; =0 turns it off */
@@ -606,7 +631,8 @@ static int child_env(const struct rec_opts *o, const char *lib, const char *absd
 	static const char *const ours[] = {"DYNFTRACE_FILTER",	  "DYNFTRACE_NOTRACE",
 					   "DYNFTRACE_DEPTH",	  "DYNFTRACE_TIME_FILTER",
 					   "DYNFTRACE_BUFFER_KB", "DYNFTRACE_OVERWRITE",
-					   "DYNFTRACE_DISABLED",  "DYNFTRACE_SHM"};
+					   "DYNFTRACE_DISABLED",  "DYNFTRACE_SHM",
+					   "DYNFTRACE_PATCH",	  "DYNFTRACE_PATCH_LIBS"};
 	const char *pre = getenv("LD_PRELOAD");
 	int r = pre && *pre ? set_env("LD_PRELOAD", "%s:%s", lib, pre)
 			    : set_env("LD_PRELOAD", "%s", lib);
@@ -648,7 +674,8 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	ssize_t n;
 
 	*started = 0;
-	if (resolve(o->prog[0], exe, sizeof(exe)) || check_program(exe, o->prog[0], o->force))
+	if (resolve(o->prog[0], exe, sizeof(exe)) ||
+	    check_program(exe, o->prog[0], o->force, o->patch.n != 0))
 		return 1;
 	if (cli_self_dir(self, sizeof(self))) {
 		cli_err("cannot find the directory of the dynftrace binary");

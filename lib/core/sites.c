@@ -41,6 +41,7 @@ HIDDEN size_t obj_count;
 HIDDEN unsigned long sites_converted, sites_refused;
 /* Set by sites_init_deferred() for its scan only (patch_lock held). */
 static int sites_defer;
+static uintptr_t self_base; /* the runtime's load bias (sites_rescan) */
 HIDDEN uint32_t site_next_id;
 HIDDEN unsigned long sites_gen;
 
@@ -114,6 +115,16 @@ static int reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
 	uintptr_t a = tramp < lo ? lo - tramp : tramp - lo;
 	uintptr_t b = tramp < hi ? hi - tramp : tramp - hi;
 	return a + REGION_SIZE < REACH && b + REGION_SIZE < REACH;
+}
+
+int sites_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t hi)
+{
+	return reaches(p, lo, hi) && reaches(p + len, lo, hi);
+}
+
+int sites_deferred(void)
+{
+	return sites_defer;
 }
 
 static struct sites_client client; /* sites_set_client */
@@ -268,9 +279,9 @@ static void thunk_write(uint8_t *t, uint32_t id, uintptr_t site, const struct re
 
 static int thunk_reaches(uintptr_t p, size_t len, const struct dft_object *o)
 {
-	return reaches(p, o->lo, o->hi) && reaches(p + len, o->lo, o->hi) &&
-	       reaches(p, o->region->base, o->region->base + REGION_SIZE) &&
-	       reaches(p + len, o->region->base, o->region->base + REGION_SIZE);
+	return sites_reach(p, len, o->lo, o->hi) &&
+	       sites_reach(p, len, o->region->base, o->region->base + REGION_SIZE) &&
+	       (!o->blocks || sites_reach(p, len, o->blocks, o->blocks + o->blocks_len));
 }
 
 static int thunks_make(struct dft_object *o)
@@ -424,19 +435,22 @@ static void object_free(struct dft_object *o)
 	 * now) could still be in one. */
 	if (o->thunks)
 		munmap((void *)o->thunks, o->thunks_len);
+	if (o->blocks)
+		munmap((void *)o->blocks, o->blocks_len);
 	elf_free(&o->img);
 	free(o->path);
 	free(o);
 }
 
 /* Add the sites of a newly found object. patch_lock held. */
-static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, int phnum)
+static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, int phnum, int main)
 {
 	struct dft_object *o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
 	o->path = strdup(path);
 	o->bias = bias;
+	o->main = main;
 	o->lo = UINTPTR_MAX;
 	for (int i = 0; i < phnum; i++) {
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
@@ -466,15 +480,16 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 	obj_tab = nt;
 	obj_tab[obj_count++] = o;
 	o->seen = 1;
-	if (o->img.nsites == 0)
+	size_t nrcap = entries_wanted() ? o->img.nfuncs : 0;
+	if (o->img.nsites == 0 && !nrcap)
 		return 0;
 
 	size_t n = o->img.nsites;
-	uintptr_t *addrs = malloc(n * sizeof(*addrs));
-	struct patch_entry *pe = malloc(n * sizeof(*pe));
-	struct patch_entry *lits = malloc(n * sizeof(*lits));
+	uintptr_t *addrs = malloc((n + nrcap + 1) * sizeof(*addrs));
+	struct patch_entry *pe = malloc((n + nrcap + 1) * sizeof(*pe));
+	struct patch_entry *lits = malloc((n + 1) * sizeof(*lits));
 	size_t nlit = 0;
-	struct site *nst = realloc(site_tab, (site_count + n) * sizeof(*nst));
+	struct site *nst = realloc(site_tab, (site_count + n + nrcap + 1) * sizeof(*nst));
 	if (!addrs || !pe || !nst || !lits) {
 		free(addrs);
 		free(pe);
@@ -541,6 +556,26 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		s->id = site_next_id + (uint32_t)nadd;
 		nadd++;
 	}
+	/* Functions built without a site: relocated entries (entries.c). */
+	size_t nrel = 0;
+	if (!err && nrcap && o->caller) {
+		err = entries_relocate(o, self_base, main, &site_tab[site_count + nadd], nrcap,
+				       &pe[nconv], &nrel);
+		for (size_t i = 0; i < nrel; i++) {
+			site_tab[site_count + nadd + i].id = site_next_id + (uint32_t)(nadd + i);
+			addrs[i] = site_tab[site_count + nadd + i].addr;
+		}
+		if (!err && nrel)
+			err = patch_points_add(addrs, nrel);
+		for (size_t i = 0; i < nrel; i++)
+			addrs[i] = pe[nconv + i].addr; /* the entries' jumps */
+		if (!err && nrel)
+			err = patch_points_add(addrs, nrel);
+		if (!err) {
+			nadd += nrel;
+			nconv += nrel;
+		}
+	}
 	if (!err && nconv && sites_defer) {
 		/* Running code (an attach): written by sites_commit_deferred()
 		 * with every other thread stopped out of the sequences; until
@@ -577,6 +612,8 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		if (added)
 			added(o);
 		client.added(o->lo, o->hi);
+		if (o->blocks)
+			client.added(o->blocks, o->blocks + o->blocks_len);
 	}
 	return err;
 }
@@ -586,6 +623,10 @@ static void object_remove(size_t idx)
 	struct dft_object *o = obj_tab[idx];
 	if (o->nsites) {
 		client.removed(o->lo, o->hi);
+		if (o->blocks) {
+			client.removed(o->blocks, o->blocks + o->blocks_len);
+			patch_points_remove_range(o->blocks, o->blocks + o->blocks_len);
+		}
 		size_t k = 0;
 		for (size_t i = 0; i < site_count; i++)
 			if (site_tab[i].obj != o)
@@ -606,14 +647,13 @@ struct found {
 	uintptr_t bias;
 	const ElfW(Phdr) * ph;
 	int phnum;
+	int main; /* the program itself */
 };
 struct scan {
 	struct found *v;
 	size_t n, cap;
 	unsigned long long adds, subs;
 };
-
-static uintptr_t self_base;
 
 static int scan_cb(struct dl_phdr_info *info, size_t size UNUSED, void *data)
 {
@@ -646,6 +686,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size UNUSED, void *data)
 	sc->v[sc->n].bias = info->dlpi_addr;
 	sc->v[sc->n].ph = info->dlpi_phdr;
 	sc->v[sc->n].phnum = info->dlpi_phnum;
+	sc->v[sc->n].main = name == exe;
 	if (sc->v[sc->n].path)
 		sc->n++;
 	return 0;
@@ -681,7 +722,8 @@ int sites_rescan(void)
 			obj_tab[j]->seen = 1;
 			continue;
 		}
-		int e = object_add(sc.v[i].path, sc.v[i].bias, sc.v[i].ph, sc.v[i].phnum);
+		int e =
+		    object_add(sc.v[i].path, sc.v[i].bias, sc.v[i].ph, sc.v[i].phnum, sc.v[i].main);
 		if (e == -ENOMEM)
 			err = e;
 	}

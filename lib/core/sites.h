@@ -117,6 +117,11 @@ struct dft_object {
 	 * after the commit, kept until it can be freed (see sites.c). */
 	struct patch_prep *pending, *committed;
 	size_t thunks_len;
+	int main; /* the program itself (not a library) */
+	/* Relocated entries (entries.c): their blocks' arena, next to the
+	 * region, unmapped with the object; how many were made and refused. */
+	uintptr_t blocks;
+	size_t blocks_len, nreloc, nreloc_refused;
 };
 
 extern struct site *site_tab HIDDEN; /* sorted by addr */
@@ -197,4 +202,19 @@ struct sites_client {
 	void (*removed)(uintptr_t lo, uintptr_t hi);
 };
 void sites_set_client(const struct sites_client *c) HIDDEN;
+
+/* Can code in [P, P + LEN) reach [LO, HI) with rel32 displacements? */
+int sites_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t hi) HIDDEN;
+/* Is the scan an attach's (code written later, threads stopped)? */
+int sites_deferred(void) HIDDEN;
+
+/* entries.c: are functions to be patched by relocation (DYNFTRACE_PATCH)?
+ * And for object O (its region set; SELF: the runtime's load bias): up to
+ * CAP sites into OUT for its selected functions without a compiler site,
+ * their blocks written, and the entries' jumps into PE (to write), *NOUT of
+ * each. 0 or -errno. patch_lock held. */
+int entries_wanted(void) HIDDEN;
+struct patch_entry;
+int entries_relocate(struct dft_object *o, uintptr_t self, int main, struct site *out, size_t cap,
+		     struct patch_entry *pe, size_t *nout) HIDDEN;
 #endif

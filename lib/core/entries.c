@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * entries.c - sites for functions that were not built with one: their
+ * entries are relocated (arch_reloc_entry) into blocks
+ *
+ *	[site: the canonical NOP][the entry's first instructions][jmp back]
+ *
+ * in an arena next to the object's region, and the entry becomes a jump to
+ * its block. From then on the block's NOP is an ordinary site: the same
+ * routes, tracers, filters and control files as a compiler's.
+ *
+ * Which functions: DYNFTRACE_PATCH, comma-separated globs (`record -P`).
+ * A plain glob names functions of the main program; FUNC@OBJECT (or
+ * FUNC:mod:OBJECT) those of another object; DYNFTRACE_PATCH_LIBS=1 lets
+ * plain globs name every object's functions. Never relocated: functions
+ * that have a compiler site, the runtime's own, the dynamic loader's and
+ * the decoder's (they run under the runtime's locks), and whatever the
+ * relocator refuses (counted, and said with -v).
+ *
+ * The entry's jump is written when the object is found, as the compiler
+ * sites' conversion is: at start-up and after dlopen, before another
+ * thread can be inside those first instructions. Under attach (threads
+ * stopped anywhere) no entry is relocated yet: it would need the threads
+ * inside a replaced prologue moved into its block (arch_reloc.map).
+ *
+ * Everything here runs under patch_lock (sites.c's object_add).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "arch.h"
+#include "patch.h"
+#include "sites.h"
+
+/* One block: the site, then what arch_reloc_entry writes. */
+#define BLOCK_SIZE 128
+_Static_assert(BLOCK_SIZE >= ARCH_SITE_SIZE + 109, "a block holds the longest relocation");
+
+static struct {
+	int loaded;
+	char **globs; /* DYNFTRACE_PATCH */
+	size_t n;
+	int libs; /* DYNFTRACE_PATCH_LIBS: plain globs name every object */
+} want;
+
+static void want_load(void)
+{
+	if (want.loaded)
+		return;
+	want.loaded = 1;
+	const char *e = dft_getenv("DYNFTRACE_PATCH_LIBS");
+	want.libs = e && *e && strcmp(e, "0");
+	e = dft_getenv("DYNFTRACE_PATCH");
+	while (e && *e) {
+		size_t len = strcspn(e, ",");
+		char **v = len ? realloc(want.globs, (want.n + 1) * sizeof(*v)) : NULL;
+		if (v) {
+			want.globs = v;
+			v[want.n] = strndup(e, len);
+			if (v[want.n] && dft_glob_valid(v[want.n]))
+				want.n++;
+			else if (v[want.n])
+				dft_log("DYNFTRACE_PATCH: bad glob '%s'", v[want.n]);
+		}
+		e += len + (e[len] == ',');
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* Objects whose functions run under the runtime's own locks or before it. */
+static int object_excluded(const struct dft_object *o, uintptr_t self)
+{
+	const char *b = base_name(o->path);
+	return o->bias == self || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld64.so", 7) ||
+	       !strncmp(b, "libcapstone", 11) || !strncmp(b, "libdynftrace", 12);
+}
+
+/* Does DYNFTRACE_PATCH select function NAME of O? MAIN: O is the program. */
+static int selected(const char *name, const struct dft_object *o, int main)
+{
+	int sel = 0;
+	for (size_t i = 0; i < want.n; i++) {
+		const char *g = want.globs[i];
+		int neg = g[0] == '!';
+		const char *gg = neg ? g + 1 : g;
+		int scoped = strchr(gg, '@') || strstr(gg, ":mod:");
+		if (!scoped && !main && !want.libs)
+			continue;
+		if (dft_glob_match_in(gg, name, o->path))
+			sel = !neg;
+	}
+	return sel;
+}
+
+int entries_wanted(void)
+{
+	want_load();
+	return want.n != 0;
+}
+
+/* Does a compiler site of O belong to function F (by its symbol)? */
+static int has_site(const struct dft_object *o, int32_t f)
+{
+	for (size_t i = 0; i < o->img.nsites; i++)
+		if (o->img.sites[i].func == f)
+			return 1;
+	return 0;
+}
+
+/* An arena of LEN bytes within reach of O's code and region, or 0. */
+static uintptr_t arena_new(const struct dft_object *o, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t base = o->region->base;
+	for (int i = 0; i < 4096; i++) {
+		uintptr_t step = (uintptr_t)(i / 2) * (uintptr_t)pg * 16 + REGION_SIZE;
+		uintptr_t hint = (i & 1) ? base - len - step : base + REGION_SIZE + step;
+		if ((i & 1) && base < len + step + (uintptr_t)pg)
+			continue;
+		void *p = mmap((void *)hint, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		if (p != (void *)hint || !sites_reach(hint, len, o->lo, o->hi) ||
+		    !sites_reach(hint, len, base, base + REGION_SIZE)) {
+			munmap(p, len);
+			continue;
+		}
+		arch_fill_trap(p, len);
+		return hint;
+	}
+	return 0;
+}
+
+int entries_relocate(struct dft_object *o, uintptr_t self, int main, struct site *out, size_t cap,
+		     struct patch_entry *pe, size_t *nout)
+{
+	*nout = 0;
+	want_load();
+	if (!want.n || !o->region || object_excluded(o, self))
+		return 0;
+	int32_t *cand = malloc((o->img.nfuncs + 1) * sizeof(*cand));
+	if (!cand)
+		return -ENOMEM;
+	size_t nc = 0;
+	for (size_t i = 0; i < o->img.nfuncs && nc < cap; i++) {
+		const struct elf_func *f = &o->img.funcs[i];
+		uintptr_t a = o->bias + f->addr;
+		const char *name = elf_func_name(&o->img, (int32_t)i);
+		if (a < o->lo || a + ARCH_SITE_SIZE > o->hi || !name || has_site(o, (int32_t)i) ||
+		    !selected(name, o, main))
+			continue;
+		cand[nc++] = (int32_t)i;
+	}
+	if (!nc) {
+		free(cand);
+		return 0;
+	}
+	if (sites_deferred()) {
+		dft_log("%s: %zu functions to patch by relocation are left alone: entries "
+			"are relocated at start-up and dlopen, not under attach yet",
+			o->path, nc);
+		free(cand);
+		return 0;
+	}
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = (nc * BLOCK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
+	uintptr_t arena = arena_new(o, len);
+	if (!arena) {
+		dft_log("%s: no memory within reach of its code for relocated entries", o->path);
+		free(cand);
+		return -ENOMEM;
+	}
+	size_t n = 0, refused = 0;
+	for (size_t k = 0; k < nc; k++) {
+		const struct elf_func *f = &o->img.funcs[cand[k]];
+		uintptr_t a = o->bias + f->addr, blk = arena + n * BLOCK_SIZE;
+		size_t avail = o->hi - a;
+		struct arch_reloc r;
+		int err = arch_reloc_entry(a, (const uint8_t *)a,
+					   f->size && f->size < avail ? f->size : avail, f->size,
+					   blk + ARCH_SITE_SIZE, (uint8_t *)blk + ARCH_SITE_SIZE,
+					   BLOCK_SIZE - ARCH_SITE_SIZE, &r);
+		if (!err && r.calls)
+			err = -ENOTSUP; /* an unwinder could not get past the block */
+		if (err) {
+			refused++;
+			dft_debug("%s: %s not patched: %s", o->path,
+				  elf_func_name(&o->img, cand[k]),
+				  r.calls ? "a call among its first instructions" : r.why);
+			if (err == -ENOENT) {
+				dft_log("cannot patch functions by relocation: %s", r.why);
+				break;
+			}
+			continue;
+		}
+		arch_site_nop((uint8_t *)blk);
+		struct patch_entry *e = &pe[n];
+		e->addr = a + r.marker;
+		e->len = ARCH_SITE_SIZE;
+		memcpy(e->old, (const void *)e->addr, ARCH_SITE_SIZE);
+		arch_site_jump(e->addr, blk, e->new);
+		struct site *s = &out[n];
+		memset(s, 0, sizeof(*s));
+		s->addr = blk;
+		s->func = cand[k];
+		s->obj = o;
+		s->route = ROUTE_NONE;
+		n++;
+	}
+	free(cand);
+	if (mprotect((void *)arena, len, PROT_READ | PROT_EXEC)) {
+		munmap((void *)arena, len);
+		return -errno;
+	}
+	__builtin___clear_cache((char *)arena, (char *)arena + len);
+	if (!n) {
+		munmap((void *)arena, len);
+		o->nreloc_refused = refused;
+		return 0;
+	}
+	o->blocks = arena;
+	o->blocks_len = len;
+	o->nreloc = n;
+	o->nreloc_refused = refused;
+	*nout = n;
+	return 0;
+}
