@@ -1504,7 +1504,7 @@ static size_t underscores(const char *s)
 }
 
 /* By address; then the source by precedence (FDEs last); then the name to
- * show: global, fewest leading underscores, shortest, alphabetical. */
+ * show: not empty, global, fewest leading underscores, shortest, alphabetical. */
 static int cand_cmp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
@@ -1516,6 +1516,8 @@ static int cand_cmp(const void *a, const void *b)
 		return x->src - y->src;
 	if (!x->name || !y->name)
 		return !!y->name - !!x->name;
+	if (!*x->name != !*y->name)
+		return !*x->name - !*y->name; /* an empty name last */
 	if ((x->flags ^ y->flags) & ENTRY_GLOBAL)
 		return (y->flags & ENTRY_GLOBAL) ? 1 : -1;
 	ux = underscores(x->name);
@@ -1585,7 +1587,8 @@ static int make_entries(struct elf_image *img, struct cands *c, const struct rea
 	size_t cap = img->names_len, n = 0;
 	uint64_t sym_end = 0; /* end of the furthest-reaching symbol so far */
 
-	qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	if (c->n)
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
 	img->entries = calloc(c->n ? c->n : 1, sizeof(*img->entries));
 	if (!img->entries)
 		return -ENOMEM;
@@ -1624,10 +1627,11 @@ static int make_entries(struct elf_image *img, struct cands *c, const struct rea
 			img->nentries_bad++;
 			continue;
 		}
-		if (!first->name)
+		if (!first->name || !*first->name)
 			snprintf(sub, sizeof(sub), "sub_%llx@%.255s", (unsigned long long)e->addr,
 				 obj);
-		err = add_name(img, &cap, first->name ? first->name : sub, &e->name);
+		err =
+		    add_name(img, &cap, first->name && *first->name ? first->name : sub, &e->name);
 		if (err)
 			return err;
 		img->nentries_src[e->src]++;
