@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * elf.h - reading call-site records and symbols from ELF objects.
+ * elf.h - reading call-site records, symbols and function entries from ELF
+ * objects.
  *
  * Shared by the runtime (objects loaded in this process: records and code
  * bytes are read from memory, already relocated) and the command line (files
