@@ -969,6 +969,7 @@ void elf_free(struct elf_image *img)
 	free(img->sites);
 	free(img->interp);
 	free(img->entries);
+	free(img->estats);
 	memset(img, 0, sizeof(*img));
 }
 
@@ -1386,10 +1387,10 @@ static int fde_add(struct elf_image *img, struct cands *c, const struct ehview *
 	if (t == 1)
 		return 0;
 	if (t < 0 || (check && pc != expect)) {
-		img->nfdes_bad++;
+		img->estats->nfdes_bad++;
 		return 0;
 	}
-	img->nfdes++;
+	img->estats->nfdes++;
 	return cand_add(c, pc, range, NULL, ENTRY_FDE, flags);
 }
 
@@ -1404,7 +1405,7 @@ static int walk_eh_frame(struct elf_image *img, struct cands *c, const struct eh
 		if (t > 0)
 			break;
 		if (t < 0) {
-			img->nfdes_bad++; /* the rest cannot be found */
+			img->estats->nfdes_bad++; /* the rest cannot be found */
 			break;
 		}
 		if (fde_add(img, c, frame, off, 0, 0))
@@ -1443,11 +1444,11 @@ static int use_eh_frame_hdr(struct elf_image *img, const struct reader *r, struc
 	for (uint64_t i = 0; i < count; i++) {
 		if (get_enc(hdr, &o, tabe, hdr->addr, &loc) ||
 		    get_enc(hdr, &o, tabe, hdr->addr, &fde)) {
-			img->nfdes_bad++; /* count runs past the table */
+			img->estats->nfdes_bad++; /* count runs past the table */
 			break;
 		}
 		if (fde < frame->addr || fde - frame->addr >= frame->size) {
-			img->nfdes_bad++;
+			img->estats->nfdes_bad++;
 			continue;
 		}
 		if (fde_add(img, c, frame, fde - frame->addr, loc, 1))
@@ -1624,7 +1625,7 @@ static int make_entries(struct elf_image *img, struct cands *c, const struct rea
 			continue;
 		s = seg_of(img, e->addr, e->size ? e->size : 1, 0);
 		if (!s || !(s->flags & PF_X)) {
-			img->nentries_bad++;
+			img->estats->nbad++;
 			continue;
 		}
 		if (!first->name || !*first->name)
@@ -1634,7 +1635,7 @@ static int make_entries(struct elf_image *img, struct cands *c, const struct rea
 		    add_name(img, &cap, first->name && *first->name ? first->name : sub, &e->name);
 		if (err)
 			return err;
-		img->nentries_src[e->src]++;
+		img->estats->by_src[e->src]++;
 		n++;
 	}
 	img->nentries = n;
@@ -1652,8 +1653,12 @@ int elf_load_entries(struct elf_image *img)
 	if (img->entries)
 		return 0;
 	img->err[0] = 0;
-	img->nfdes = img->nfdes_bad = img->nentries_bad = 0;
-	memset(img->nentries_src, 0, sizeof(img->nentries_src));
+	free(img->estats);
+	img->estats = calloc(1, sizeof(*img->estats));
+	if (!img->estats) {
+		set_err(img, "%s: out of memory", img->path);
+		return -ENOMEM;
+	}
 	r.path = img->path;
 	r.bias = img->bias;
 	r.mem = img->mem;
@@ -1683,11 +1688,11 @@ int elf_load_entries(struct elf_image *img)
 			set_err(img, "%s: out of memory", img->path);
 		return err;
 	}
-	if (img->nfdes_bad)
+	if (img->estats->nfdes_bad)
 		set_err(img,
 			"%s: %zu records of .eh_frame could not be read (damaged, or an encoding "
 			"not decoded here); functions known only from them are missing",
-			img->path, img->nfdes_bad);
+			img->path, img->estats->nfdes_bad);
 	return 0;
 }
 

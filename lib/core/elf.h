@@ -71,6 +71,15 @@ struct elf_entry {
 	int32_t site;  /* index into sites of the compiler site at this entry, or -1 */
 };
 
+/* What elf_load_entries() read, for reports and tests. */
+struct elf_entry_stats {
+	size_t by_src[4]; /* entries by enum elf_entry_src */
+	size_t nfdes;	  /* FDEs read from .eh_frame */
+	size_t nfdes_bad; /* CIEs/FDEs refused: damaged, unknown augmentation or encoding */
+	size_t nbad;	  /* symbols/FDEs outside every executable segment, or running
+			     past one */
+};
+
 struct elf_load_seg {
 	uint64_t vaddr, memsz, offset, filesz;
 	uint32_t flags; /* PF_R | PF_W | PF_X */
@@ -79,6 +88,7 @@ struct elf_load_seg {
 struct elf_image {
 	char *path;
 	int type;		   /* ET_EXEC or ET_DYN */
+	int mem;		   /* elf_load's MEM */
 	struct elf_load_seg *segs; /* PT_LOAD segments, in file order */
 	size_t nsegs;
 	struct elf_func *funcs; /* sorted by addr; aliases at one address: one entry,
@@ -98,16 +108,12 @@ struct elf_image {
 	 * for the libraries (the loader crashes on static programs). */
 	char *interp;	/* PT_INTERP path, NULL if none */
 	size_t nneeded; /* DT_NEEDED entries in PT_DYNAMIC */
-	uintptr_t bias; /* elf_load's BIAS and MEM, for elf_read_code */
-	int mem;
-	/* Function entries, filled by elf_load_entries() only. */
+	uintptr_t bias; /* elf_load's BIAS (and MEM above), for elf_read_code */
+	/* Function entries, filled by elf_load_entries() only; the runtime
+	 * keeps an image per object, so this costs it two words and a pointer. */
 	struct elf_entry *entries; /* sorted by addr, unique, in executable PT_LOADs */
 	size_t nentries;
-	size_t nentries_src[4]; /* entries by enum elf_entry_src */
-	size_t nfdes;		/* FDEs read from .eh_frame */
-	size_t nfdes_bad;	/* CIEs/FDEs refused: damaged, unknown augmentation or encoding */
-	size_t nentries_bad;	/* symbols/FDEs outside every executable segment, or running
-				   past one */
+	struct elf_entry_stats *estats;
 };
 
 /*
