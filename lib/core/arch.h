@@ -165,6 +165,7 @@ struct arch_reloc {
 	uint8_t covered;   /* bytes after the marker the copy replaces (>= ARCH_SITE_SIZE) */
 	uint8_t unscanned; /* FSIZE was 0: branches into those bytes not looked for */
 	uint8_t ninsn;	   /* instructions copied: map[0..ninsn) */
+	uint8_t calls;	   /* a call was copied: its return address is the block's */
 	uint16_t len;	   /* bytes written to OUT */
 	struct {
 		uint8_t src, dst; /* an instruction's offset from SRC, its copy's in OUT */

@@ -12,6 +12,9 @@
 D=$B/dynftrace
 SRC=$TOP/tests/entries/prog.c
 FUNCS="st_square st_cube st_sum g_scale main"
+# The relocator refuses an entry whose first instructions hold a call (gcc -O2
+# may start st_cube with one): listed, with that reason.
+CALLFIRST="refused: a call among its first instructions.*"
 
 if [ ! -x "$D" ]; then
 	notok "$D is not built"
@@ -38,10 +41,10 @@ for cc in $compilers; do
 			own --all "$d/prog" >"$d/list"
 			bad=""
 			for f in $FUNCS; do
-				grep -qx "$f	entry" "$d/list" || bad="$bad $f"
+				grep -qxE "$f	(entry|$CALLFIRST)" "$d/list" || bad="$bad $f"
 			done
 			if [ -z "$bad" ]; then
-				ok "$cc $opt $pie: every function listed by name, as 'entry'"
+				ok "$cc $opt $pie: every function listed by name, as 'entry' (or refused for a call among its first instructions)"
 			else
 				notok "$cc $opt $pie: missing or not 'entry':$bad"
 				diag_file "$d/list"
@@ -55,7 +58,7 @@ for cc in $compilers; do
 			bad=""
 			for f in st_square st_cube st_sum main; do
 				a=$(awk -v f=$f '$1 == f { print $2 }' "$d/nm")
-				grep -q " fde sub_$a@prog	entry\$" "$d/slist" || bad="$bad $f@$a"
+				grep -qE " fde sub_$a@prog	(entry|$CALLFIRST)\$" "$d/slist" || bad="$bad $f@$a"
 			done
 			if [ -z "$bad" ] && [ -s "$d/nm" ]; then
 				ok "$cc $opt $pie stripped: static functions and main as sub_ADDR@prog at nm's addresses"

@@ -450,6 +450,7 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 		     into[i] < 0 ? ins[i].target : dst + (uintptr_t)blk[into[i]]);
 		r->map[i].src = ins[i].off;
 		r->map[i].dst = (uint8_t)blk[i];
+		r->calls |= ins[i].kind == K_CALL;
 	}
 	r->ninsn = (uint8_t)n;
 	pos += emit_jmp(buf + pos, dst + (uintptr_t)pos, hi);
