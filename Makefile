@@ -48,7 +48,7 @@ LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o
 
 # The CLI shares the ELF reader and a few pure helpers with the runtime.
 CLI_SHARED := lib/core/elf.c lib/ring/ring_salvage.c $(wildcard lib/arch/*/elf_site.c) \
-	lib/arch/$(ARCH)/inject.c
+	lib/arch/$(ARCH)/inject.c lib/arch/$(ARCH)/reloc.c
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/cliobj/%.o,$(CLI_SRCS) $(CLI_SHARED))
 

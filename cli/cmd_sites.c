@@ -9,6 +9,7 @@
  * RUNPATH, ...) but runs nothing of the program. The loader is only asked
  * about objects that have DT_NEEDED entries: it crashes on static programs.
  */
+#include <elf.h> /* the system's: PF_X */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@
 #define SYSTEM_LOADER "/lib64/ld-linux-x86-64.so.2"
 
 static const char usage_text[] =
-    "usage: dynftrace sites [-v] PROG|LIB...\n"
+    "usage: dynftrace sites [-a] [-v] PROG|LIB...\n"
     "\n"
     "List the traceable functions of each PROG (or shared library LIB) and of\n"
     "the libraries it loads, one per line, sorted by object then address:\n"
@@ -40,10 +41,19 @@ static const char usage_text[] =
     "                 link-time address of the site, the bytes it owns (5 or\n"
     "                 6) and its kind: patchable (-fpatchable-function-entry)\n"
     "                 or fentry (-pg -mfentry -mrecord-mcount).\n"
+    "  -a, --all      list every function entry instead, sites or not, as\n"
+    "                 'name [object]<TAB>VERDICT'. Entries come from .symtab,\n"
+    "                 else .dynsym, and from the .eh_frame FDEs no symbol\n"
+    "                 covers (named sub_ADDRESS@object). VERDICT is 'site'\n"
+    "                 (compiled with a site), 'entry' (traceable once its\n"
+    "                 first instructions are relocated) or 'refused: REASON'.\n"
+    "                 With -v: 'ADDRESS SIZE SOURCE name [object]<TAB>VERDICT',\n"
+    "                 SIZE in bytes (0: unknown), SOURCE symtab, dynsym or fde.\n"
     "  -h, --help     show this help.\n"
     "\n"
-    "Exit status: 0 when sites were listed, 1 when a file cannot be read, is\n"
-    "not a valid x86-64 ELF object or has no sites, 2 on a usage error.\n";
+    "Exit status: 0 when sites (with -a: entries) were listed, 1 when a file\n"
+    "cannot be read, is not a valid x86-64 ELF object or has no sites (with\n"
+    "-a: no entries), 2 on a usage error.\n";
 
 struct objlist {
 	char **paths;
@@ -180,6 +190,72 @@ static void print_sites(const struct elf_image *img, int lib, int verbose)
 	}
 }
 
+/*
+ * The relocator's verdict on entry E, CODE holding its first LEN bytes (fewer
+ * when the function is shorter): NULL when it can relocate the entry, else
+ * why not, in a few words. Weak: it plugs in when the relocator is linked
+ * into the command (lib/arch/<arch>/reloc.c in the Makefile's CLI_SHARED);
+ * until then every entry not refused by entry_verdict() is listed as `entry`.
+ */
+const char *dft_reloc_entry_verdict(const struct elf_image *img, const struct elf_entry *e,
+				    const unsigned char *code, size_t len) __attribute__((weak));
+
+/* Bytes handed to the relocator: enough for the instructions a 5-byte jump
+ * overwrites, with room to decode past them. */
+#define VERDICT_CODE 32
+
+/* NULL when E is an entry to relocate, "site", or why it cannot be traced. */
+static const char *entry_verdict(const struct elf_image *img, const struct elf_entry *e)
+{
+	unsigned char code[VERDICT_CODE];
+	size_t len = e->size && e->size < sizeof(code) ? e->size : sizeof(code);
+	int exec = 0;
+
+	if (e->site >= 0)
+		return "site";
+	for (size_t i = 0; i < img->nsegs; i++)
+		if ((img->segs[i].flags & PF_X) && e->addr >= img->segs[i].vaddr &&
+		    e->addr - img->segs[i].vaddr < img->segs[i].memsz)
+			exec = 1;
+	if (!exec)
+		return "refused: not in an executable segment";
+	if (e->flags & ENTRY_IFUNC)
+		return "refused: ifunc resolver, run by the loader before tracing starts";
+	/* A .cold part is jumped into: its caller's return address is not on top. */
+	if ((e->flags & ENTRY_MIDFRAME) || strstr(elf_entry_name(img, e), ".cold"))
+		return "refused: not entered by a call (a .cold part, _start, a trampoline)";
+	if (!e->size && e->src == ENTRY_FDE)
+		return "refused: no size and no symbol";
+	if (e->size && e->size < 5)
+		return "refused: shorter than 5 bytes";
+	if (!dft_reloc_entry_verdict)
+		return NULL;
+	/* Near a segment's end fewer bytes may be readable. */
+	while (len && elf_read_code(img, e->addr, code, len))
+		len /= 2;
+	if (!len)
+		return "refused: its code cannot be read";
+	return dft_reloc_entry_verdict(img, e, code, len);
+}
+
+static void print_entries(const struct elf_image *img, int lib, int verbose)
+{
+	const char *obj = base_name(img->path);
+
+	for (size_t i = 0; i < img->nentries; i++) {
+		const struct elf_entry *e = &img->entries[i];
+		const char *v = entry_verdict(img, e);
+
+		if (verbose)
+			printf("%016llx %llu %s ", (unsigned long long)e->addr,
+			       (unsigned long long)e->size, elf_entry_src_name(e->src));
+		printf("%s", elf_entry_name(img, e));
+		if (lib)
+			printf(" [%s]", obj);
+		printf("\t%s\n", v ? v : "entry");
+	}
+}
+
 /* Report a failed elf_load() of PATH in one sentence. */
 static void load_error(const struct elf_image *img, const char *path, int err)
 {
@@ -191,20 +267,45 @@ static void load_error(const struct elf_image *img, const char *path, int err)
 		cli_err("cannot read '%s': %s", path, strerror(-err));
 }
 
+/* Load PATH, and its entries for ALL; 0 or -errno, reported. */
+static int load(struct elf_image *img, const char *path, int all)
+{
+	int err = elf_load(img, path, 0, 0);
+
+	if (!err && all)
+		err = elf_load_entries(img);
+	if (err) {
+		load_error(img, path, err);
+		elf_free(img);
+	}
+	return err;
+}
+
+/* Print the sites, or with ALL the entries, of IMG; returns how many. */
+static size_t print_obj(const struct elf_image *img, int lib, int all, int verbose)
+{
+	if (all) {
+		if (img->err[0])
+			cli_err("warning: %s", img->err);
+		print_entries(img, lib, verbose);
+		return img->nentries;
+	}
+	if (img->nsites && img->err[0])
+		cli_err("warning: %s", img->err);
+	print_sites(img, lib, verbose);
+	return img->nsites;
+}
+
 /* List PATH and its libraries; returns the exit status for this argument. */
-static int sites_of(const char *path, int verbose, struct objlist *seen)
+static int sites_of(const char *path, int all, int verbose, struct objlist *seen)
 {
 	struct elf_image img;
 	struct objlist libs = {0};
 	size_t total = 0;
 	int err, ret = 0;
 
-	err = elf_load(&img, path, 0, 0);
-	if (err) {
-		load_error(&img, path, err);
-		elf_free(&img);
+	if (load(&img, path, all))
 		return 1;
-	}
 	if (img.nneeded) {
 		const char *loader = SYSTEM_LOADER;
 
@@ -218,10 +319,7 @@ static int sites_of(const char *path, int verbose, struct objlist *seen)
 			ret = 1;
 		}
 	}
-	if (img.nsites && img.err[0])
-		cli_err("warning: %s", img.err);
-	print_sites(&img, 0, verbose);
-	total += img.nsites;
+	total += print_obj(&img, 0, all, verbose);
 	objlist_add(seen, path);
 	elf_free(&img);
 
@@ -230,21 +328,19 @@ static int sites_of(const char *path, int verbose, struct objlist *seen)
 
 		if (objlist_add(seen, libs.paths[i]) || seen->n == before)
 			continue; /* already listed for an earlier argument */
-		err = elf_load(&img, libs.paths[i], 0, 0);
-		if (err) {
-			load_error(&img, libs.paths[i], err);
-			elf_free(&img);
+		if (load(&img, libs.paths[i], all)) {
 			ret = 1;
 			continue;
 		}
-		if (img.nsites && img.err[0])
-			cli_err("warning: %s", img.err);
-		print_sites(&img, 1, verbose);
-		total += img.nsites;
+		total += print_obj(&img, 1, all, verbose);
 		elf_free(&img);
 	}
 	objlist_free(&libs);
-	if (!total && !ret) {
+	if (!total && !ret && all) {
+		cli_err("%s has no function entries: no function symbols and no unwind tables",
+			path);
+		ret = 1;
+	} else if (!total && !ret) {
 		cli_err(
 		    "%s has no traceable sites; rebuild it with the flags of 'dynftrace cflags'",
 		    path);
@@ -291,7 +387,7 @@ int cli_sites_count(const char *path, size_t *total, int *is_static, char *err, 
 int cmd_sites(int argc, char **argv)
 {
 	struct objlist seen = {0};
-	int verbose = 0, nargs = 0, ret = 0, opts = 1;
+	int verbose = 0, all = 0, nargs = 0, ret = 0, opts = 1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -301,6 +397,8 @@ int cmd_sites(int argc, char **argv)
 			return 0;
 		} else if (opts && (!strcmp(a, "-v") || !strcmp(a, "--verbose"))) {
 			verbose = 1;
+		} else if (opts && (!strcmp(a, "-a") || !strcmp(a, "--all"))) {
+			all = 1;
 		} else if (opts && !strcmp(a, "--")) {
 			opts = 0;
 		} else if (opts && a[0] == '-' && a[1]) {
@@ -324,7 +422,7 @@ int cmd_sites(int argc, char **argv)
 		}
 		if (opts && a[0] == '-' && a[1])
 			continue;
-		if (sites_of(a, verbose, &seen))
+		if (sites_of(a, all, verbose, &seen))
 			ret = 1;
 	}
 	objlist_free(&seen);

@@ -551,17 +551,13 @@ static size_t find_section(const struct reader *r, uint32_t type)
 	return 0;
 }
 
-/* The .symtab of /usr/lib/debug/.build-id/xx/yyyy.debug, if it exists and is
- * sound; anything wrong with it just means no debug names. */
-static int try_debug_file(struct elf_image *img)
+/* /usr/lib/debug/.build-id/xx/yyyy.debug, the separate debug file of IMG;
+ * -ENOENT without a build-id. */
+#define DEBUG_PATH_MAX (64 + 2 * sizeof(((struct elf_image *)0)->build_id))
+static int debug_path(const struct elf_image *img, char path[DEBUG_PATH_MAX])
 {
 	static const char hex[] = "0123456789abcdef";
-	char path[64 + 2 * sizeof(img->build_id)], *p;
-	struct reader d = {0};
-	struct elf_image tmp = {0};
-	const struct elf_arch *arch;
-	int fd = -1, ret = -ENOENT;
-	size_t idx;
+	char *p;
 
 	if (img->build_id_len < 2)
 		return -ENOENT;
@@ -572,6 +568,22 @@ static int try_debug_file(struct elf_image *img)
 		*p++ = hex[img->build_id[i] & 15];
 	}
 	strcpy(p, ".debug");
+	return 0;
+}
+
+/* The .symtab of the debug file, if it exists and is sound; anything wrong
+ * with it just means no debug names. */
+static int try_debug_file(struct elf_image *img)
+{
+	char path[DEBUG_PATH_MAX];
+	struct reader d = {0};
+	struct elf_image tmp = {0};
+	const struct elf_arch *arch;
+	int fd = -1, ret = -ENOENT;
+	size_t idx;
+
+	if (debug_path(img, path))
+		return -ENOENT;
 	if (map_file(path, &d, &fd) < 0)
 		return -ENOENT;
 	d.path = path;
@@ -893,6 +905,8 @@ int elf_load(struct elf_image *img, const char *path, uintptr_t bias, int mem)
 	int fd = -1, err;
 
 	memset(img, 0, sizeof(*img));
+	img->bias = bias;
+	img->mem = mem;
 	img->path = strdup(path);
 	if (!img->path)
 		return -ENOMEM;
@@ -954,5 +968,779 @@ void elf_free(struct elf_image *img)
 	free(img->names);
 	free(img->sites);
 	free(img->interp);
+	free(img->entries);
+	free(img->estats);
 	memset(img, 0, sizeof(*img));
+}
+
+/* ---- function entries ------------------------------------------------------
+ *
+ * Code not built with sites is traced by relocating its function entries; this
+ * finds them: function symbols, and the FDEs of .eh_frame, which every
+ * function compiled with unwind tables has (the x86-64 default) even in a
+ * stripped file. Sections are read from the file in both modes.
+ */
+
+/* Pointer encodings of .eh_frame and .eh_frame_hdr (LSB, "DWARF Extensions"). */
+#define PE_ABSPTR   0x00
+#define PE_ULEB128  0x01
+#define PE_UDATA2   0x02
+#define PE_UDATA4   0x03
+#define PE_UDATA8   0x04
+#define PE_SLEB128  0x09
+#define PE_SDATA2   0x0a
+#define PE_SDATA4   0x0b
+#define PE_SDATA8   0x0c
+#define PE_PCREL    0x10
+#define PE_DATAREL  0x30
+#define PE_INDIRECT 0x80
+#define PE_OMIT	    0xff
+
+/* How far into a function a compiler site may lie (endbr64, a marker). */
+#define SITE_WINDOW 16
+
+/* A candidate entry before merging; NAME points into a mapped file. */
+struct cand {
+	uint64_t addr, size;
+	const char *name; /* NULL: from an FDE */
+	uint8_t src, flags;
+};
+
+struct cands {
+	struct cand *v;
+	size_t n, cap;
+};
+
+static int cand_add(struct cands *c, uint64_t addr, uint64_t size, const char *name, uint8_t src,
+		    uint8_t flags)
+{
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 1024;
+		struct cand *p = realloc(c->v, nc * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->v = p;
+		c->cap = nc;
+	}
+	c->v[c->n++] = (struct cand){addr, size, name, src, flags};
+	return 0;
+}
+
+/* Function symbols of section SYMIDX of R (the object or its debug file),
+ * except those in non-executable sections (data marked STT_FUNC). */
+static int entry_syms(struct elf_image *img, struct cands *c, const struct reader *r, size_t symidx,
+		      uint8_t src)
+{
+	const Elf64_Shdr *s = &r->sh[symidx], *strs;
+	size_t n;
+
+	if (s->sh_entsize != sizeof(Elf64_Sym) || s->sh_link >= r->shnum ||
+	    r->sh[s->sh_link].sh_type != SHT_STRTAB) {
+		set_err(img, "%s: symbol table in section %zu is malformed", r->path, symidx);
+		return -EINVAL;
+	}
+	strs = &r->sh[s->sh_link];
+	n = s->sh_size / sizeof(Elf64_Sym);
+	for (size_t i = 1; i < n; i++) {
+		Elf64_Sym sym;
+		const char *name;
+		uint8_t flags = 0;
+		int type, bind;
+
+		memcpy(&sym, r->map + s->sh_offset + i * sizeof(sym), sizeof(sym));
+		type = ELF64_ST_TYPE(sym.st_info);
+		bind = ELF64_ST_BIND(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (sym.st_shndx < SHN_LORESERVE && sym.st_shndx < r->shnum &&
+		    !(r->sh[sym.st_shndx].sh_flags & SHF_EXECINSTR))
+			continue;
+		name = tab_str((const char *)r->map + strs->sh_offset, strs->sh_size, sym.st_name);
+		if (!name) {
+			set_err(img, "%s: symbol %zu has a name outside its string table", r->path,
+				i);
+			return -EINVAL;
+		}
+		if (type == STT_GNU_IFUNC)
+			flags |= ENTRY_IFUNC;
+		if (bind == STB_GLOBAL || bind == STB_WEAK)
+			flags |= ENTRY_GLOBAL;
+		if (cand_add(c, sym.st_value, sym.st_size, name, src, flags))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* .symtab, else the debug file's (mapped into D, kept until the names are
+ * copied), else .dynsym. */
+static int entry_symbols(struct elf_image *img, struct cands *c, const struct reader *r,
+			 struct reader *d, int *dfd)
+{
+	char path[DEBUG_PATH_MAX]; /* only for messages, which are dropped */
+	size_t idx = find_section(r, SHT_SYMTAB);
+
+	if (idx)
+		return entry_syms(img, c, r, idx, ENTRY_SYMTAB);
+	if (debug_path(img, path) == 0 && map_file(path, d, dfd) == 0) {
+		struct elf_image tmp = {0};
+		const struct elf_arch *arch;
+
+		d->path = path;
+		if (check_ehdr(&tmp, d, &arch) == 0 && load_shdrs(&tmp, d) == 0 &&
+		    (idx = find_section(d, SHT_SYMTAB)) != 0 &&
+		    entry_syms(&tmp, c, d, idx, ENTRY_SYMTAB) == 0 && c->n) {
+			d->path = NULL;
+			return 0;
+		}
+		c->n = 0; /* a damaged debug file only means no debug names */
+		d->path = NULL;
+	}
+	idx = find_section(r, SHT_DYNSYM);
+	return idx ? entry_syms(img, c, r, idx, ENTRY_DYNSYM) : 0;
+}
+
+/* Bytes of .eh_frame or .eh_frame_hdr, ADDR being the link-time address of P[0]. */
+struct ehview {
+	const unsigned char *p;
+	uint64_t size;
+	uint64_t addr;
+};
+
+static int get_fixed(const struct ehview *v, uint64_t *off, unsigned n, int sign, uint64_t *out)
+{
+	uint64_t val = 0;
+
+	if (!in_range(*off, n, v->size))
+		return -1;
+	memcpy(&val, v->p + *off, n); /* little-endian, checked in check_ehdr */
+	if (sign && n < 8 && (val >> (8 * n - 1)) & 1)
+		val |= ~0ULL << (8 * n);
+	*off += n;
+	*out = val;
+	return 0;
+}
+
+static int get_leb(const struct ehview *v, uint64_t *off, int sign, uint64_t *out)
+{
+	uint64_t val = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*off >= v->size || shift >= 70)
+			return -1;
+		b = v->p[(*off)++];
+		if (shift < 64)
+			val |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (sign && shift < 64 && (b & 0x40))
+		val |= ~0ULL << shift;
+	*out = val;
+	return 0;
+}
+
+/* A value in format ENC & 0x0f, without applying anything. */
+static int get_raw(const struct ehview *v, uint64_t *off, uint8_t enc, uint64_t *out)
+{
+	switch (enc & 0x0f) {
+	case PE_ABSPTR:
+	case PE_UDATA8:
+	case PE_SDATA8:
+		return get_fixed(v, off, 8, 0, out);
+	case PE_UDATA2:
+		return get_fixed(v, off, 2, 0, out);
+	case PE_SDATA2:
+		return get_fixed(v, off, 2, 1, out);
+	case PE_UDATA4:
+		return get_fixed(v, off, 4, 0, out);
+	case PE_SDATA4:
+		return get_fixed(v, off, 4, 1, out);
+	case PE_ULEB128:
+		return get_leb(v, off, 0, out);
+	case PE_SLEB128:
+		return get_leb(v, off, 1, out);
+	}
+	return -1;
+}
+
+/*
+ * A pointer of encoding ENC, as a link-time address. DATAREL is the base of
+ * datarel pointers (0: none here). Indirect pointers name a pointer in
+ * memory, which the file does not hold relocated: refused, as are textrel,
+ * funcrel and aligned, which no x86-64 toolchain emits for these fields.
+ */
+static int get_enc(const struct ehview *v, uint64_t *off, uint8_t enc, uint64_t datarel,
+		   uint64_t *out)
+{
+	uint64_t at = *off;
+
+	if (enc == PE_OMIT || (enc & PE_INDIRECT) || get_raw(v, off, enc, out))
+		return -1;
+	switch (enc & 0x70) {
+	case PE_ABSPTR:
+		return 0;
+	case PE_PCREL:
+		*out += v->addr + at;
+		return 0;
+	case PE_DATAREL:
+		if (!datarel)
+			return -1;
+		*out += datarel;
+		return 0;
+	}
+	return -1;
+}
+
+/* A record's length field at OFF: 1 for the terminator, 0 with its body and
+ * end, -1 when damaged. WIDE: the 64-bit DWARF format (8-byte ids). */
+static int rec_bounds(const struct ehview *v, uint64_t off, uint64_t *body, uint64_t *end,
+		      int *wide)
+{
+	uint64_t len;
+
+	if (get_fixed(v, &off, 4, 0, &len))
+		return -1;
+	*wide = len == 0xffffffff;
+	if (*wide && get_fixed(v, &off, 8, 0, &len))
+		return -1;
+	if (len == 0)
+		return 1;
+	if (!in_range(off, len, v->size))
+		return -1;
+	*body = off;
+	*end = off + len;
+	return 0;
+}
+
+struct cie {
+	uint8_t fde_enc; /* 'R' */
+	uint8_t zaug;	 /* 'z': FDEs carry an augmentation length */
+	uint8_t signal;	 /* 'S': a signal frame */
+	uint8_t odd;	 /* its initial rule is not the one at a call (see cie_odd) */
+};
+
+/*
+ * Is the CIE's initial program other than x86-64's rule at a call: CFA =
+ * rsp + 8, return address (r16) at CFA - 8? _start's says the return address
+ * is undefined; anything unusual makes its FDEs' starts doubtful entries.
+ */
+static int cie_odd(const struct ehview *b, uint64_t o, int64_t daf)
+{
+	uint64_t reg, off;
+
+	while (o < b->size) {
+		uint8_t op = b->p[o++];
+
+		if (op == 0x00) /* nop */
+			continue;
+		if (op == 0x0c) { /* def_cfa reg, offset */
+			if (get_leb(b, &o, 0, &reg) || get_leb(b, &o, 0, &off) || reg != 7 ||
+			    off != 8)
+				return 1;
+			continue;
+		}
+		if (op == (0x80 | 16)) { /* offset r16, factored offset */
+			if (get_leb(b, &o, 0, &off) || (int64_t)off * daf != -8)
+				return 1;
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_cie(const struct ehview *v, uint64_t off, struct cie *c)
+{
+	uint64_t body, end, o, id, ver, x, daf, dend;
+	const char *aug;
+	size_t alen;
+	int wide;
+
+	if (rec_bounds(v, off, &body, &end, &wide))
+		return -1;
+	struct ehview b = {v->p, end, v->addr}; /* reads stop at the record's end */
+	o = body;
+	if (get_fixed(&b, &o, wide ? 8 : 4, 0, &id) || id != 0 || get_fixed(&b, &o, 1, 0, &ver) ||
+	    ver == 0 || ver > 4)
+		return -1;
+	aug = (const char *)b.p + o;
+	if (!memchr(aug, 0, end - o))
+		return -1;
+	alen = strlen(aug);
+	o += alen + 1;
+	c->fde_enc = PE_ABSPTR;
+	c->zaug = 0;
+	c->signal = 0;
+	if (aug[0] == 'e' && aug[1] == 'h') { /* gcc 2.x: an 8-byte pointer */
+		o += 8;
+		aug += 2;
+	}
+	if (ver == 4)
+		o += 2; /* address and segment selector sizes */
+	if (o > end || get_leb(&b, &o, 0, &x) || get_leb(&b, &o, 1, &daf) ||
+	    (ver == 1 ? get_fixed(&b, &o, 1, 0, &x) : get_leb(&b, &o, 0, &x)))
+		return -1;
+	if (aug[0] != 'z') {
+		c->odd = cie_odd(&b, o, (int64_t)daf);
+		return aug[0] ? -1 : 0; /* without 'z' nothing else can be skipped */
+	}
+	c->zaug = 1;
+	if (get_leb(&b, &o, 0, &x) || !in_range(o, x, end))
+		return -1;
+	dend = o + x;
+	struct ehview d = {v->p, dend, v->addr};
+	for (aug++; *aug; aug++) {
+		switch (*aug) {
+		case 'L':
+			if (get_fixed(&d, &o, 1, 0, &x))
+				return -1;
+			break;
+		case 'R':
+			if (get_fixed(&d, &o, 1, 0, &x))
+				return -1;
+			c->fde_enc = x;
+			break;
+		case 'P': /* the personality: only skipped, so indirect is fine */
+			if (get_fixed(&d, &o, 1, 0, &x) || (x != PE_OMIT && get_raw(&d, &o, x, &x)))
+				return -1;
+			break;
+		case 'S':
+			c->signal = 1;
+			break;
+		case 'B': /* AArch64 B-key, MTE tagged frames: no data */
+		case 'G':
+			break;
+		default:
+			return -1; /* the rest of the data cannot be found */
+		}
+	}
+	c->odd = cie_odd(&b, dend, (int64_t)daf);
+	return 0;
+}
+
+/*
+ * Does the FDE's program change the CIE's rule before its first advance? A
+ * function entered by a call has that rule at its first byte; a .cold part
+ * jumped into has the frame of its parent.
+ */
+static int starts_midframe(const struct ehview *b, uint64_t o)
+{
+	uint64_t x;
+
+	while (o < b->size) {
+		uint8_t op = b->p[o++];
+
+		if ((op & 0xc0) == 0x40 || (op >= 0x01 && op <= 0x04))
+			return 0; /* advance_loc*, set_loc */
+		if (op == 0x00)
+			continue; /* nop */
+		if (op == 0x2e) { /* GNU_args_size: no frame change */
+			if (get_leb(b, &o, 0, &x))
+				return 0;
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* The FDE at OFF: 0 with its start, range and flags; 1 for a CIE; -1 when it
+ * or its CIE is damaged or uses what is not decoded here. */
+static int parse_fde(const struct ehview *v, uint64_t off, uint64_t *pc, uint64_t *range,
+		     uint8_t *flags)
+{
+	uint64_t body, end, o, id, x;
+	struct cie c;
+	int wide;
+
+	if (rec_bounds(v, off, &body, &end, &wide))
+		return -1;
+	struct ehview b = {v->p, end, v->addr};
+	o = body;
+	if (get_fixed(&b, &o, wide ? 8 : 4, 0, &id))
+		return -1;
+	if (id == 0)
+		return 1;
+	if (id > body || parse_cie(v, body - id, &c)) /* the CIE pointer counts back */
+		return -1;
+	if (get_enc(&b, &o, c.fde_enc, 0, pc) || get_raw(&b, &o, c.fde_enc, range))
+		return -1;
+	if (c.zaug && (get_leb(&b, &o, 0, &x) || !in_range(o, x, end)))
+		return -1;
+	if (c.zaug)
+		o += x;
+	*flags = ENTRY_HAS_FDE;
+	if (c.signal || c.odd || starts_midframe(&b, o))
+		*flags |= ENTRY_MIDFRAME;
+	return 0;
+}
+
+static int fde_add(struct elf_image *img, struct cands *c, const struct ehview *frame, uint64_t off,
+		   uint64_t expect, int check)
+{
+	uint64_t pc, range;
+	uint8_t flags;
+	int t = parse_fde(frame, off, &pc, &range, &flags);
+
+	if (t == 1)
+		return 0;
+	if (t < 0 || (check && pc != expect)) {
+		img->estats->nfdes_bad++;
+		return 0;
+	}
+	img->estats->nfdes++;
+	return cand_add(c, pc, range, NULL, ENTRY_FDE, flags);
+}
+
+/* Every record of .eh_frame, in order, up to the terminator. */
+static int walk_eh_frame(struct elf_image *img, struct cands *c, const struct ehview *frame)
+{
+	uint64_t off = 0, body, end;
+	int wide, t;
+
+	while (off + 4 <= frame->size) {
+		t = rec_bounds(frame, off, &body, &end, &wide);
+		if (t > 0)
+			break;
+		if (t < 0) {
+			img->estats->nfdes_bad++; /* the rest cannot be found */
+			break;
+		}
+		if (fde_add(img, c, frame, off, 0, 0))
+			return -ENOMEM;
+		off = end;
+	}
+	return 0;
+}
+
+/*
+ * The binary-search table of .eh_frame_hdr: (start, FDE) pairs, datarel to
+ * the header. Each FDE is still read for its range and checked to start where
+ * the table says. Returns 1 when the header has no usable table (walk
+ * .eh_frame instead), 0 or -ENOMEM. Finds .eh_frame in FRAME when unknown.
+ */
+static int use_eh_frame_hdr(struct elf_image *img, const struct reader *r, struct cands *c,
+			    const struct ehview *hdr, struct ehview *frame)
+{
+	uint64_t o = 0, ver, fpe, cnte, tabe, fptr, count, loc, fde;
+
+	if (get_fixed(hdr, &o, 1, 0, &ver) || ver != 1 || get_fixed(hdr, &o, 1, 0, &fpe) ||
+	    get_fixed(hdr, &o, 1, 0, &cnte) || get_fixed(hdr, &o, 1, 0, &tabe) ||
+	    get_enc(hdr, &o, fpe, hdr->addr, &fptr))
+		return 1;
+	if (!frame->p) {
+		const struct elf_load_seg *s = seg_of(img, fptr, 1, 1);
+
+		if (!s || !in_range(s->offset, s->filesz, r->size))
+			return 1;
+		frame->p = r->map + s->offset + (fptr - s->vaddr);
+		frame->size = s->filesz - (fptr - s->vaddr);
+		frame->addr = fptr;
+	}
+	if (cnte == PE_OMIT || tabe == PE_OMIT || get_enc(hdr, &o, cnte, hdr->addr, &count))
+		return 1;
+	for (uint64_t i = 0; i < count; i++) {
+		if (get_enc(hdr, &o, tabe, hdr->addr, &loc) ||
+		    get_enc(hdr, &o, tabe, hdr->addr, &fde)) {
+			img->estats->nfdes_bad++; /* count runs past the table */
+			break;
+		}
+		if (fde < frame->addr || fde - frame->addr >= frame->size) {
+			img->estats->nfdes_bad++;
+			continue;
+		}
+		if (fde_add(img, c, frame, fde - frame->addr, loc, 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* .eh_frame_hdr and .eh_frame by section, else through PT_GNU_EH_FRAME. */
+static int entry_fdes(struct elf_image *img, struct cands *c, const struct reader *r)
+{
+	struct ehview hdr = {0}, frame = {0};
+	const Elf64_Ehdr *eh = r->eh;
+	int ret;
+
+	for (size_t i = 1; i < r->shnum; i++) {
+		const Elf64_Shdr *s = &r->sh[i];
+		const char *name = sec_name(r, i);
+		struct ehview *v = !strcmp(name, ".eh_frame")	    ? &frame
+				   : !strcmp(name, ".eh_frame_hdr") ? &hdr
+								    : NULL;
+
+		if (v && s->sh_type != SHT_NOBITS && (s->sh_flags & SHF_ALLOC) && !v->p) {
+			*v = (struct ehview){r->map + s->sh_offset, s->sh_size, s->sh_addr};
+		}
+	}
+	if (!hdr.p && eh->e_phentsize == sizeof(Elf64_Phdr) && eh->e_phnum != PN_XNUM &&
+	    in_range(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), r->size)) {
+		for (size_t i = 0; i < eh->e_phnum; i++) {
+			Elf64_Phdr p;
+
+			memcpy(&p, r->map + eh->e_phoff + i * sizeof(p), sizeof(p));
+			if (p.p_type == PT_GNU_EH_FRAME &&
+			    in_range(p.p_offset, p.p_filesz, r->size))
+				hdr = (struct ehview){r->map + p.p_offset, p.p_filesz, p.p_vaddr};
+		}
+	}
+	if (hdr.p) {
+		ret = use_eh_frame_hdr(img, r, c, &hdr, &frame);
+		if (ret <= 0)
+			return ret;
+	}
+	return frame.p ? walk_eh_frame(img, c, &frame) : 0;
+}
+
+/* Leading underscores, for choosing among aliases: malloc over __libc_malloc. */
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* By address; then the source by precedence (FDEs last); then the name to
+ * show: not empty, global, fewest leading underscores, shortest, alphabetical. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	size_t ux, uy, lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->src != y->src)
+		return x->src - y->src;
+	if (!x->name || !y->name)
+		return !!y->name - !!x->name;
+	if (!*x->name != !*y->name)
+		return !*x->name - !*y->name; /* an empty name last */
+	if ((x->flags ^ y->flags) & ENTRY_GLOBAL)
+		return (y->flags & ENTRY_GLOBAL) ? 1 : -1;
+	ux = underscores(x->name);
+	uy = underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Is ADDR in a PLT section (stubs, not functions)? */
+static int in_plt(const struct reader *r, uint64_t addr)
+{
+	for (size_t i = 1; i < r->shnum; i++) {
+		const char *name = sec_name(r, i);
+
+		if ((!strncmp(name, ".plt", 4) || !strcmp(name, ".iplt")) &&
+		    addr - r->sh[i].sh_addr < r->sh[i].sh_size)
+			return 1;
+	}
+	return 0;
+}
+
+static int entry_cmp_addr(const void *key, const void *elem)
+{
+	uint64_t a = *(const uint64_t *)key, b = ((const struct elf_entry *)elem)->addr;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The compiler site of each entry: at most SITE_WINDOW bytes in (endbr64 and
+ * a marker come first), or up to PREFIX_PAD_MAX before it (a prefix pad with
+ * no symbol to move the site to). */
+static void match_sites(struct elf_image *img)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < img->nsites; i++) {
+		uint64_t a = img->sites[i].addr;
+		struct elf_entry *e;
+
+		while (k < img->nentries && img->entries[k].addr <= a)
+			k++;
+		if (k > 0) {
+			e = &img->entries[k - 1];
+			uint64_t win = e->size && e->size < SITE_WINDOW ? e->size : SITE_WINDOW;
+
+			if (a - e->addr < win) {
+				if (e->site < 0)
+					e->site = (int32_t)i;
+				continue;
+			}
+		}
+		if (k < img->nentries && img->entries[k].addr - a <= PREFIX_PAD_MAX &&
+		    img->entries[k].site < 0)
+			img->entries[k].site = (int32_t)i;
+	}
+}
+
+/* Merge the candidates into img->entries (see elf.h and docs/ELF-SITES.md). */
+static int make_entries(struct elf_image *img, struct cands *c, const struct reader *r)
+{
+	const char *obj = strrchr(img->path, '/') ? strrchr(img->path, '/') + 1 : img->path;
+	size_t cap = img->names_len, n = 0;
+	uint64_t sym_end = 0; /* end of the furthest-reaching symbol so far */
+
+	if (c->n)
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	img->entries = calloc(c->n ? c->n : 1, sizeof(*img->entries));
+	if (!img->entries)
+		return -ENOMEM;
+	for (size_t i = 0, j; i < c->n; i = j) {
+		const struct cand *first = &c->v[i];
+		struct elf_entry *e = &img->entries[n];
+		const struct elf_load_seg *s;
+		uint64_t fde_size = 0;
+		char sub[64 + 256];
+		int err;
+
+		*e = (struct elf_entry){.addr = first->addr, .src = first->src, .site = -1};
+		e->flags = first->flags & ENTRY_GLOBAL;
+		for (j = i; j < c->n && c->v[j].addr == first->addr; j++) {
+			if (c->v[j].name) {
+				e->flags |= c->v[j].flags & ENTRY_IFUNC;
+				if (!e->size)
+					e->size = c->v[j].size;
+			} else {
+				e->flags |= c->v[j].flags & (ENTRY_HAS_FDE | ENTRY_MIDFRAME);
+				if (!fde_size)
+					fde_size = c->v[j].size;
+			}
+		}
+		if (!e->size)
+			e->size = fde_size;
+		/* An FDE inside a symbol: part of that function, not an entry. */
+		if (!first->name && e->addr < sym_end)
+			continue;
+		if (first->name && (e->addr >= sym_end || e->size > sym_end - e->addr))
+			sym_end = e->size > UINT64_MAX - e->addr ? UINT64_MAX : e->addr + e->size;
+		if (in_plt(r, e->addr))
+			continue;
+		s = seg_of(img, e->addr, e->size ? e->size : 1, 0);
+		if (!s || !(s->flags & PF_X)) {
+			img->estats->nbad++;
+			continue;
+		}
+		if (!first->name || !*first->name)
+			snprintf(sub, sizeof(sub), "sub_%llx@%.255s", (unsigned long long)e->addr,
+				 obj);
+		err =
+		    add_name(img, &cap, first->name && *first->name ? first->name : sub, &e->name);
+		if (err)
+			return err;
+		img->estats->by_src[e->src]++;
+		n++;
+	}
+	img->nentries = n;
+	match_sites(img);
+	return 0;
+}
+
+int elf_load_entries(struct elf_image *img)
+{
+	struct reader r = {0}, d = {0};
+	struct cands c = {0};
+	const struct elf_arch *arch;
+	int fd = -1, dfd = -1, err;
+
+	if (img->entries)
+		return 0;
+	img->err[0] = 0;
+	free(img->estats);
+	img->estats = calloc(1, sizeof(*img->estats));
+	if (!img->estats) {
+		set_err(img, "%s: out of memory", img->path);
+		return -ENOMEM;
+	}
+	r.path = img->path;
+	r.bias = img->bias;
+	r.mem = img->mem;
+	err = map_file(img->path, &r, &fd);
+	if (err) {
+		set_err(img, "%s: %s", img->path, strerror(-err));
+		return err;
+	}
+	/* The file may have changed since elf_load: check it all again. */
+	err = check_ehdr(img, &r, &arch);
+	if (!err)
+		err = load_shdrs(img, &r);
+	if (!err)
+		err = entry_symbols(img, &c, &r, &d, &dfd);
+	if (!err)
+		err = entry_fdes(img, &c, &r);
+	if (!err)
+		err = make_entries(img, &c, &r);
+	free(c.v);
+	unmap_file(&d, dfd);
+	unmap_file(&r, fd);
+	if (err) {
+		free(img->entries);
+		img->entries = NULL;
+		img->nentries = 0;
+		if (err == -ENOMEM)
+			set_err(img, "%s: out of memory", img->path);
+		return err;
+	}
+	if (img->estats->nfdes_bad)
+		set_err(img,
+			"%s: %zu records of .eh_frame could not be read (damaged, or an encoding "
+			"not decoded here); functions known only from them are missing",
+			img->path, img->estats->nfdes_bad);
+	return 0;
+}
+
+const char *elf_entry_name(const struct elf_image *img, const struct elf_entry *e)
+{
+	return e->name < img->names_len ? img->names + e->name : "?";
+}
+
+ptrdiff_t elf_entry_find(const struct elf_image *img, uint64_t addr)
+{
+	const struct elf_entry *e;
+
+	if (!img->nentries)
+		return -1;
+	e = bsearch(&addr, img->entries, img->nentries, sizeof(*e), entry_cmp_addr);
+	return e ? e - img->entries : -1;
+}
+
+const char *elf_entry_src_name(unsigned src)
+{
+	switch (src) {
+	case ENTRY_SYMTAB:
+		return "symtab";
+	case ENTRY_DYNSYM:
+		return "dynsym";
+	case ENTRY_FDE:
+		return "fde";
+	}
+	return "?";
+}
+
+int elf_read_code(const struct elf_image *img, uint64_t addr, void *buf, size_t len)
+{
+	const struct elf_load_seg *s = seg_of(img, addr, len, !img->mem);
+	ssize_t got;
+	int fd, err;
+
+	if (!s)
+		return -EFAULT;
+	if (img->mem) {
+		memcpy(buf, (const void *)(uintptr_t)(addr + img->bias), len);
+		return 0;
+	}
+	fd = open(img->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = pread(fd, buf, len, s->offset + (addr - s->vaddr));
+	err = got < 0 ? -errno : got == (ssize_t)len ? 0 : -EIO;
+	close(fd);
+	return err;
 }

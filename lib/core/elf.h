@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * elf.h - reading call-site records and symbols from ELF objects.
+ * elf.h - reading call-site records, symbols and function entries from ELF
+ * objects.
  *
  * Shared by the runtime (objects loaded in this process: records and code
  * bytes are read from memory, already relocated) and the command line (files
@@ -45,6 +46,40 @@ struct elf_site {
 			    (before the function with -fpatchable-function-entry=N,M) */
 };
 
+/* Where an entry's name came from; the first source that knows an address
+ * names it (docs/ELF-SITES.md, "Function entries"). */
+enum elf_entry_src {
+	ENTRY_SYMTAB = 1, /* .symtab, or the build-id debug file's */
+	ENTRY_DYNSYM = 2, /* .dynsym (stripped object) */
+	ENTRY_FDE = 3,	  /* only an .eh_frame FDE starts here: sub_<addr>@<object> */
+};
+
+/* elf_entry.flags */
+#define ENTRY_IFUNC 0x01 /* an STT_GNU_IFUNC symbol: the code is its resolver */
+#define ENTRY_MIDFRAME                                                                             \
+	0x02		   /* its FDE starts with the frame already set up: entered by             \
+			      a jump (a .cold part) or by nobody (_start), not by a call */
+#define ENTRY_HAS_FDE 0x04 /* an FDE starts here */
+#define ENTRY_GLOBAL  0x08 /* the name is STB_GLOBAL/STB_WEAK */
+
+struct elf_entry {
+	uint64_t addr; /* link-time address of the function's first byte */
+	uint64_t size; /* bytes: the symbol's size, else the FDE's range; 0: unknown */
+	uint32_t name; /* offset into elf_image.names */
+	uint8_t src;   /* enum elf_entry_src */
+	uint8_t flags; /* ENTRY_* */
+	int32_t site;  /* index into sites of the compiler site at this entry, or -1 */
+};
+
+/* What elf_load_entries() read, for reports and tests. */
+struct elf_entry_stats {
+	size_t by_src[4]; /* entries by enum elf_entry_src */
+	size_t nfdes;	  /* FDEs read from .eh_frame */
+	size_t nfdes_bad; /* CIEs/FDEs refused: damaged, unknown augmentation or encoding */
+	size_t nbad;	  /* symbols/FDEs outside every executable segment, or running
+			     past one */
+};
+
 struct elf_load_seg {
 	uint64_t vaddr, memsz, offset, filesz;
 	uint32_t flags; /* PF_R | PF_W | PF_X */
@@ -53,6 +88,7 @@ struct elf_load_seg {
 struct elf_image {
 	char *path;
 	int type;		   /* ET_EXEC or ET_DYN */
+	int mem;		   /* elf_load's MEM */
 	struct elf_load_seg *segs; /* PT_LOAD segments, in file order */
 	size_t nsegs;
 	struct elf_func *funcs; /* sorted by addr; aliases at one address: one entry,
@@ -72,6 +108,12 @@ struct elf_image {
 	 * for the libraries (the loader crashes on static programs). */
 	char *interp;	/* PT_INTERP path, NULL if none */
 	size_t nneeded; /* DT_NEEDED entries in PT_DYNAMIC */
+	uintptr_t bias; /* elf_load's BIAS (and MEM above), for elf_read_code */
+	/* Function entries, filled by elf_load_entries() only; the runtime
+	 * keeps an image per object, so this costs it two words and a pointer. */
+	struct elf_entry *entries; /* sorted by addr, unique, in executable PT_LOADs */
+	size_t nentries;
+	struct elf_entry_stats *estats;
 };
 
 /*
@@ -83,6 +125,35 @@ struct elf_image {
  * -ENOMEM). An object with no records is not an error: nsites == 0.
  */
 int elf_load(struct elf_image *img, const char *path, uintptr_t bias, int mem);
+
+/*
+ * Every function entry of IMG (after a successful elf_load): symbols of type
+ * STT_FUNC and STT_GNU_IFUNC from .symtab (or the debug file), else .dynsym,
+ * and the start of every .eh_frame FDE no symbol covers (through the
+ * .eh_frame_hdr table when there is one). Sections are read from the file
+ * also in memory mode: .symtab and .eh_frame need not be mapped. Entries in
+ * PLT sections and outside executable segments are left out. Returns 0
+ * (img->err may hold a warning about a damaged .eh_frame), or -errno with
+ * img->err set (the file changed or went away since elf_load, -ENOMEM).
+ * Calling it again is a no-op.
+ */
+int elf_load_entries(struct elf_image *img);
+
+/* Name of entry E. */
+const char *elf_entry_name(const struct elf_image *img, const struct elf_entry *e);
+
+/* Index of the entry starting exactly at link-time address ADDR, or -1. */
+ptrdiff_t elf_entry_find(const struct elf_image *img, uint64_t addr);
+
+/* "symtab", "dynsym" or "fde". */
+const char *elf_entry_src_name(unsigned src);
+
+/*
+ * Copy LEN code bytes at link-time address ADDR into BUF: from this process in
+ * memory mode, else from the file. The range must lie in one PT_LOAD (file
+ * part, for files). Returns 0 or -errno (-EFAULT outside, -EIO short read).
+ */
+int elf_read_code(const struct elf_image *img, uint64_t addr, void *buf, size_t len);
 
 /* Free everything elf_load allocated; img may then be reused. */
 void elf_free(struct elf_image *img);
