@@ -13,6 +13,7 @@ B=${B:-build}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 gcc -O2 -fpatchable-function-entry=5 bench/percall.c -o "$T/pc" || exit 1
+gcc -O2 bench/percall.c -o "$T/pcp" || exit 1 # no sites: relocated entries
 # best NAME CMD...: the lowest "percall" of RUNS runs
 best() {
 	local b="" v
@@ -59,8 +60,15 @@ ctl_only() {
 	cat "$T/ctl.out"
 }
 row "control only, function_graph on through ctl (no record)" ctl_only "$W" "$K"
+# The same leaf() built without sites, its entry relocated (-P): the
+# preserving trampoline saves the whole register state (XSAVE).
+row "plain binary, untraced" "$T/pcp" "$W" "$K"
+row "plain binary, -P leaf, tracing off (the entry's jump only)" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record --disabled -d "$T/d" -P leaf -- "$T/pcp" "$W" "$K"
+row "plain binary, -P leaf, function_graph" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record -d "$T/d" -P leaf -- "$T/pcp" "$W" "$K"
+row "plain binary, -P leaf, -T function" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record -T function -d "$T/d" -P leaf -- "$T/pcp" "$W" "$K"
 if command -v uftrace >/dev/null; then
 	row "uftrace record -P ." uftrace record -P . -d "$T/d" "$T/pc" "$W" "$K"
+	row "uftrace record -P . (plain binary, dynamic patching)" uftrace record -P . -d "$T/d" "$T/pcp" "$W" "$K"
 else
 	echo "| uftrace record -P . | (not installed) | - |"
 fi

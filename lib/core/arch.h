@@ -160,6 +160,16 @@ uintptr_t arch_static_call_find(uintptr_t from, uintptr_t to, uintptr_t tramp, i
  * fixed for the block's address (docs/ARCHITECTURE.md, "Relocating an
  * entry").
  */
+/*
+ * The preserving trampoline, for relocated entries: a copy into OUT (CAP
+ * bytes) that calls CENTRY as the common trampoline does but gives every
+ * register back, the extended state included (code built without sites
+ * may be called by code that keeps values in call-clobbered registers).
+ * Its length, or 0 when the CPU cannot save its whole state (no XSAVE).
+ * ARCH_REGS_PRESERVE_ALL(regs) tells a callback it came through one.
+ */
+size_t arch_save_all_tramp(uint8_t *out, size_t cap, void *centry) HIDDEN;
+
 struct arch_reloc {
 	uint8_t marker;	   /* landing marker length kept in place (0 or 4) */
 	uint8_t covered;   /* bytes after the marker the copy replaces (>= ARCH_SITE_SIZE) */

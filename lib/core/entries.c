@@ -6,8 +6,12 @@
  *	[site: the canonical NOP][the entry's first instructions][jmp back]
  *
  * in an arena next to the object's region, and the entry becomes a jump to
- * its block. From then on the block's NOP is an ordinary site: the same
- * routes, tracers, filters and control files as a compiler's.
+ * its block. From then on the block's NOP is a site like a compiler's (the
+ * same tracers, filters and control files) with one route: the arena's
+ * copy of the preserving trampoline (arch_save_all_tramp). Code built
+ * without sites may have callers that keep values in call-clobbered
+ * registers across the call (gcc's -fipa-ra), so every register comes
+ * back as it was, at the entry and at a hooked return.
  *
  * Which functions: DYNFTRACE_PATCH, comma-separated globs (`record -P`).
  * A plain glob names functions of the main program; FUNC@OBJECT (or
@@ -36,8 +40,10 @@
 #include "patch.h"
 #include "sites.h"
 
-/* One block: the site, then what arch_reloc_entry writes. */
+/* One block: the site, then what arch_reloc_entry writes. The arena
+ * starts with the preserving trampoline's copy. */
 #define BLOCK_SIZE 128
+#define ALL_COPY   1024
 _Static_assert(BLOCK_SIZE >= ARCH_SITE_SIZE + 109, "a block holds the longest relocation");
 
 static struct {
@@ -107,15 +113,6 @@ int entries_wanted(void)
 	return want.n != 0;
 }
 
-/* Does a compiler site of O belong to function F (by its symbol)? */
-static int has_site(const struct dft_object *o, int32_t f)
-{
-	for (size_t i = 0; i < o->img.nsites; i++)
-		if (o->img.sites[i].func == f)
-			return 1;
-	return 0;
-}
-
 /* An arena of LEN bytes within reach of O's code and region, or 0. */
 static uintptr_t arena_new(const struct dft_object *o, size_t len)
 {
@@ -141,29 +138,38 @@ static uintptr_t arena_new(const struct dft_object *o, size_t len)
 	return 0;
 }
 
-int entries_relocate(struct dft_object *o, uintptr_t self, int main, struct site *out, size_t cap,
-		     struct patch_entry *pe, size_t *nout)
+int entries_relocate(struct dft_object *o, uintptr_t self, int main, void *centry, struct site *out,
+		     size_t cap, struct patch_entry *pe, size_t *nout)
 {
 	*nout = 0;
 	want_load();
 	if (!want.n || !o->region || object_excluded(o, self))
 		return 0;
-	int32_t *cand = malloc((o->img.nfuncs + 1) * sizeof(*cand));
+	int32_t *cand = malloc((o->img.nentries + 1) * sizeof(*cand));
 	if (!cand)
 		return -ENOMEM;
-	size_t nc = 0;
-	for (size_t i = 0; i < o->img.nfuncs && nc < cap; i++) {
-		const struct elf_func *f = &o->img.funcs[i];
+	size_t nc = 0, refused = 0;
+	for (size_t i = 0; i < o->img.nentries && nc < cap; i++) {
+		const struct elf_entry *f = &o->img.entries[i];
 		uintptr_t a = o->bias + f->addr;
-		const char *name = elf_func_name(&o->img, (int32_t)i);
-		if (a < o->lo || a + ARCH_SITE_SIZE > o->hi || !name || has_site(o, (int32_t)i) ||
-		    !selected(name, o, main))
+		const char *name = elf_entry_name(&o->img, f);
+		if (!name || f->site >= 0 || !selected(name, o, main))
 			continue;
+		/* Entered by a call, not an ifunc resolver (the loader ran it),
+		 * not a .cold part. */
+		if (a < o->lo || a + ARCH_SITE_SIZE > o->hi ||
+		    (f->flags & (ENTRY_IFUNC | ENTRY_MIDFRAME)) || strstr(name, ".cold")) {
+			refused++;
+			dft_debug("%s: %s not patched: %s", o->path, name,
+				  f->flags & ENTRY_IFUNC ? "an ifunc resolver"
+							 : "not entered by a call");
+			continue;
+		}
 		cand[nc++] = (int32_t)i;
 	}
 	if (!nc) {
 		free(cand);
-		return 0;
+		goto out;
 	}
 	if (sites_deferred()) {
 		dft_log("%s: %zu functions to patch by relocation are left alone: entries "
@@ -173,17 +179,24 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, struct site
 		return 0;
 	}
 	long pg = sysconf(_SC_PAGESIZE);
-	size_t len = (nc * BLOCK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
+	size_t len = (ALL_COPY + nc * BLOCK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
 	uintptr_t arena = arena_new(o, len);
 	if (!arena) {
 		dft_log("%s: no memory within reach of its code for relocated entries", o->path);
 		free(cand);
 		return -ENOMEM;
 	}
-	size_t n = 0, refused = 0;
+	if (!arch_save_all_tramp((uint8_t *)arena, ALL_COPY, centry)) {
+		dft_log("cannot patch functions by relocation: this CPU cannot save its whole "
+			"register state (no XSAVE)");
+		munmap((void *)arena, len);
+		free(cand);
+		return 0;
+	}
+	size_t n = 0;
 	for (size_t k = 0; k < nc; k++) {
-		const struct elf_func *f = &o->img.funcs[cand[k]];
-		uintptr_t a = o->bias + f->addr, blk = arena + n * BLOCK_SIZE;
+		const struct elf_entry *f = &o->img.entries[cand[k]];
+		uintptr_t a = o->bias + f->addr, blk = arena + ALL_COPY + n * BLOCK_SIZE;
 		size_t avail = o->hi - a;
 		struct arch_reloc r;
 		int err = arch_reloc_entry(a, (const uint8_t *)a,
@@ -195,7 +208,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, struct site
 		if (err) {
 			refused++;
 			dft_debug("%s: %s not patched: %s", o->path,
-				  elf_func_name(&o->img, cand[k]),
+				  elf_entry_name(&o->img, &o->img.entries[cand[k]]),
 				  r.calls ? "a call among its first instructions" : r.why);
 			if (err == -ENOENT) {
 				dft_log("cannot patch functions by relocation: %s", r.why);
@@ -212,6 +225,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, struct site
 		struct site *s = &out[n];
 		memset(s, 0, sizeof(*s));
 		s->addr = blk;
+		s->flags = SITE_FL_RELOC;
 		s->func = cand[k];
 		s->obj = o;
 		s->route = ROUTE_NONE;
@@ -225,13 +239,17 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, struct site
 	__builtin___clear_cache((char *)arena, (char *)arena + len);
 	if (!n) {
 		munmap((void *)arena, len);
-		o->nreloc_refused = refused;
-		return 0;
+	} else {
+		o->blocks = arena;
+		o->blocks_len = len;
+		o->nreloc = n;
+		*nout = n;
 	}
-	o->blocks = arena;
-	o->blocks_len = len;
-	o->nreloc = n;
+out:
 	o->nreloc_refused = refused;
-	*nout = n;
+	if (refused)
+		dft_log("%s: %zu of the functions to patch cannot be (`dynftrace sites --all` says "
+			"why; DYNFTRACE_VERBOSE=1 names them)",
+			o->path, refused);
 	return 0;
 }

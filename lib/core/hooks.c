@@ -47,6 +47,7 @@ static void run_start(void)
 
 void dft_thread_started(int *pending)
 {
+	dft_self.api_depth++; /* for life: see hooks.h */
 	__atomic_store_n(pending, 0, __ATOMIC_RELEASE);
 }
 

@@ -64,6 +64,9 @@ extern __thread int dft_init_running HIDDEN;
  * The creator sets *PENDING before pthread_create (and clears it if that
  * fails), the thread calls dft_thread_started(PENDING) first, and the fork's
  * prepare handler waits with dft_await_started (at most a second).
+ * dft_thread_started also keeps the thread out of every callback for life
+ * (api_depth): what the runtime's threads call in other objects (libc's
+ * functions, once patched by relocation) is not the program's to trace.
  */
 void dft_thread_started(int *pending) HIDDEN;
 void dft_await_started(int *pending) HIDDEN;

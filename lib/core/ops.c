@@ -604,7 +604,13 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 	*lit = 0;
 	*target = s->obj->caller;
 	*route = ROUTE_LIST;
-	if (want && s->direct) {
+	if (s->flags & SITE_FL_RELOC) {
+		/* A relocated entry: the arena's preserving trampoline (entries.c),
+		 * whatever the ops; no direct call (it could not keep every
+		 * register). */
+		*target = s->obj->blocks;
+		want = ref != 0 && !(s->flags & SITE_FL_DISABLED) && !READ_ONCE(dft_killed);
+	} else if (want && s->direct) {
 		/* A direct call owns the site (register_ftrace_direct). */
 		uintptr_t a = s->direct->reserved[0];
 		*target = arch_site_reaches(s->addr, a) ? a : region_far_jump(r, a);

@@ -80,6 +80,8 @@ static void id_hash_rebuild(void)
 
 uint64_t site_func_size(const struct site *s)
 {
+	if (s->flags & SITE_FL_RELOC)
+		return s->obj->img.entries[s->func].size;
 	if (s->func < 0 || (size_t)s->func >= s->obj->img.nfuncs)
 		return 0;
 	return s->obj->img.funcs[s->func].size;
@@ -357,6 +359,8 @@ static struct region *region_for(uintptr_t lo, uintptr_t hi)
 
 const char *site_func_name(const struct site *s)
 {
+	if (s->flags & SITE_FL_RELOC)
+		return elf_entry_name(&s->obj->img, &s->obj->img.entries[s->func]);
 	return elf_func_name(&s->obj->img, s->func);
 }
 
@@ -480,7 +484,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 	obj_tab = nt;
 	obj_tab[obj_count++] = o;
 	o->seen = 1;
-	size_t nrcap = entries_wanted() ? o->img.nfuncs : 0;
+	size_t nrcap = entries_wanted() && !elf_load_entries(&o->img) ? o->img.nentries : 0;
 	if (o->img.nsites == 0 && !nrcap)
 		return 0;
 
@@ -559,8 +563,8 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 	/* Functions built without a site: relocated entries (entries.c). */
 	size_t nrel = 0;
 	if (!err && nrcap && o->caller) {
-		err = entries_relocate(o, self_base, main, &site_tab[site_count + nadd], nrcap,
-				       &pe[nconv], &nrel);
+		err = entries_relocate(o, self_base, main, client.dispatch,
+				       &site_tab[site_count + nadd], nrcap, &pe[nconv], &nrel);
 		for (size_t i = 0; i < nrel; i++) {
 			site_tab[site_count + nadd + i].id = site_next_id + (uint32_t)(nadd + i);
 			addrs[i] = site_tab[site_count + nadd + i].addr;

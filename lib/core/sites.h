@@ -24,6 +24,7 @@
 #define SITE_FL_TRAMP	 0x40000000u /* wants a private trampoline */
 #define SITE_FL_TRAMP_EN 0x20000000u /* has it */
 #define SITE_FL_DISABLED 0x10000000u /* refused at load: never patched */
+#define SITE_FL_RELOC	 0x08000000u /* a relocated entry's: the preserving route only */
 
 struct dft_object;
 struct dynftrace_ops;
@@ -91,7 +92,8 @@ enum site_route {
 struct site {
 	uintptr_t addr; /* runtime address of the 5-byte site */
 	uint32_t flags; /* SITE_FL_* | refcount */
-	int32_t func;	/* index into obj->img.funcs, -1 if unnamed */
+	int32_t func;	/* index into obj->img.funcs, -1 if unnamed; with
+			   SITE_FL_RELOC into obj->img.entries */
 	struct dft_object *obj;
 	uintptr_t target;	      /* call target while ENABLED */
 	uint32_t id;		      /* stable for the process's life, never reused */
@@ -212,9 +214,10 @@ int sites_deferred(void) HIDDEN;
  * And for object O (its region set; SELF: the runtime's load bias): up to
  * CAP sites into OUT for its selected functions without a compiler site,
  * their blocks written, and the entries' jumps into PE (to write), *NOUT of
- * each. 0 or -errno. patch_lock held. */
+ * each; CENTRY: the C entry of the arena's preserving trampoline
+ * (o->blocks). 0 or -errno. patch_lock held. */
 int entries_wanted(void) HIDDEN;
 struct patch_entry;
-int entries_relocate(struct dft_object *o, uintptr_t self, int main, struct site *out, size_t cap,
-		     struct patch_entry *pe, size_t *nout) HIDDEN;
+int entries_relocate(struct dft_object *o, uintptr_t self, int main, void *centry, struct site *out,
+		     size_t cap, struct patch_entry *pe, size_t *nout) HIDDEN;
 #endif

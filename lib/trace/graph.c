@@ -46,6 +46,7 @@
 #include "trace_int.h"
 
 extern const char dft_return_tramp[] HIDDEN;
+extern const char dft_return_tramp_all[] HIDDEN;
 
 /* ---- events ------------------------------------------------------------- */
 
@@ -231,7 +232,7 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 	e->fl = fl | (root ? SE_ROOT : 0);
 	g->filter_depth += root;
 	g->notrace_depth += !!(fl & SE_NOTRACE);
-	if (hook == (uintptr_t)dft_return_tramp)
+	if (hook == (uintptr_t)dft_return_tramp || hook == (uintptr_t)dft_return_tramp_all)
 		*slot = hook;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* a nested handler sees the push */
 	g->depth++;
@@ -243,8 +244,11 @@ void trace_graph_func(unsigned long ip, unsigned long parent_ip, struct dynftrac
 {
 	(void)parent_ip;
 	(void)ops;
+	/* Through the preserving trampoline (a relocated entry): its return
+	 * must give back every register too. */
 	trace_graph_enter(site_id_lookup(ip), ARCH_REGS_RET_SLOT(regs),
-			  (uintptr_t)dft_return_tramp);
+			  ARCH_REGS_PRESERVE_ALL(regs) ? (uintptr_t)dft_return_tramp_all
+						       : (uintptr_t)dft_return_tramp);
 }
 
 /* Called by dft_return_tramp and the graph thunks' exit (the slow path);

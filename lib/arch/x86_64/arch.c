@@ -69,6 +69,31 @@ static unsigned vec_detect(int *has512)
 	return VEC_AVX;
 }
 
+/* The preserving trampolines' frame (tramp.S): the regs, the XSAVE area
+ * of the features XCR0 enables, 64 bytes of alignment. Set once, before
+ * the first copy. */
+HIDDEN uint64_t dft_save_all_size;
+
+size_t arch_save_all_tramp(uint8_t *out, size_t cap, void *centry)
+{
+	unsigned a, b, c, d;
+	if (!dft_save_all_size) {
+		if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
+		    !__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || !b)
+			return 0;
+		__atomic_store_n(&dft_save_all_size, (uint64_t)(ALL_XSAVE + b + 64 + 15) & ~15ULL,
+				 __ATOMIC_RELEASE);
+	}
+	size_t len = (size_t)(dft_caller_all_tmpl_end - dft_caller_all_tmpl);
+	if (len > cap)
+		return 0;
+	memcpy(out, dft_caller_all_tmpl, len);
+	memcpy(out + (dft_caller_all_tmpl_slot - dft_caller_all_tmpl), &centry, sizeof(centry));
+	memcpy(out + (dft_caller_all_tmpl_size - dft_caller_all_tmpl), &dft_save_all_size,
+	       sizeof(dft_save_all_size));
+	return len;
+}
+
 unsigned arch_vec_kind(void)
 {
 	static int done;

@@ -19,6 +19,10 @@
 #define REGS_RET  96 /* rax, rdx on return (graph tracer) */
 #define REGS_XMM  112
 #define REGS_SIZE 240
+/* The preserving trampoline's frame: the regs, then the XSAVE area (64-byte
+ * aligned); regs->ret[0] holds REGS_ALL_MAGIC there (tramp.S). */
+#define ALL_XSAVE      256
+#define REGS_ALL_MAGIC 0x616c6c7265677321
 /* The light bodies' frame: the regs, then &dft_self (REGS_SIZE) and the
  * caller's %rbp (LIGHT_RBP), which keeps the frame while the C call runs
  * on a realigned stack. */

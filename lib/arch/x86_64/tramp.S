@@ -252,6 +252,90 @@ dft_caller_tmpl_end:
 	.size	dft_caller_tmpl, dft_caller_tmpl_end - dft_caller_tmpl
 
 /*
+ * The preserving trampoline: what a relocated entry's site calls (code
+ * built without sites, entries.c). gcc lets a caller keep values in
+ * call-clobbered registers across a call to a local function that does not
+ * touch them (-fipa-ra, on at -O2; off for functions built with entry
+ * sites), so nothing may change here: every general register is put back,
+ * r11 too, and the whole extended state (x87, SSE, AVX, AVX-512, k) goes
+ * through XSAVE/XRSTOR around the C call. Its slots: the C entry
+ * (dft_dispatch) and the frame's size (the regs, then the XSAVE area: CPUID
+ * leaf 0xd's size for XCR0, 64-byte aligned). regs->ret[0] holds
+ * REGS_ALL_MAGIC: the graph tracer then returns through
+ * dft_return_tramp_all.
+ */
+	.globl	dft_caller_all_tmpl
+	.hidden	dft_caller_all_tmpl
+	.globl	dft_caller_all_tmpl_end
+	.hidden	dft_caller_all_tmpl_end
+	.globl	dft_caller_all_tmpl_slot
+	.hidden	dft_caller_all_tmpl_slot
+	.globl	dft_caller_all_tmpl_size
+	.hidden	dft_caller_all_tmpl_size
+	.type	dft_caller_all_tmpl, @function
+	.p2align 4
+dft_caller_all_tmpl:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	dft_caller_all_tmpl_size(%rip), %rsp
+	andq	$-64, %rsp		/* XSAVE wants 64 bytes (C calls 16) */
+	SAVE_GPRS
+	movq	0(%rbp), %rax
+	movq	%rax, REGS_RBP(%rsp)
+	movdqu	%xmm0, REGS_XMM+0*16(%rsp)	/* the regs' copy, for callbacks */
+	movdqu	%xmm1, REGS_XMM+1*16(%rsp)
+	movdqu	%xmm2, REGS_XMM+2*16(%rsp)
+	movdqu	%xmm3, REGS_XMM+3*16(%rsp)
+	movdqu	%xmm4, REGS_XMM+4*16(%rsp)
+	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
+	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
+	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
+	/* XSAVE writes the header's XSTATE_BV only; XRSTOR refuses a header
+	 * whose other bytes are not zero. */
+	xorl	%eax, %eax
+	movq	%rax, ALL_XSAVE+512(%rsp)
+	movq	%rax, ALL_XSAVE+520(%rsp)
+	movq	%rax, ALL_XSAVE+528(%rsp)
+	movq	%rax, ALL_XSAVE+536(%rsp)
+	movq	%rax, ALL_XSAVE+544(%rsp)
+	movq	%rax, ALL_XSAVE+552(%rsp)
+	movq	%rax, ALL_XSAVE+560(%rsp)
+	movq	%rax, ALL_XSAVE+568(%rsp)
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xsave64	ALL_XSAVE(%rsp)
+	movabsq	$REGS_ALL_MAGIC, %rax
+	movq	%rax, REGS_RET(%rsp)
+	leaq	16(%rbp), %rax
+	movq	%rax, REGS_SP(%rsp)
+	movq	8(%rbp), %rdi
+	subq	$5, %rdi		/* ip: the site */
+	movq	%rdi, REGS_IP(%rsp)
+	movq	16(%rbp), %rsi		/* parent ip */
+	movq	%rsp, %rdx		/* regs */
+	call	*dft_caller_all_tmpl_slot(%rip)
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xrstor64 ALL_XSAVE(%rsp)
+	RESTORE_GPRS
+	movq	REGS_R11(%rsp), %r11
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.p2align 3
+dft_caller_all_tmpl_slot:
+	.quad	0
+dft_caller_all_tmpl_size:
+	.quad	0
+dft_caller_all_tmpl_end:
+	.size	dft_caller_all_tmpl, dft_caller_all_tmpl_end - dft_caller_all_tmpl
+
+/*
  * The per-ops route (the kernel's per-ops trampolines). Each ops owns a 10-byte stub per region:
  *	push $IDX ; jmp dft_ops_tmpl-copy
  * so a site used by that ops alone calls its stub, and this shared body
@@ -1038,6 +1122,70 @@ dft_return_tramp:
 	jmp	*%r11
 	.cfi_endproc
 	.size	dft_return_tramp, . - dft_return_tramp
+
+/*
+ * dft_return_tramp_all - dft_return_tramp for the functions that entered
+ * through the preserving trampoline: every register comes back as the
+ * function left it (see dft_caller_all_tmpl), r11 too, so the real return
+ * address goes back on the stack for a `ret` instead of through a register.
+ * Frame: the return's slot, the saved rbp, then (64-byte aligned) rax, rdx,
+ * the other general registers and the XSAVE area; its size is the
+ * preserving trampoline's (dft_save_all_size).
+ */
+	.text
+	.globl	dft_return_tramp_all
+	.hidden	dft_return_tramp_all
+	.type	dft_return_tramp_all, @function
+	.p2align 4
+dft_return_tramp_all:
+	.cfi_startproc
+	.cfi_undefined rip
+	subq	$8, %rsp		/* the real return address goes here */
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	dft_save_all_size(%rip), %rsp
+	andq	$-64, %rsp
+	movq	%rax, 0(%rsp)		/* rax, rdx: the results dft_graph_return sees */
+	movq	%rdx, 8(%rsp)
+	movq	%rcx, 16(%rsp)
+	movq	%rsi, 24(%rsp)
+	movq	%rdi, 32(%rsp)
+	movq	%r8, 40(%rsp)
+	movq	%r9, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	%r11, 64(%rsp)
+	xorl	%eax, %eax
+	movq	%rax, ALL_XSAVE+512(%rsp)
+	movq	%rax, ALL_XSAVE+520(%rsp)
+	movq	%rax, ALL_XSAVE+528(%rsp)
+	movq	%rax, ALL_XSAVE+536(%rsp)
+	movq	%rax, ALL_XSAVE+544(%rsp)
+	movq	%rax, ALL_XSAVE+552(%rsp)
+	movq	%rax, ALL_XSAVE+560(%rsp)
+	movq	%rax, ALL_XSAVE+568(%rsp)
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xsave64	ALL_XSAVE(%rsp)
+	leaq	16(%rbp), %rdi		/* the traced function's %rsp after ret */
+	movq	%rsp, %rsi		/* its results */
+	call	dft_graph_return
+	movq	%rax, 8(%rbp)		/* where the final ret finds it */
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xrstor64 ALL_XSAVE(%rsp)
+	movq	0(%rsp), %rax
+	movq	8(%rsp), %rdx
+	movq	16(%rsp), %rcx
+	movq	24(%rsp), %rsi
+	movq	32(%rsp), %rdi
+	movq	40(%rsp), %r8
+	movq	48(%rsp), %r9
+	movq	56(%rsp), %r10
+	movq	64(%rsp), %r11
+	leave
+	ret
+	.cfi_endproc
+	.size	dft_return_tramp_all, . - dft_return_tramp_all
 
 /*
  * dft_thread_entry: the start routine the pthread_create wrapper gives a

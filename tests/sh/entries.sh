@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# description: functions built without sites traced through relocated entries: plain gcc/clang programs (-O0/-O2, with and without CET's endbr64, PIE or not, stripped or not) and libc's malloc/free/read from threads, every register kept
+#
+# tests/entries/plain.c is built with no dynftrace flags. Recorded with
+# -P (the entries relocated), its output must be the untraced one with
+# every tracer and on the graph tracer's slow path: gcc -O2's callers keep
+# values in call-clobbered registers across calls to local functions
+# (-fipa-ra), general and vector ones, so a route that changed a register
+# changes the result. The replay holds every call of leaf and dleaf;
+# loop_head (a loop's head in its first bytes) is refused, reported by
+# `sites --all`, and runs untraced. Stripped, the functions are named
+# sub_ADDR@plain and -P 'sub_*' patches them. tests/entries/libc_calls.c:
+# 4 threads x 1000 calls of malloc, free and read, patched in libc.so.6
+# (-P FUNC@libc): read's count is exact, malloc's and free's at least the
+# program's (libc calls them itself). Needs libcapstone4. Env: TOP B CC SAN.
+. "$(dirname "$0")/../gen/common.sh"
+S=$TOP/tests/entries
+D=$B/dynftrace
+if ! ls /usr/lib/x86_64-linux-gnu/libcapstone.so.4 >/dev/null 2>&1 &&
+	! ldconfig -p 2>/dev/null | grep -q libcapstone.so.4; then
+	skip "libcapstone4 is not installed"
+	tap_end
+	exit 0
+fi
+N=100
+for cc in $compilers; do
+	for opt in -O0 -O2 "-O2 -fcf-protection=full"; do
+		for pie in pie no-pie; do
+			p=$T/plain-$cc${opt// /}-$pie
+			# shellcheck disable=SC2086
+			if ! $cc $opt -g -$pie $([ $pie = pie ] && echo -fPIE) "$S/plain.c" -o "$p" 2>"$T/build.log"; then
+				notok "$cc $opt $pie: build"
+				diag_file "$T/build.log"
+				continue
+			fi
+			want=$("$p" $N)
+			bad=
+			for how in "" "-T function" "-T profile" "-t 1ns" "DYNFTRACE_GRAPH_SHORTCUT=0"; do
+				envs=() opts=()
+				case $how in DYNFTRACE*) envs=("$how") ;; *) read -ra opts <<<"$how" ;; esac
+				rm -rf "$T/d"
+				got=$(env "${envs[@]}" "$D" record -d "$T/d" "${opts[@]}" -P leaf -P dleaf \
+					-P 'sum_*' -P loop_head -- "$p" $N 2>"$T/err")
+				[ "$got" = "$want" ] || bad="$bad [${how:-function_graph}: '$got']"
+			done
+			rm -rf "$T/d"
+			"$D" record -d "$T/d" -P leaf -P dleaf -P 'sum_*' -P loop_head -- "$p" $N >/dev/null 2>"$T/err"
+			"$D" replay -d "$T/d" >"$T/replay" 2>&1
+			nl=$(grep -c ' leaf();' "$T/replay")
+			nd=$(grep -c ' dleaf();' "$T/replay")
+			nh=$(grep -c 'loop_head' "$T/replay")
+			if [ -z "$bad" ] && [ "$nl" -eq $N ] && [ "$nd" -eq $N ] && [ "$nh" -eq 0 ]; then
+				ok "$cc $opt $pie: output as untraced with every tracer; $nl leaf and $nd dleaf calls, loop_head untraced"
+			else
+				notok "$cc $opt $pie: $bad; leaf $nl, dleaf $nd, loop_head $nh (want $N, $N, 0)"
+				diag_file "$T/err"
+				diag_file "$T/replay"
+			fi
+			verdict=$("$D" sites --all "$p" 2>&1 | grep -P '^loop_head\t')
+			case $verdict in *"refused: a branch at "*", inside the relocated bytes"*)
+				ok "$cc $opt $pie: sites --all refuses loop_head: ${verdict#*	}" ;;
+			*) notok "$cc $opt $pie: sites --all on loop_head: '$verdict'" ;;
+			esac
+			# stripped: FDE entries, named sub_ADDR@plain-...
+			cp "$p" "$p.s" && strip "$p.s"
+			rm -rf "$T/d"
+			got=$("$D" record -d "$T/d" -P 'sub_*' -- "$p.s" $N 2>"$T/err")
+			"$D" replay -d "$T/d" >"$T/replay" 2>&1
+			ns=$(grep -c 'sub_[0-9a-f]*@' "$T/replay")
+			if [ "$got" = "$want" ] && [ "$ns" -ge $((2 * N)) ]; then
+				ok "$cc $opt $pie stripped: -P 'sub_*' output as untraced, $ns calls of sub_ADDR functions"
+			else
+				notok "$cc $opt $pie stripped: '$got' (want '$want'), $ns sub_ calls"
+				diag_file "$T/err"
+			fi
+		done
+	done
+done
+# libc's own functions, from 4 threads
+if ! $CC -O2 "$S/libc_calls.c" -o "$T/lc" -lpthread 2>"$T/build.log"; then
+	notok "build libc_calls"
+	diag_file "$T/build.log"
+else
+	for tr in function function_graph; do
+		rm -rf "$T/d"
+		out=$("$D" record -d "$T/d" -T $tr -P malloc@libc -P free@libc -P read@libc -- "$T/lc" 4 1000 2>"$T/err")
+		"$D" report -d "$T/d" >"$T/report" 2>&1
+		cnt() { awk -v f="$1" '$NF == f { print $(NF - 1) }' "$T/report"; }
+		m=$(cnt malloc) f=$(cnt free) r=$(cnt read)
+		if [ "$out" = "calls 4000" ] && [ "$r" = 4000 ] && [ "${m:-0}" -ge 4000 ] && [ "${m:-0}" -le 4016 ] &&
+			[ "${f:-0}" -ge 4000 ] && [ "${f:-0}" -le 4016 ]; then
+			ok "$tr: libc.so.6's read $r calls (exact), malloc $m, free $f (the program's 4000 and libc's own)"
+		else
+			notok "$tr: '$out', read '$r', malloc '$m', free '$f' (want 4000, >= 4000)"
+			diag_file "$T/err"
+			diag_file "$T/report"
+		fi
+	done
+fi
+tap_end
