@@ -26,6 +26,7 @@
 #define DYNFTRACE_HOOKS_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -65,8 +66,18 @@ extern __thread int dft_init_running HIDDEN;
  * fails), the thread calls dft_thread_started(PENDING) first, and the fork's
  * prepare handler waits with dft_await_started (at most a second).
  */
-void dft_thread_started(int *pending) HIDDEN;
-void dft_await_started(int *pending) HIDDEN;
+static inline void dft_thread_started(int *pending)
+{
+	__atomic_store_n(pending, 0, __ATOMIC_RELEASE);
+}
+
+static inline void dft_await_started(int *pending)
+{
+	for (int i = 0; i < 10000 && __atomic_load_n(pending, __ATOMIC_ACQUIRE); i++) {
+		struct timespec t = {0, 100000};
+		nanosleep(&t, NULL);
+	}
+}
 
 /* Install every non-NULL slot of H. */
 void core_hooks_set(const struct core_hooks *h) HIDDEN;
