@@ -24,7 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "ring.h"
+
+/* The core's thread state, which the ring's consumer thread marks (hooks.h):
+ * defined by the runtime, here by ring.c's own program. */
+__thread struct dft_thread dft_self;
 
 static uint64_t mono(void)
 {

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* hooks.c - the core's event slots and its start-up (hooks.h). */
 #include <pthread.h>
-#include <time.h>
 
 #include "hooks.h"
 
@@ -43,20 +42,6 @@ static void run_start(void)
 	for (dft_start_fn *f = __start_dft_start; f < __stop_dft_start; f++)
 		(*f)();
 	dft_init_running = 0;
-}
-
-void dft_thread_started(int *pending)
-{
-	dft_self.api_depth++; /* for life: see hooks.h */
-	__atomic_store_n(pending, 0, __ATOMIC_RELEASE);
-}
-
-void dft_await_started(int *pending)
-{
-	for (int i = 0; i < 10000 && __atomic_load_n(pending, __ATOMIC_ACQUIRE); i++) {
-		struct timespec t = {0, 100000};
-		nanosleep(&t, NULL);
-	}
 }
 
 void dft_ensure_init(void)

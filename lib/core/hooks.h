@@ -26,6 +26,7 @@
 #define DYNFTRACE_HOOKS_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -68,8 +69,19 @@ extern __thread int dft_init_running HIDDEN;
  * (api_depth): what the runtime's threads call in other objects (libc's
  * functions, once patched by relocation) is not the program's to trace.
  */
-void dft_thread_started(int *pending) HIDDEN;
-void dft_await_started(int *pending) HIDDEN;
+static inline void dft_thread_started(int *pending)
+{
+	dft_self.api_depth++; /* for life: see above */
+	__atomic_store_n(pending, 0, __ATOMIC_RELEASE);
+}
+
+static inline void dft_await_started(int *pending)
+{
+	for (int i = 0; i < 10000 && __atomic_load_n(pending, __ATOMIC_ACQUIRE); i++) {
+		struct timespec t = {0, 100000};
+		nanosleep(&t, NULL);
+	}
+}
 
 /* Install every non-NULL slot of H. */
 void core_hooks_set(const struct core_hooks *h) HIDDEN;

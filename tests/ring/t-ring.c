@@ -42,7 +42,12 @@
 
 #include "../unit/tap.h"
 #include "decode.h"
+#include "internal.h"
 #include "ring.h"
+
+/* The core's thread state, which the ring's consumer thread marks (hooks.h):
+ * defined by the runtime, here by ring.c's own program. */
+__thread struct dft_thread dft_self;
 
 static char g_dir[PATH_MAX], g_ctf[PATH_MAX + 8], g_info[PATH_MAX + 8];
 static uint8_t g_uuid[16];
