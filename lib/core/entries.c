@@ -138,8 +138,8 @@ static uintptr_t arena_new(const struct dft_object *o, size_t len)
 	return 0;
 }
 
-int entries_relocate(struct dft_object *o, uintptr_t self, int main, void *centry, struct site *out,
-		     size_t cap, struct patch_entry *pe, size_t *nout)
+int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferred, void *centry,
+		     struct site *out, size_t cap, struct patch_entry *pe, size_t *nout)
 {
 	*nout = 0;
 	want_load();
@@ -171,7 +171,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, void *centr
 		free(cand);
 		goto out;
 	}
-	if (sites_deferred()) {
+	if (deferred) {
 		dft_log("%s: %zu functions to patch by relocation are left alone: entries "
 			"are relocated at start-up and dlopen, not under attach yet",
 			o->path, nc);

@@ -110,25 +110,6 @@ uint64_t site_func_size(const struct site *s)
 HIDDEN struct region regions[MAX_REGIONS];
 HIDDEN size_t nregions;
 
-#define REACH ((uintptr_t)0x7fff0000)
-
-static int reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
-{
-	uintptr_t a = tramp < lo ? lo - tramp : tramp - lo;
-	uintptr_t b = tramp < hi ? hi - tramp : tramp - hi;
-	return a + REGION_SIZE < REACH && b + REGION_SIZE < REACH;
-}
-
-int sites_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t hi)
-{
-	return reaches(p, lo, hi) && reaches(p + len, lo, hi);
-}
-
-int sites_deferred(void)
-{
-	return sites_defer;
-}
-
 static struct sites_client client; /* sites_set_client */
 
 void sites_set_client(const struct sites_client *c)
@@ -172,7 +153,7 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 		if (p == MAP_FAILED)
 			continue;
 		uintptr_t base = (uintptr_t)p;
-		if (!reaches(base, lo, hi) || base != hint) {
+		if (!sites_reaches(base, lo, hi) || base != hint) {
 			munmap(p, REGION_SIZE);
 			continue;
 		}
@@ -340,7 +321,7 @@ uintptr_t site_thunk(struct site *s)
 static struct region *region_for(uintptr_t lo, uintptr_t hi)
 {
 	for (size_t i = 0; i < nregions; i++)
-		if (reaches(regions[i].base, lo, hi))
+		if (sites_reaches(regions[i].base, lo, hi))
 			return &regions[i];
 	if (nregions == MAX_REGIONS)
 		return NULL;
@@ -563,7 +544,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 	/* Functions built without a site: relocated entries (entries.c). */
 	size_t nrel = 0;
 	if (!err && nrcap && o->caller) {
-		err = entries_relocate(o, self_base, main, client.dispatch,
+		err = entries_relocate(o, self_base, main, sites_defer, client.dispatch,
 				       &site_tab[site_count + nadd], nrcap, &pe[nconv], &nrel);
 		for (size_t i = 0; i < nrel; i++) {
 			site_tab[site_count + nadd + i].id = site_next_id + (uint32_t)(nadd + i);

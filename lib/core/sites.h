@@ -205,19 +205,29 @@ struct sites_client {
 };
 void sites_set_client(const struct sites_client *c) HIDDEN;
 
-/* Can code in [P, P + LEN) reach [LO, HI) with rel32 displacements? */
-int sites_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t hi) HIDDEN;
-/* Is the scan an attach's (code written later, threads stopped)? */
-int sites_deferred(void) HIDDEN;
+/* Can code at TRAMP (within a REGION_SIZE block) reach [LO, HI) with rel32
+ * displacements? sites_reach: the same for [P, P + LEN). */
+#define SITES_REACH ((uintptr_t)0x7fff0000)
+static inline int sites_reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t a = tramp < lo ? lo - tramp : tramp - lo;
+	uintptr_t b = tramp < hi ? hi - tramp : tramp - hi;
+	return a + REGION_SIZE < SITES_REACH && b + REGION_SIZE < SITES_REACH;
+}
+static inline int sites_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t hi)
+{
+	return sites_reaches(p, lo, hi) && sites_reaches(p + len, lo, hi);
+}
 
 /* entries.c: are functions to be patched by relocation (DYNFTRACE_PATCH)?
  * And for object O (its region set; SELF: the runtime's load bias): up to
  * CAP sites into OUT for its selected functions without a compiler site,
  * their blocks written, and the entries' jumps into PE (to write), *NOUT of
  * each; CENTRY: the C entry of the arena's preserving trampoline
- * (o->blocks). 0 or -errno. patch_lock held. */
+ * (o->blocks); DEFERRED: an attach's scan (none is made then). 0 or
+ * -errno. patch_lock held. */
 int entries_wanted(void) HIDDEN;
 struct patch_entry;
-int entries_relocate(struct dft_object *o, uintptr_t self, int main, void *centry, struct site *out,
-		     size_t cap, struct patch_entry *pe, size_t *nout) HIDDEN;
+int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferred, void *centry,
+		     struct site *out, size_t cap, struct patch_entry *pe, size_t *nout) HIDDEN;
 #endif
