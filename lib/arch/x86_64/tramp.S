@@ -251,6 +251,26 @@ dft_caller_tmpl_vec:
 dft_caller_tmpl_end:
 	.size	dft_caller_tmpl, dft_caller_tmpl_end - dft_caller_tmpl
 
+/* The whole extended state to the XSAVE area at ALL_XSAVE(%rsp), and back.
+ * XSAVE writes the header's XSTATE_BV only, and XRSTOR refuses a header
+ * whose other bytes are not zero: they are cleared first. Clobber rax and
+ * rdx (saved before, put back after). */
+.macro XSAVE_ALL
+	xorl	%eax, %eax
+	.irp	q, 0, 8, 16, 24, 32, 40, 48, 56
+	movq	%rax, ALL_XSAVE+512+\q(%rsp)
+	.endr
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xsave64	ALL_XSAVE(%rsp)
+.endm
+
+.macro XRSTOR_ALL
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xrstor64 ALL_XSAVE(%rsp)
+.endm
+
 /*
  * The preserving trampoline: what a relocated entry's site calls (code
  * built without sites, entries.c). gcc lets a caller keep values in
@@ -294,20 +314,7 @@ dft_caller_all_tmpl:
 	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
 	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
 	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
-	/* XSAVE writes the header's XSTATE_BV only; XRSTOR refuses a header
-	 * whose other bytes are not zero. */
-	xorl	%eax, %eax
-	movq	%rax, ALL_XSAVE+512(%rsp)
-	movq	%rax, ALL_XSAVE+520(%rsp)
-	movq	%rax, ALL_XSAVE+528(%rsp)
-	movq	%rax, ALL_XSAVE+536(%rsp)
-	movq	%rax, ALL_XSAVE+544(%rsp)
-	movq	%rax, ALL_XSAVE+552(%rsp)
-	movq	%rax, ALL_XSAVE+560(%rsp)
-	movq	%rax, ALL_XSAVE+568(%rsp)
-	movl	$-1, %eax
-	movl	$-1, %edx
-	xsave64	ALL_XSAVE(%rsp)
+	XSAVE_ALL
 	movabsq	$REGS_ALL_MAGIC, %rax
 	movq	%rax, REGS_RET(%rsp)
 	leaq	16(%rbp), %rax
@@ -318,9 +325,7 @@ dft_caller_all_tmpl:
 	movq	16(%rbp), %rsi		/* parent ip */
 	movq	%rsp, %rdx		/* regs */
 	call	*dft_caller_all_tmpl_slot(%rip)
-	movl	$-1, %eax
-	movl	$-1, %edx
-	xrstor64 ALL_XSAVE(%rsp)
+	XRSTOR_ALL
 	RESTORE_GPRS
 	movq	REGS_R11(%rsp), %r11
 	leave
@@ -1154,25 +1159,12 @@ dft_return_tramp_all:
 	movq	%r9, 48(%rsp)
 	movq	%r10, 56(%rsp)
 	movq	%r11, 64(%rsp)
-	xorl	%eax, %eax
-	movq	%rax, ALL_XSAVE+512(%rsp)
-	movq	%rax, ALL_XSAVE+520(%rsp)
-	movq	%rax, ALL_XSAVE+528(%rsp)
-	movq	%rax, ALL_XSAVE+536(%rsp)
-	movq	%rax, ALL_XSAVE+544(%rsp)
-	movq	%rax, ALL_XSAVE+552(%rsp)
-	movq	%rax, ALL_XSAVE+560(%rsp)
-	movq	%rax, ALL_XSAVE+568(%rsp)
-	movl	$-1, %eax
-	movl	$-1, %edx
-	xsave64	ALL_XSAVE(%rsp)
+	XSAVE_ALL
 	leaq	16(%rbp), %rdi		/* the traced function's %rsp after ret */
 	movq	%rsp, %rsi		/* its results */
 	call	dft_graph_return
 	movq	%rax, 8(%rbp)		/* where the final ret finds it */
-	movl	$-1, %eax
-	movl	$-1, %edx
-	xrstor64 ALL_XSAVE(%rsp)
+	XRSTOR_ALL
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
 	movq	16(%rsp), %rcx
