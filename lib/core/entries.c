@@ -3,7 +3,8 @@
  * entries.c - sites for functions that were not built with one: their
  * entries are relocated (arch_reloc_entry) into blocks
  *
- *	[site: the canonical NOP][the entry's first instructions][jmp back]
+ *	[the function's address][site: the canonical NOP]
+ *	[the entry's first instructions][jmp back]
  *
  * in an arena next to the object's region, and the entry becomes a jump to
  * its block. From then on the block's NOP is a site like a compiler's (the
@@ -40,11 +41,15 @@
 #include "patch.h"
 #include "sites.h"
 
-/* One block: the site, then what arch_reloc_entry writes. The arena
- * starts with the preserving trampoline's copy. */
+/* One block: the function's address as callbacks see it (the site's
+ * ip: the preserving trampoline reads it there), the site, then what
+ * arch_reloc_entry writes. The arena starts with the preserving
+ * trampoline's copy. */
 #define BLOCK_SIZE 128
+#define BLOCK_IP   8
 #define ALL_COPY   1024
-_Static_assert(BLOCK_SIZE >= ARCH_SITE_SIZE + 109, "a block holds the longest relocation");
+_Static_assert(BLOCK_SIZE >= BLOCK_IP + ARCH_SITE_SIZE + 109,
+	       "a block holds the longest relocation");
 
 static struct {
 	int loaded;
@@ -197,12 +202,12 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	for (size_t k = 0; k < nc; k++) {
 		const struct elf_entry *f = &o->img.entries[cand[k]];
 		uintptr_t a = o->bias + f->addr, blk = arena + ALL_COPY + n * BLOCK_SIZE;
+		uintptr_t site = blk + BLOCK_IP, code = site + ARCH_SITE_SIZE;
 		size_t avail = o->hi - a;
 		struct arch_reloc r;
 		int err = arch_reloc_entry(a, (const uint8_t *)a,
 					   f->size && f->size < avail ? f->size : avail, f->size,
-					   blk + ARCH_SITE_SIZE, (uint8_t *)blk + ARCH_SITE_SIZE,
-					   BLOCK_SIZE - ARCH_SITE_SIZE, &r);
+					   code, (uint8_t *)code, blk + BLOCK_SIZE - code, &r);
 		if (!err && r.calls)
 			err = -ENOTSUP; /* an unwinder could not get past the block */
 		if (err) {
@@ -216,15 +221,17 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 			}
 			continue;
 		}
-		arch_site_nop((uint8_t *)blk);
 		struct patch_entry *e = &pe[n];
 		e->addr = a + r.marker;
 		e->len = ARCH_SITE_SIZE;
 		memcpy(e->old, (const void *)e->addr, ARCH_SITE_SIZE);
-		arch_site_jump(e->addr, blk, e->new);
+		arch_site_jump(e->addr, site, e->new);
+		memcpy((void *)blk, &e->addr, sizeof(e->addr)); /* the ip callbacks see */
+		arch_site_nop((uint8_t *)site);
 		struct site *s = &out[n];
 		memset(s, 0, sizeof(*s));
-		s->addr = blk;
+		s->addr = e->addr;
+		s->at = site;
 		s->flags = SITE_FL_RELOC;
 		s->func = cand[k];
 		s->obj = o;

@@ -518,7 +518,7 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 	} else if (want && s->direct) {
 		/* A direct call owns the site (register_ftrace_direct). */
 		uintptr_t a = s->direct->reserved[0];
-		*target = arch_site_reaches(s->addr, a) ? a : region_far_jump(r, a);
+		*target = arch_site_reaches(s->at, a) ? a : region_far_jump(r, a);
 		*route = ROUTE_DIRECT;
 		if (!*target) {
 			*target = s->obj->caller;
@@ -573,10 +573,10 @@ static void disable_all(void)
 		if (!(s->flags & SITE_FL_ENABLED))
 			continue;
 		struct patch_entry *e = &v[n];
-		e->addr = s->addr;
+		e->addr = s->at;
 		e->len = ARCH_SITE_SIZE;
-		site_insn(s->addr, s->route, s->target, e->old);
-		if (memcmp((const void *)s->addr, e->old, ARCH_SITE_SIZE))
+		site_insn(s->at, s->route, s->target, e->old);
+		if (memcmp((const void *)s->at, e->old, ARCH_SITE_SIZE))
 			continue; /* not what we wrote: leave it alone */
 		arch_site_nop(e->new);
 		n++;
@@ -642,16 +642,16 @@ static int update_sites(void)
 		    (a == ACT_MAKE_NOP || target != s->target))
 			stub_mark_verify(s); /* leaving its stub */
 		struct patch_entry *e = &v[n];
-		e->addr = s->addr;
+		e->addr = s->at;
 		e->len = ARCH_SITE_SIZE;
 		if (s->flags & SITE_FL_ENABLED)
-			site_insn(s->addr, s->route, s->target, e->old);
+			site_insn(s->at, s->route, s->target, e->old);
 		else
 			arch_site_nop(e->old);
 		if (a == ACT_MAKE_NOP)
 			arch_site_nop(e->new);
 		else
-			site_insn(s->addr, route, target, e->new);
+			site_insn(s->at, route, target, e->new);
 		act[n++] = (uint32_t)i;
 	}
 	err = patch_write_data(lv, nl);
@@ -665,7 +665,7 @@ static int update_sites(void)
 	if (err == 0) {
 		for (size_t k = 0; k < n; k++) {
 			struct site *s = &site_tab[act[k]];
-			uintptr_t t = arch_site_branch_target(s->addr, v[k].new, NULL);
+			uintptr_t t = arch_site_branch_target(s->at, v[k].new, NULL);
 			if (t) {
 				s->flags |= SITE_FL_ENABLED;
 				s->target = t;
@@ -680,7 +680,7 @@ static int update_sites(void)
 		uintptr_t bad = patch_last_error_addr();
 		const char *fn = NULL, *obj = "?";
 		for (size_t k = 0; bad && k < site_count; k++)
-			if (site_tab[k].addr == bad || site_tab[k].lit == bad) {
+			if (site_tab[k].at == bad || site_tab[k].lit == bad) {
 				fn = site_func_name(&site_tab[k]);
 				obj = site_tab[k].obj->path;
 			}

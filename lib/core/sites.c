@@ -290,7 +290,7 @@ static int thunks_make(struct dft_object *o)
 			const struct site *s = &site_tab[k];
 			if (s->obj == o)
 				thunk_write((uint8_t *)p + (size_t)(s->id - o->id0) * THUNK_SIZE,
-					    s->id, s->addr, o->region);
+					    s->id, s->at, o->region);
 		}
 		if (mprotect(p, len, PROT_READ | PROT_EXEC) != 0) {
 			munmap(p, len);
@@ -534,6 +534,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 			s->lit = le->addr;
 		}
 		s->addr = a;
+		s->at = a;
 		s->flags = o->caller ? 0 : SITE_FL_DISABLED;
 		s->func = es->func;
 		s->obj = o;
@@ -548,7 +549,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 				       &site_tab[site_count + nadd], nrcap, &pe[nconv], &nrel);
 		for (size_t i = 0; i < nrel; i++) {
 			site_tab[site_count + nadd + i].id = site_next_id + (uint32_t)(nadd + i);
-			addrs[i] = site_tab[site_count + nadd + i].addr;
+			addrs[i] = site_tab[site_count + nadd + i].at;
 		}
 		if (!err && nrel)
 			err = patch_points_add(addrs, nrel);
@@ -597,8 +598,6 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		if (added)
 			added(o);
 		client.added(o->lo, o->hi);
-		if (o->blocks)
-			client.added(o->blocks, o->blocks + o->blocks_len);
 	}
 	return err;
 }
@@ -608,10 +607,8 @@ static void object_remove(size_t idx)
 	struct dft_object *o = obj_tab[idx];
 	if (o->nsites) {
 		client.removed(o->lo, o->hi);
-		if (o->blocks) {
-			client.removed(o->blocks, o->blocks + o->blocks_len);
+		if (o->blocks) /* the relocated entries' sites */
 			patch_points_remove_range(o->blocks, o->blocks + o->blocks_len);
-		}
 		size_t k = 0;
 		for (size_t i = 0; i < site_count; i++)
 			if (site_tab[i].obj != o)
@@ -809,10 +806,14 @@ const char *sites_code_at(uintptr_t ip)
 		    ip < regions[i].direct_page + 4096)
 			return "a direct-call jump";
 	}
-	for (size_t i = 0; i < obj_count; i++)
+	for (size_t i = 0; i < obj_count; i++) {
 		if (obj_tab[i]->thunks && ip >= obj_tab[i]->thunks &&
 		    ip < obj_tab[i]->thunks + obj_tab[i]->thunks_len)
 			return "a graph thunk";
+		if (obj_tab[i]->blocks && ip >= obj_tab[i]->blocks &&
+		    ip < obj_tab[i]->blocks + obj_tab[i]->blocks_len)
+			return "a relocated entry's block";
+	}
 	return NULL;
 }
 

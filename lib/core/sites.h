@@ -90,7 +90,11 @@ enum site_route {
 };
 
 struct site {
-	uintptr_t addr; /* runtime address of the 5-byte site */
+	uintptr_t addr; /* the site's address as callbacks see it (ip): the
+			   5-byte site itself, or a relocated entry's function
+			   entry (after its marker) */
+	uintptr_t at;	/* where the 5-byte site instruction lives: addr, or
+			   the relocated entry's block */
 	uint32_t flags; /* SITE_FL_* | refcount */
 	int32_t func;	/* index into obj->img.funcs, -1 if unnamed; with
 			   SITE_FL_RELOC into obj->img.entries */

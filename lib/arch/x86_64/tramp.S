@@ -320,7 +320,7 @@ dft_caller_all_tmpl:
 	leaq	16(%rbp), %rax
 	movq	%rax, REGS_SP(%rsp)
 	movq	8(%rbp), %rdi
-	subq	$5, %rdi		/* ip: the site */
+	movq	-13(%rdi), %rdi		/* ip: the function's, 8 bytes before the site */
 	movq	%rdi, REGS_IP(%rsp)
 	movq	16(%rbp), %rsi		/* parent ip */
 	movq	%rsp, %rdx		/* regs */
