@@ -165,7 +165,7 @@ uintptr_t arch_static_call_find(uintptr_t from, uintptr_t to, uintptr_t tramp, i
  * bytes) that calls CENTRY as the common trampoline does but gives every
  * register back, the extended state included (code built without sites
  * may be called by code that keeps values in call-clobbered registers).
- * Its length, or 0 when the CPU cannot save its whole state (no XSAVE).
+ * Its length, or 0 when CAP is too small.
  * ARCH_REGS_PRESERVE_ALL(regs) tells a callback it came through one.
  */
 size_t arch_save_all_tramp(uint8_t *out, size_t cap, void *centry) HIDDEN;

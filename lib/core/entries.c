@@ -47,7 +47,7 @@
  * trampoline's copy. */
 #define BLOCK_SIZE 128
 #define BLOCK_IP   8
-#define ALL_COPY   1024
+#define ALL_COPY   4096
 _Static_assert(BLOCK_SIZE >= BLOCK_IP + ARCH_SITE_SIZE + 109,
 	       "a block holds the longest relocation");
 
@@ -192,8 +192,8 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		return -ENOMEM;
 	}
 	if (!arch_save_all_tramp((uint8_t *)arena, ALL_COPY, centry)) {
-		dft_log("cannot patch functions by relocation: this CPU cannot save its whole "
-			"register state (no XSAVE)");
+		dft_log("cannot patch functions by relocation: the preserving trampoline "
+			"does not fit its arena");
 		munmap((void *)arena, len);
 		free(cand);
 		return 0;

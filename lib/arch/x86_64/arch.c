@@ -69,28 +69,25 @@ static unsigned vec_detect(int *has512)
 	return VEC_AVX;
 }
 
-/* The preserving trampolines' frame (tramp.S): the regs, the XSAVE area
- * of the features XCR0 enables, 64 bytes of alignment. Set once, before
- * the first copy. */
-HIDDEN uint64_t dft_save_all_size;
+/* What the preserving trampolines save of the vector state (tramp.S,
+ * SAVE_VEC_ALL): 0 xmm0-15, 1 ymm0-15, 2 zmm0-31 and k0-7, as the OS
+ * enables them in XCR0. Written before the first copy (patch_lock). */
+HIDDEN uint8_t dft_save_all_kind;
 
 size_t arch_save_all_tramp(uint8_t *out, size_t cap, void *centry)
 {
-	unsigned a, b, c, d;
-	if (!dft_save_all_size) {
-		if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
-		    !__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || !b)
-			return 0;
-		__atomic_store_n(&dft_save_all_size, (uint64_t)(ALL_XSAVE + b + 64 + 15) & ~15ULL,
-				 __ATOMIC_RELEASE);
-	}
+	unsigned a, b, c, d, lo = 0x3, hi;
+	if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE))
+		__asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	uint8_t kind = (lo & 0xe6) == 0xe6 ? 2 : (lo & 0x6) == 0x6 ? 1 : 0;
+	__atomic_store_n(&dft_save_all_kind, kind, __ATOMIC_RELEASE);
 	size_t len = (size_t)(dft_caller_all_tmpl_end - dft_caller_all_tmpl);
 	if (len > cap)
 		return 0;
+	uint64_t k = kind;
 	memcpy(out, dft_caller_all_tmpl, len);
 	memcpy(out + (dft_caller_all_tmpl_slot - dft_caller_all_tmpl), &centry, sizeof(centry));
-	memcpy(out + (dft_caller_all_tmpl_size - dft_caller_all_tmpl), &dft_save_all_size,
-	       sizeof(dft_save_all_size));
+	memcpy(out + (dft_caller_all_tmpl_kind - dft_caller_all_tmpl), &k, sizeof(k));
 	return len;
 }
 

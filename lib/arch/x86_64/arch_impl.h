@@ -175,8 +175,8 @@ extern const char dft_graph_exit[] HIDDEN;
 extern const char dft_caller_all_tmpl[] HIDDEN;
 extern const char dft_caller_all_tmpl_end[] HIDDEN;
 extern const char dft_caller_all_tmpl_slot[] HIDDEN;
-extern const char dft_caller_all_tmpl_size[] HIDDEN;
-extern uint64_t dft_save_all_size HIDDEN;
+extern const char dft_caller_all_tmpl_kind[] HIDDEN;
+extern uint8_t dft_save_all_kind HIDDEN;
 
 /* Did the preserving trampoline (arch_save_all_tramp) make REGS? */
 #define ARCH_REGS_PRESERVE_ALL(regs) ((regs)->ret[0] == REGS_ALL_MAGIC)

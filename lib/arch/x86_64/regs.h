@@ -19,9 +19,11 @@
 #define REGS_RET  96 /* rax, rdx on return (graph tracer) */
 #define REGS_XMM  112
 #define REGS_SIZE 240
-/* The preserving trampoline's frame: the regs, then the XSAVE area (64-byte
- * aligned); regs->ret[0] holds REGS_ALL_MAGIC there (tramp.S). */
+/* The preserving trampolines' frame (tramp.S): the regs, then (64-byte
+ * aligned) zmm0-31 or what of them the CPU has, k0-7, and the alignment's
+ * slack; regs->ret[0] holds REGS_ALL_MAGIC there. */
 #define ALL_XSAVE      256
+#define ALL_FRAME      (ALL_XSAVE + 32 * 64 + 8 * 8 + 64)
 #define REGS_ALL_MAGIC 0x616c6c7265677321
 /* The light bodies' frame: the regs, then &dft_self (REGS_SIZE) and the
  * caller's %rbp (LIGHT_RBP), which keeps the frame while the C call runs
