@@ -56,6 +56,10 @@ __asm__(".text\n"
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 10;
-	printf("%ld %.2f %ld\n", sum_ints(n), sum_dbls(n), loop_head(n));
+	/* One call after the other: the golden call tree's order. */
+	long si = sum_ints(n);
+	double sd = sum_dbls(n);
+	long lh = loop_head(n);
+	printf("%ld %.2f %ld\n", si, sd, lh);
 	return 0;
 }

@@ -9,7 +9,8 @@
 # changes the result. The replay holds every call of leaf and dleaf;
 # loop_head (a loop's head in its first bytes) is refused, reported by
 # `sites --all`, and runs untraced. Stripped, the functions are named
-# sub_ADDR@plain and -P 'sub_*' patches them. tests/entries/libc_calls.c:
+# sub_ADDR@plain and -P 'sub_*' patches them. With main patched too, the
+# call tree of 3 calls each must be tests/entries/plain.golden. tests/entries/libc_calls.c:
 # 4 threads x 1000 calls of malloc, free and read, patched in libc.so.6
 # (-P FUNC@libc): read's count is exact, malloc's and free's at least the
 # program's (libc calls them itself). Needs libcapstone4. Env: TOP B CC SAN.
@@ -55,6 +56,18 @@ for cc in $compilers; do
 				notok "$cc $opt $pie: $bad; leaf $nl, dleaf $nd, loop_head $nh (want $N, $N, 0)"
 				diag_file "$T/err"
 				diag_file "$T/replay"
+			fi
+			# the golden call tree (tests/entries/plain.golden), main patched too
+			rm -rf "$T/d"
+			"$D" record -d "$T/d" -P main -P leaf -P dleaf -P 'sum_*' -P loop_head -- "$p" 3 \
+				>/dev/null 2>"$T/err"
+			"$D" replay --no-time -d "$T/d" 2>&1 | sed -n 's/^\[ *[0-9]*\] | //p' >"$T/tree"
+			if cmp -s "$T/tree" "$S/plain.golden"; then
+				ok "$cc $opt $pie: the call tree is the golden one"
+			else
+				notok "$cc $opt $pie: the call tree differs from tests/entries/plain.golden"
+				diag_file <(diff "$S/plain.golden" "$T/tree")
+				diag_file "$T/err"
 			fi
 			verdict=$("$D" sites --all "$p" 2>&1 | grep -P '^loop_head\t')
 			case $verdict in *"refused: a branch at "*", inside the relocated bytes"*)
