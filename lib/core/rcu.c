@@ -34,8 +34,8 @@
 
 __thread struct dft_thread dft_self __attribute__((tls_model("initial-exec")));
 
-HIDDEN unsigned long rcu_gp_ctr = 2; /* even, never 0 */
-HIDDEN unsigned long rcu_grace_periods;
+HIDDEN unsigned long rcu_gp_ctr = 2;	/* even, never 0 */
+HIDDEN unsigned long rcu_grace_periods; /* written under reg_lock, read by stats (atomic) */
 static struct dft_thread *reg_head;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t reg_key;
@@ -105,7 +105,7 @@ int rcu_synchronize(void)
 			sched_yield();
 		}
 	}
-	rcu_grace_periods++;
+	__atomic_store_n(&rcu_grace_periods, rcu_grace_periods + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&reg_lock);
 	return 0;
 }
