@@ -118,13 +118,15 @@ int entries_wanted(void)
 	return want.n != 0;
 }
 
-/* An arena of LEN bytes within reach of O's code and region, or 0. */
-static uintptr_t arena_new(const struct dft_object *o, size_t len)
+/* LEN bytes of writable memory, filled with traps, beside O's region and
+ * within reach of O's code, the region and O's relocated blocks (if any):
+ * graph thunks and the blocks' arena. 0 if none. */
+uintptr_t sites_map_near(const struct dft_object *o, size_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base = o->region->base;
 	for (int i = 0; i < 4096; i++) {
-		uintptr_t step = (uintptr_t)(i / 2) * (uintptr_t)pg * 16 + REGION_SIZE;
+		uintptr_t step = (uintptr_t)(i / 2) * (uintptr_t)pg * 16;
 		uintptr_t hint = (i & 1) ? base - len - step : base + REGION_SIZE + step;
 		if ((i & 1) && base < len + step + (uintptr_t)pg)
 			continue;
@@ -133,7 +135,8 @@ static uintptr_t arena_new(const struct dft_object *o, size_t len)
 		if (p == MAP_FAILED)
 			continue;
 		if (p != (void *)hint || !sites_reach(hint, len, o->lo, o->hi) ||
-		    !sites_reach(hint, len, base, base + REGION_SIZE)) {
+		    !sites_reach(hint, len, base, base + REGION_SIZE) ||
+		    (o->blocks && !sites_reach(hint, len, o->blocks, o->blocks + o->blocks_len))) {
 			munmap(p, len);
 			continue;
 		}
@@ -185,7 +188,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	}
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t len = (ALL_COPY + nc * BLOCK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
-	uintptr_t arena = arena_new(o, len);
+	uintptr_t arena = sites_map_near(o, len);
 	if (!arena) {
 		dft_log("%s: no memory within reach of its code for relocated entries", o->path);
 		free(cand);
@@ -249,11 +252,9 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	} else {
 		o->blocks = arena;
 		o->blocks_len = len;
-		o->nreloc = n;
 		*nout = n;
 	}
 out:
-	o->nreloc_refused = refused;
 	if (refused)
 		dft_log("%s: %zu of the functions to patch cannot be (`dynftrace sites --all` says "
 			"why; DYNFTRACE_VERBOSE=1 names them)",

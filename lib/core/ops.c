@@ -503,18 +503,19 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 				   uintptr_t *lit)
 {
 	uint32_t ref = s->flags & SITE_FL_REF_MASK;
-	int want = (ref || s->direct) && !(s->flags & SITE_FL_DISABLED) && !READ_ONCE(dft_killed);
+	/* A relocated entry takes no direct call: it could not keep every
+	 * register. */
+	int reloc = (s->flags & SITE_FL_RELOC) != 0;
+	int want = (ref || (s->direct && !reloc)) && !(s->flags & SITE_FL_DISABLED) &&
+		   !READ_ONCE(dft_killed);
 	int en = (s->flags & SITE_FL_ENABLED) != 0;
 	struct region *r = s->obj->region;
 	*lit = 0;
 	*target = s->obj->caller;
 	*route = ROUTE_LIST;
-	if (s->flags & SITE_FL_RELOC) {
-		/* A relocated entry: the arena's preserving trampoline (entries.c),
-		 * whatever the ops; no direct call (it could not keep every
-		 * register). */
+	if (reloc) {
+		/* the arena's preserving trampoline (entries.c), whatever the ops */
 		*target = s->obj->blocks;
-		want = ref != 0 && !(s->flags & SITE_FL_DISABLED) && !READ_ONCE(dft_killed);
 	} else if (want && s->direct) {
 		/* A direct call owns the site (register_ftrace_direct). */
 		uintptr_t a = s->direct->reserved[0];

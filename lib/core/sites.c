@@ -260,48 +260,27 @@ static void thunk_write(uint8_t *t, uint32_t id, uintptr_t site, const struct re
 	arch_graph_thunk_write(t, id, site, r->base + REGION_GRAPH, r->base + REGION_GEXIT);
 }
 
-static int thunk_reaches(uintptr_t p, size_t len, const struct dft_object *o)
-{
-	return sites_reach(p, len, o->lo, o->hi) &&
-	       sites_reach(p, len, o->region->base, o->region->base + REGION_SIZE) &&
-	       (!o->blocks || sites_reach(p, len, o->blocks, o->blocks + o->blocks_len));
-}
-
 static int thunks_make(struct dft_object *o)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t len = (o->nsites * THUNK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
-	uintptr_t base = o->region->base;
-	for (int i = 0; i < 4096; i++) {
-		uintptr_t step = (uintptr_t)(i / 2) * (uintptr_t)pg * 16;
-		uintptr_t hint = (i & 1) ? base - len - step : base + REGION_SIZE + step;
-		if ((i & 1) && base < len + step + (uintptr_t)pg)
-			continue;
-		void *p = mmap((void *)hint, len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (p == MAP_FAILED)
-			continue;
-		if (p != (void *)hint || !thunk_reaches(hint, len, o)) {
-			munmap(p, len);
-			continue;
-		}
-		arch_fill_trap(p, len);
-		for (size_t k = 0; k < site_count; k++) {
-			const struct site *s = &site_tab[k];
-			if (s->obj == o)
-				thunk_write((uint8_t *)p + (size_t)(s->id - o->id0) * THUNK_SIZE,
-					    s->id, s->at, o->region);
-		}
-		if (mprotect(p, len, PROT_READ | PROT_EXEC) != 0) {
-			munmap(p, len);
-			return -errno;
-		}
-		__builtin___clear_cache((char *)p, (char *)p + len);
-		o->thunks = hint;
-		o->thunks_len = len;
-		return 0;
+	uint8_t *p = (uint8_t *)sites_map_near(o, len);
+	if (!p)
+		return -ENOMEM;
+	for (size_t k = 0; k < site_count; k++) {
+		const struct site *s = &site_tab[k];
+		if (s->obj == o)
+			thunk_write(p + (size_t)(s->id - o->id0) * THUNK_SIZE, s->id, s->at,
+				    o->region);
 	}
-	return -ENOMEM;
+	if (mprotect(p, len, PROT_READ | PROT_EXEC) != 0) {
+		munmap(p, len);
+		return -errno;
+	}
+	__builtin___clear_cache((char *)p, (char *)p + len);
+	o->thunks = (uintptr_t)p;
+	o->thunks_len = len;
+	return 0;
 }
 
 uintptr_t site_thunk(struct site *s)
@@ -470,7 +449,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		return 0;
 
 	size_t n = o->img.nsites;
-	uintptr_t *addrs = malloc((n + nrcap + 1) * sizeof(*addrs));
+	uintptr_t *addrs = malloc((n + 2 * nrcap + 1) * sizeof(*addrs));
 	struct patch_entry *pe = malloc((n + nrcap + 1) * sizeof(*pe));
 	struct patch_entry *lits = malloc((n + 1) * sizeof(*lits));
 	size_t nlit = 0;
@@ -549,14 +528,11 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 				       &site_tab[site_count + nadd], nrcap, &pe[nconv], &nrel);
 		for (size_t i = 0; i < nrel; i++) {
 			site_tab[site_count + nadd + i].id = site_next_id + (uint32_t)(nadd + i);
-			addrs[i] = site_tab[site_count + nadd + i].at;
+			addrs[2 * i] = site_tab[site_count + nadd + i].at;
+			addrs[2 * i + 1] = pe[nconv + i].addr; /* the entry's jump */
 		}
 		if (!err && nrel)
-			err = patch_points_add(addrs, nrel);
-		for (size_t i = 0; i < nrel; i++)
-			addrs[i] = pe[nconv + i].addr; /* the entries' jumps */
-		if (!err && nrel)
-			err = patch_points_add(addrs, nrel);
+			err = patch_points_add(addrs, 2 * nrel);
 		if (!err) {
 			nadd += nrel;
 			nconv += nrel;

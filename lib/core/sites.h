@@ -125,9 +125,9 @@ struct dft_object {
 	size_t thunks_len;
 	int main; /* the program itself (not a library) */
 	/* Relocated entries (entries.c): their blocks' arena, next to the
-	 * region, unmapped with the object; how many were made and refused. */
+	 * region, unmapped with the object. */
 	uintptr_t blocks;
-	size_t blocks_len, nreloc, nreloc_refused;
+	size_t blocks_len;
 };
 
 extern struct site *site_tab HIDDEN; /* sorted by addr */
@@ -231,6 +231,10 @@ static inline int sites_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t h
  * (o->blocks); DEFERRED: an attach's scan (none is made then). 0 or
  * -errno. patch_lock held. */
 int entries_wanted(void) HIDDEN;
+/* entries.c: LEN bytes of writable memory filled with traps beside O's
+ * region, within reach of its code, the region and its blocks (graph thunks,
+ * the blocks' arena); 0 if none. patch_lock held. */
+uintptr_t sites_map_near(const struct dft_object *o, size_t len) HIDDEN;
 struct patch_entry;
 int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferred, void *centry,
 		     struct site *out, size_t cap, struct patch_entry *pe, size_t *nout) HIDDEN;
