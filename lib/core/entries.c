@@ -252,9 +252,11 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	} else {
 		o->blocks = arena;
 		o->blocks_len = len;
+		o->nreloc = n;
 		*nout = n;
 	}
 out:
+	o->nreloc_refused = refused;
 	if (refused)
 		dft_log("%s: %zu of the functions to patch cannot be (`dynftrace sites --all` says "
 			"why; DYNFTRACE_VERBOSE=1 names them)",

@@ -125,9 +125,9 @@ struct dft_object {
 	size_t thunks_len;
 	int main; /* the program itself (not a library) */
 	/* Relocated entries (entries.c): their blocks' arena, next to the
-	 * region, unmapped with the object. */
+	 * region, unmapped with the object; how many were made and refused. */
 	uintptr_t blocks;
-	size_t blocks_len;
+	size_t blocks_len, nreloc, nreloc_refused;
 };
 
 extern struct site *site_tab HIDDEN; /* sorted by addr */
