@@ -8,8 +8,12 @@
  * --seccomp=NAME (a filter of install_filter below, for every thread),
  * --seccomp-thread=NAME (for one thread only: the sleeper), --nondumpable,
  * --fork (a thread forks and execs every 100 ms).
+ * SIGUSR2 makes the main thread print "heap N": the bytes malloc has handed
+ * out and not got back (every arena, mmapped blocks included), so a test
+ * can tell a leak from where malloc happens to keep its heap's top.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
@@ -291,6 +295,11 @@ int main(int argc, char **argv)
 	}
 	if (pipe(pfd))
 		return 1;
+	/* Blocked in every thread (they inherit it), taken by sigwait below. */
+	sigset_t usr2;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &usr2, NULL);
 	void *(*fns[])(void *) = {worker, worker, blocker, sleeper, reader, futexer, epoller};
 	pthread_t t;
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
@@ -303,6 +312,12 @@ int main(int argc, char **argv)
 		usleep(1000);
 	printf("ready\n");
 	fflush(stdout);
-	for (;;)
-		pause();
+	for (;;) {
+		int sig;
+		if (sigwait(&usr2, &sig))
+			continue;
+		struct mallinfo2 mi = mallinfo2();
+		printf("heap %zu\n", mi.uordblks + mi.hblkhd);
+		fflush(stdout);
+	}
 }

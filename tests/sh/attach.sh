@@ -12,7 +12,8 @@
 #   - ATTACH_CYCLES (default 100) attach / trace / detach cycles: after five
 #     first ones (the C library keeps a malloc arena, its high-water mark and
 #     the stacks of the runtime's ended threads for reuse), threads,
-#     descriptors and mappings are the same after the last one;
+#     descriptors, mappings (the heap's end aside) and the bytes the
+#     target's malloc has handed out are the same after the last one;
 #   - a process that forks and execs while attached;
 #   - every refusal: one sentence, status 1, the target still running,
 #     unstopped and untouched.
@@ -39,13 +40,31 @@ clean() {
 	st=$(awk '/^State:/ { print $2 }' "/proc/$2/status" 2>/dev/null)
 	[ -n "$st" ] && [ "$st" != T ] && [ "$st" != t ] && ! grep -q '^BAD' "$T/$1.out"
 }
+# heap_in_use NAME PID: the bytes the target's malloc has handed out and
+# not got back (it prints them on SIGUSR2), into $heap; 1 if it does not say.
+heap_in_use() {
+	local n
+	n=$(grep -c '^heap ' "$T/$1.out")
+	kill -USR2 "$2" || return 1
+	for _ in $(seq 100); do
+		[ "$(grep -c '^heap ' "$T/$1.out")" -gt "$n" ] && break
+		sleep 0.05
+	done
+	heap=$(grep '^heap ' "$T/$1.out" | sed -n "$((n + 1))p" | cut -d' ' -f2)
+	[ -n "$heap" ]
+}
+# snapshot PID PREFIX: threads, descriptors, mappings. The heap's end is
+# left out: malloc grows and trims its top as it likes (a leak shows in
+# heap_in_use instead, to the byte).
 snapshot() {
 	ls "/proc/$1/task" | sort >"$2.task"
 	ls "/proc/$1/fd" | sort >"$2.fd"
-	awk '{ print $1, $2, $6 }' "/proc/$1/maps" >"$2.maps"
+	awk '$6 == "[heap]" { sub(/-.*/, "", $1) } { print $1, $2, $6 }' "/proc/$1/maps" >"$2.maps"
 }
 
-start main "$T/target" || {
+# Without the per-thread caches, malloc's count of bytes handed out is
+# exact (a cached free chunk counts as in use).
+start main env GLIBC_TUNABLES=glibc.malloc.tcache_count=0 "$T/target" || {
 	echo "not ok 1 - the target did not start"
 	exit 1
 }
@@ -87,6 +106,8 @@ for _ in 1 2 3 4 5; do
 	$D detach $main >/dev/null 2>&1
 done
 snapshot $main "$T/before"
+heap_in_use main $main
+heap_before=$heap
 fails=0
 for i in $(seq "$CYCLES"); do
 	if ! $D attach $main >"$T/cycle.out" 2>&1; then
@@ -107,6 +128,14 @@ done
 [ $fails -eq 0 ]
 check $? "$CYCLES attach/trace/detach cycles ($fails failed)"
 snapshot $main "$T/after"
+heap_in_use main $main
+heap_after=$heap
+if [ -n "$SAN" ]; then
+	skip "malloc's bytes: the sanitizer's allocator does not count them"
+else
+	[ -n "$heap_before" ] && [ "$heap_before" = "$heap_after" ]
+	check $? "no malloc'd byte more or less in the target after $CYCLES cycles ($heap_before, then $heap_after)"
+fi
 cmp -s "$T/before.task" "$T/after.task"
 check $? "the same threads after $CYCLES cycles"
 cmp -s "$T/before.fd" "$T/after.fd" || diff "$T/before.fd" "$T/after.fd" | head | sed 's/^/# /'
