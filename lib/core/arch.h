@@ -117,9 +117,11 @@ void arch_stub_write(uint8_t *at, uint32_t idx, uintptr_t body) HIDDEN;
 void arch_far_jump_write(uint8_t *at, uintptr_t target) HIDDEN;
 uintptr_t arch_far_jump_target(const uint8_t *at) HIDDEN;
 /* The graph shortcut's thunk of site SITE (id ID) at T: enters GENTRY, calls
- * the function past its site, returns through GEXIT (tramp.S). */
+ * the function past its site, returns through GEXIT (tramp.S). PRESERVE: the
+ * thunk itself changes no register (a relocated entry's: GENTRY and GEXIT
+ * are then the preserving ones). */
 void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t gentry,
-			    uintptr_t gexit) HIDDEN;
+			    uintptr_t gexit, int preserve) HIDDEN;
 
 /* ---- static keys (jump.c) ------------------------------------------------ */
 

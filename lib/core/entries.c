@@ -8,8 +8,10 @@
  *
  * in an arena next to the object's region, and the entry becomes a jump to
  * its block. From then on the block's NOP is a site like a compiler's (the
- * same tracers, filters and control files) with one route: the arena's
- * copy of the preserving trampoline (arch_save_all_tramp). Code built
+ * same tracers, filters and control files) with two routes: the arena's
+ * copy of the preserving trampoline (arch_save_all_tramp), or, for the
+ * graph tracer alone, the site's preserving graph thunk (ops.c,
+ * check_site; tramp.S, dft_graph_entry_all). Code built
  * without sites may have callers that keep values in call-clobbered
  * registers across the call (gcc's -fipa-ra), so every register comes
  * back as it was, at the entry and at a hooked return.

@@ -514,8 +514,17 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 	*target = s->obj->caller;
 	*route = ROUTE_LIST;
 	if (reloc) {
-		/* the arena's preserving trampoline (entries.c), whatever the ops */
+		/* The arena's preserving trampoline (entries.c), or, for the
+		 * graph tracer alone, the site's preserving thunk. */
+		struct dynftrace_ops *o;
+		uintptr_t thunk;
 		*target = s->obj->blocks;
+		if (want && ref == 1 && (o = owner_of(s)) != NULL && (o->state & OPS_ST_GRAPH) &&
+		    (route_mask & DYNFTRACE_ROUTE_TRAMP) && (thunk = site_thunk(s)) != 0 &&
+		    arch_site_reaches(s->at, thunk)) {
+			*target = thunk;
+			*route = ROUTE_GRAPH;
+		}
 	} else if (want && s->direct) {
 		/* A direct call owns the site (register_ftrace_direct). */
 		uintptr_t a = s->direct->reserved[0];

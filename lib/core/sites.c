@@ -95,7 +95,8 @@ uint64_t site_func_size(const struct site *s)
  *   +0     common trampoline copy whose C entry is dft_dispatch
  *   +1024  common trampoline copy whose C entry is dft_callops_entry
  *   +2048  per-ops body (dft_ops_tmpl) whose C entry is dft_stub_entry
- *   +3072  graph shortcut entry (dft_gentry_tmpl), +4096 its exit
+ *   +3072  graph shortcut entry (dft_gentry_tmpl), +4096 its exit; 512
+ *          bytes into each, the preserving thunks' (relocated entries)
  *   +5120  light per-ops body (dft_ops_light_tmpl): general registers only,
  *          the common case in assembly, else it jumps to the +2048 body
  *   +6144  light CALL_OPS body (dft_callops_light_tmpl): general registers
@@ -174,6 +175,13 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			 dft_gentry_tmpl_fast, (void *)dft_graph_entry);
 		put_copy(b, REGION_GEXIT, dft_gexit_tmpl, dft_gexit_tmpl_end, dft_gexit_tmpl_fast,
 			 (void *)dft_graph_exit);
+		if (dft_gentry_tmpl_end - dft_gentry_tmpl > REGION_GRAPH_ALL - REGION_GRAPH ||
+		    dft_gexit_tmpl_end - dft_gexit_tmpl > REGION_GEXIT_ALL - REGION_GEXIT)
+			abort(); /* the two copies would overlap */
+		put_copy(b, REGION_GRAPH_ALL, dft_gentry_tmpl, dft_gentry_tmpl_end,
+			 dft_gentry_tmpl_fast, (void *)dft_graph_entry_all);
+		put_copy(b, REGION_GEXIT_ALL, dft_gexit_tmpl, dft_gexit_tmpl_end,
+			 dft_gexit_tmpl_fast, (void *)dft_graph_exit_all);
 		put_copy(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_end,
 			 dft_ops_light_tmpl_full, b + REGION_OPS);
 		intptr_t tls;
@@ -255,9 +263,14 @@ uintptr_t region_far_jump(struct region *r, uintptr_t addr)
  * call returns through its thunk however long it runs. Unmapped with the
  * object.
  */
-static void thunk_write(uint8_t *t, uint32_t id, uintptr_t site, const struct region *r)
+static void thunk_write(uint8_t *t, const struct site *s, const struct region *r)
 {
-	arch_graph_thunk_write(t, id, site, r->base + REGION_GRAPH, r->base + REGION_GEXIT);
+	if (s->flags & SITE_FL_RELOC)
+		arch_graph_thunk_write(t, s->id, s->at, r->base + REGION_GRAPH_ALL,
+				       r->base + REGION_GEXIT_ALL, 1);
+	else
+		arch_graph_thunk_write(t, s->id, s->at, r->base + REGION_GRAPH,
+				       r->base + REGION_GEXIT, 0);
 }
 
 static int thunks_make(struct dft_object *o)
@@ -270,8 +283,7 @@ static int thunks_make(struct dft_object *o)
 	for (size_t k = 0; k < site_count; k++) {
 		const struct site *s = &site_tab[k];
 		if (s->obj == o)
-			thunk_write(p + (size_t)(s->id - o->id0) * THUNK_SIZE, s->id, s->at,
-				    o->region);
+			thunk_write(p + (size_t)(s->id - o->id0) * THUNK_SIZE, s, o->region);
 	}
 	if (mprotect(p, len, PROT_READ | PROT_EXEC) != 0) {
 		munmap(p, len);

@@ -30,12 +30,16 @@ struct dft_object;
 struct dynftrace_ops;
 
 /* Trampoline regions (sites.c), see the layout comment there. */
-#define REGION_SIZE	     65536
-#define REGION_CALLER	     0
-#define REGION_CALLOPS	     1024
-#define REGION_OPS	     2048
-#define REGION_GRAPH	     3072 /* graph shortcut: thunks' entry (dft_gentry_tmpl) */
-#define REGION_GEXIT	     4096 /* ... and exit (dft_gexit_tmpl) */
+#define REGION_SIZE    65536
+#define REGION_CALLER  0
+#define REGION_CALLOPS 1024
+#define REGION_OPS     2048
+#define REGION_GRAPH   3072 /* graph shortcut: thunks' entry (dft_gentry_tmpl) */
+#define REGION_GEXIT   4096 /* ... and exit (dft_gexit_tmpl) */
+/* The preserving thunks' entry and exit (relocated entries), in the room
+ * left after the copies above. */
+#define REGION_GRAPH_ALL     (REGION_GRAPH + 512)
+#define REGION_GEXIT_ALL     (REGION_GEXIT + 512)
 #define REGION_OPS_LIGHT     5120 /* per-ops body saving general registers only */
 #define REGION_CALLOPS_LIGHT 6144 /* CALL_OPS body saving general registers only */
 #define REGION_COPY_MAX	     1024 /* room for each template copy */

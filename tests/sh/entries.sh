@@ -13,7 +13,9 @@
 # call tree of 3 calls each must be tests/entries/plain.golden. tests/entries/libc_calls.c:
 # 4 threads x 1000 calls of malloc, free and read, patched in libc.so.6
 # (-P FUNC@libc): read's count is exact, malloc's and free's at least the
-# program's (libc calls them itself). Needs libcapstone4. Env: TOP B CC SAN.
+# program's (libc calls them itself). tests/entries/regs.c checks every
+# general, vector and mask register on each route. Needs libcapstone4.
+# Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 S=$TOP/tests/entries
 D=$B/dynftrace
@@ -90,6 +92,34 @@ for cc in $compilers; do
 	done
 done
 # libc's own functions, from 4 threads
+# tests/entries/regs.c: every general, vector and mask register the CPU
+# has comes back from target_fn as it was, on each route and path: the
+# graph thunk's fast and slow paths (-t), untraced through it (-D 1 with
+# outer_fn traced), the preserving trampoline (-T function, -T profile, the
+# shortcut off).
+if ! $CC -O2 "$S/regs.c" -o "$T/regs" 2>"$T/build.log"; then
+	notok "build regs"
+	diag_file "$T/build.log"
+else
+	for how in "" "-t 1ns" "-D 1" "-T function" "-T profile" "DYNFTRACE_GRAPH_SHORTCUT=0"; do
+		envs=() opts=()
+		case $how in DYNFTRACE*) envs=("$how") ;; *) read -ra opts <<<"$how" ;; esac
+		rm -rf "$T/d"
+		got=$(env "${envs[@]}" "$D" record -d "$T/d" "${opts[@]}" -P target_fn -P outer_fn -- \
+			"$T/regs" 2000 outer 2>"$T/err")
+		"$D" report -d "$T/d" >"$T/report" 2>&1
+		# traced: target_fn, but with -D 1 only outer_fn
+		seen=target_fn unseen=none
+		[ "$how" = "-D 1" ] && seen=outer_fn unseen=target_fn
+		if [ "$got" = "ok 2000" ] && grep -q "$seen" "$T/report" && ! grep -q "$unseen" "$T/report"; then
+			ok "every register kept through a relocated entry (${how:-function_graph})"
+		else
+			notok "registers through a relocated entry (${how:-function_graph}): $got"
+			diag_file "$T/err"
+		fi
+	done
+fi
+
 if ! $CC -O2 "$S/libc_calls.c" -o "$T/lc" -lpthread 2>"$T/build.log"; then
 	notok "build libc_calls"
 	diag_file "$T/build.log"

@@ -358,6 +358,38 @@ uintptr_t arch_far_jump_target(const uint8_t *at)
 }
 
 /*
+ * The preserving thunk, for relocated entries (tramp.S: dft_graph_entry_all,
+ * dft_graph_exit_all): no register changes, so the id goes on the stack and
+ * the exit's result into a slot the thunk pushed for its own `ret`:
+ *   0  push $id
+ *   5  call gentry          ; ZF clear: not traced (it pops the id either way)
+ *  10  jnz 24
+ *  12  call site+5          ; the hook: +17 = 10 + 7, as below
+ *  17  push %rax            ; a slot for the real return address
+ *  18  call gexit           ; returns to +23 with the slot filled
+ *  23  ret
+ *  24  jmp site+5
+ *  29  int3 x3
+ */
+static void thunk_write_preserving(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t gentry,
+				   uintptr_t gexit)
+{
+	uintptr_t a = (uintptr_t)t;
+	t[0] = 0x68; /* push $imm32 */
+	memcpy(t + 1, &id, 4);
+	insn_make_rel32(INSN_CALL, a + 5, gentry, t + 5);
+	t[10] = 0x75; /* jnz 24 */
+	t[11] = 24 - 12;
+	insn_make_rel32(INSN_CALL, a + 12, site + INSN_SIZE, t + 12);
+	t[17] = 0x50; /* push %rax */
+	insn_make_rel32(INSN_CALL, a + 18, gexit, t + 18);
+	t[23] = INSN_RET;
+	insn_make_rel32(INSN_JMP, a + 24, site + INSN_SIZE, t + 24);
+	memset(t + 29, INSN_INT3, 3);
+	_Static_assert(ARCH_THUNK_HOOK == 17 - 10, "preserving thunk layout");
+}
+
+/*
  * The graph shortcut's thunk (tramp.S, dft_gentry_tmpl shows its use):
  *   0  mov $id, %r11d
  *   6  call gentry          ; ZF clear: not traced
@@ -370,9 +402,13 @@ uintptr_t arch_far_jump_target(const uint8_t *at)
  *  31  int3
  */
 void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t gentry,
-			    uintptr_t gexit)
+			    uintptr_t gexit, int preserve)
 {
 	uintptr_t a = (uintptr_t)t;
+	if (preserve) {
+		thunk_write_preserving(t, id, site, gentry, gexit);
+		return;
+	}
 	t[0] = 0x41; /* mov $id, %r11d */
 	t[1] = 0xbb;
 	memcpy(t + 2, &id, 4);

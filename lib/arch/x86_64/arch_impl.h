@@ -168,6 +168,8 @@ extern const char dft_gentry_tmpl[] HIDDEN;
 extern const char dft_gentry_tmpl_end[] HIDDEN;
 extern const char dft_gentry_tmpl_fast[] HIDDEN;
 extern const char dft_graph_entry[] HIDDEN;
+extern const char dft_graph_entry_all[] HIDDEN;
+extern const char dft_graph_exit_all[] HIDDEN;
 extern const char dft_gexit_tmpl[] HIDDEN;
 extern const char dft_gexit_tmpl_end[] HIDDEN;
 extern const char dft_gexit_tmpl_fast[] HIDDEN;

@@ -818,20 +818,20 @@ dft_gentry_tmpl_end:
  * and the generic entry (ops.c: dft_graph_thunk_slow) runs with every
  * argument register saved. Offsets: regs.h, checked in graph_fast.c.
  */
-	.text
-	.globl	dft_graph_entry
-	.hidden	dft_graph_entry
-	.type	dft_graph_entry, @function
-	.p2align 4
-dft_graph_entry:
+.macro GRAPH_ENTRY all, id, slot, sfx
 	.cfi_startproc
 	pushq	%rbp
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbp, -16
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
+	.if \all
+	subq	$ALL_FRAME, %rsp
+	andq	$-64, %rsp		/* the zmm stores' alignment (C calls 16) */
+	.else
 	subq	$TRAMP_FRAME, %rsp
 	andq	$-16, %rsp		/* for the C calls: see the top */
+	.endif
 	movq	%rdi, REGS_RDI(%rsp)
 	movq	%rsi, REGS_RSI(%rsp)
 	movq	%rdx, REGS_RDX(%rsp)
@@ -840,7 +840,7 @@ dft_graph_entry:
 	movq	%r9, REGS_R9(%rsp)
 	movq	%rax, REGS_RAX(%rsp)
 	movq	%r10, REGS_R10(%rsp)
-	movq	%r11, REGS_R11(%rsp)	/* the site id */
+	movq	%r11, REGS_R11(%rsp)	/* the site id, or (ALL) the caller's r11 */
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* rdx = tsc */
@@ -848,59 +848,59 @@ dft_graph_entry:
 	movq	dft_self@gottpoff(%rip), %r9
 	addq	%r10, %r9		/* r9 = &dft_self */
 	cmpq	$0, THR_RECURSION(%r9)	/* no recursion, no read side */
-	jne	.Lge_generic
+	jne	.Lge_generic\sfx
 	movabsq	$THR_IDLE, %rax
 	cmpq	%rax, THR_API_DEPTH(%r9)	/* registered, not in the API */
-	jne	.Lge_generic
+	jne	.Lge_generic\sfx
 	movabsq	$THR_CALLBACK, %rax
 	movq	%rax, THR_RECURSION(%r9)	/* recursion = rcu_nest = 1 */
 	movq	rcu_gp_ctr(%rip), %rax
 	movq	%rax, THR_RCU_CTR(%r9)	/* rcu_read_lock() */
 	cmpq	$0, graph_route_ops(%rip)
-	je	.Lge_unlock
+	je	.Lge_unlock\sfx
 	cmpl	$TR_GRAPH_ASM, trace_cfg(%rip)
-	jne	.Lge_unlock
+	jne	.Lge_unlock\sfx
 	cmpl	$0, trace_ring_on(%rip)
-	je	.Lge_unlock
+	je	.Lge_unlock\sfx
 	cmpq	$0, trace_cfg+CFG_TIME_FILTER(%rip)
-	jne	.Lge_unlock
+	jne	.Lge_unlock\sfx
 	cmpq	$0, trace_roots(%rip)
-	jne	.Lge_unlock
+	jne	.Lge_unlock\sfx
 	movq	fg_self@gottpoff(%rip), %r8
 	movq	(%r10,%r8), %r8		/* r8 = g */
 	testq	%r8, %r8
-	jz	.Lge_unlock
+	jz	.Lge_unlock\sfx
 	cmpl	$0, FG_NOTRACE_DEPTH(%r8)
-	jne	.Lge_unlock
+	jne	.Lge_unlock\sfx
 	movl	FG_DEPTH(%r8), %ecx	/* ecx = d */
 	testl	%ecx, %ecx
 	jz	1f
 	/* A frame at or below ours was left by longjmp: the slow path. */
 	imulq	$SE_SIZE, %rcx, %rax
-	leaq	16(%rbp), %rsi		/* the slot */
+	leaq	\slot(%rbp), %rsi		/* the slot */
 	cmpq	%rsi, FG_ENT-SE_SIZE+SE_SLOT(%r8,%rax)
-	jbe	.Lge_unlock
+	jbe	.Lge_unlock\sfx
 1:	movl	trace_cfg+CFG_MAX_DEPTH(%rip), %eax
 	testl	%eax, %eax
 	jz	2f
 	cmpl	%eax, %ecx
-	jae	.Lge_untraced
+	jae	.Lge_untraced\sfx
 2:	cmpl	$SHADOW_MAX_ASM, %ecx
-	je	.Lge_unlock
+	je	.Lge_unlock\sfx
 	movq	ring_tls@gottpoff(%rip), %r11
 	movq	(%r10,%r11), %r11	/* r11 = b */
 	testq	%r11, %r11
-	jz	.Lge_unlock
-	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10d, .Lge_unlock, .Lge_undo
-	movl	REGS_R11(%rsp), %esi
+	jz	.Lge_unlock\sfx
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10d, .Lge_unlock\sfx, .Lge_undo\sfx
+	movl	\id, %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* payload: the id */
-	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 4, .Lge_wake
-.Lge_push:
+	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 4, .Lge_wake\sfx
+.Lge_push\sfx:
 	/* The shadow entry, then depth: a nested handler sees the push. */
 	movl	FG_DEPTH(%r8), %ecx
 	imulq	$SE_SIZE, %rcx, %rax
 	leaq	FG_ENT(%r8,%rax), %rax	/* rax = e */
-	leaq	16(%rbp), %rsi
+	leaq	\slot(%rbp), %rsi
 	movq	%rsi, SE_SLOT(%rax)
 	movq	(%rsi), %rdi
 	movq	%rdi, SE_ORIG(%rax)
@@ -909,7 +909,7 @@ dft_graph_entry:
 	movq	%rdi, SE_HOOK(%rax)
 	movq	%rdx, SE_TS(%rax)
 	movq	$0, SE_CHILD_NS(%rax)
-	movl	REGS_R11(%rsp), %edi
+	movl	\id, %edi
 	movl	%edi, SE_ID(%rax)
 	movl	$1 | TR_GRAPH_ASM << 8 | SE_RING_ASM << 16, SE_HOOKED(%rax)	/* hooked, kind, fl, 0 */
 	addl	$1, %ecx
@@ -917,8 +917,8 @@ dft_graph_entry:
 	movq	$0, THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
 	movq	$0, THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
 	xorl	%eax, %eax		/* traced */
-	jmp	.Lge_out
-.Lge_wake:
+	jmp	.Lge_out\sfx
+.Lge_wake\sfx:
 	movq	%r8, REGS_IP(%rsp)	/* unused on this path */
 	movq	%r9, REGS_RET(%rsp)
 	movq	%rdx, REGS_RET+8(%rsp)
@@ -926,39 +926,85 @@ dft_graph_entry:
 	movq	REGS_IP(%rsp), %r8
 	movq	REGS_RET(%rsp), %r9
 	movq	REGS_RET+8(%rsp), %rdx
-	jmp	.Lge_push
-.Lge_untraced:
+	jmp	.Lge_push\sfx
+.Lge_untraced\sfx:
 	movq	$0, THR_RCU_CTR(%r9)
 	movq	$0, THR_RECURSION(%r9)
 	movl	$1, %eax		/* not traced: the thunk jumps to it */
-	jmp	.Lge_out
-.Lge_undo:
+	jmp	.Lge_out\sfx
+.Lge_undo\sfx:
 	subl	$1, RB_NEST(%r11)
-.Lge_unlock:
+.Lge_unlock\sfx:
 	movq	$0, THR_RCU_CTR(%r9)
 	movq	$0, THR_RECURSION(%r9)
-.Lge_generic:
+.Lge_generic\sfx:
 	/* The generic entry: every argument register saved. */
+	.if \all
+	movdqu	%xmm0, REGS_XMM+0*16(%rsp)	/* the regs' copy, for callbacks */
+	movdqu	%xmm1, REGS_XMM+1*16(%rsp)
+	movdqu	%xmm2, REGS_XMM+2*16(%rsp)
+	movdqu	%xmm3, REGS_XMM+3*16(%rsp)
+	movdqu	%xmm4, REGS_XMM+4*16(%rsp)
+	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
+	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
+	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
+	SAVE_VEC_ALL dft_save_all_kind(%rip)
+	movabsq	$REGS_ALL_MAGIC, %rax
+	movq	%rax, REGS_RET(%rsp)
+	.else
 	SAVE_VEC dft_vec_kind	/* and the ymm/zmm upper parts */
+	.endif
 	movq	0(%rbp), %rax
 	movq	%rax, REGS_RBP(%rsp)
-	leaq	16(%rbp), %rsi
+	leaq	\slot(%rbp), %rsi
 	movq	%rsi, REGS_SP(%rsp)
-	movq	REGS_R11(%rsp), %rdi	/* id */
+	movl	\id, %edi		/* id */
 	movq	%rsp, %rdx		/* regs */
 	movq	8(%rbp), %rcx		/* thunk + 11 */
 	call	dft_graph_thunk_slow
+	.if \all
+	RESTORE_VEC_ALL dft_save_all_kind(%rip)
+	.else
 	RESTORE_VEC dft_vec_kind
-.Lge_out:
+	.endif
+.Lge_out\sfx:
 	testq	%rax, %rax		/* ZF: traced (the thunk's jnz) */
 	RESTORE_GPRS
+	.if \all
+	movq	REGS_R11(%rsp), %r11
+	.endif
 	leave
 	.cfi_def_cfa %rsp, 8
 	jnz	3f
-	ret	$8			/* traced: the real return leaves */
-3:	ret
+	ret	$8 + 8 * \all		/* traced: the real return (and the id) leave */
+3:	ret	$8 * \all
 	.cfi_endproc
+.endm
+
+	.text
+	.globl	dft_graph_entry
+	.hidden	dft_graph_entry
+	.type	dft_graph_entry, @function
+	.p2align 4
+dft_graph_entry:
+	GRAPH_ENTRY 0, REGS_R11(%rsp), 16, _p
 	.size	dft_graph_entry, . - dft_graph_entry
+
+/*
+ * dft_graph_entry_all - dft_graph_entry for the preserving thunks of
+ * relocated entries (arch.c: arch_graph_thunk_write): every register comes
+ * back as it came, r11 too, and the slow path keeps every vector and mask
+ * register (SAVE_VEC_ALL, as dft_caller_all_tmpl). The thunk pushed the site
+ * id: 0(%rsp) = thunk + 10, 8(%rsp) = id, 16(%rsp) = the traced function's
+ * return address; `ret $16` when traced, `ret $8` when not.
+ */
+	.globl	dft_graph_entry_all
+	.hidden	dft_graph_entry_all
+	.type	dft_graph_entry_all, @function
+	.p2align 4
+dft_graph_entry_all:
+	GRAPH_ENTRY 1, 16(%rbp), 24, _a
+	.size	dft_graph_entry_all, . - dft_graph_entry_all
 
 	.globl	dft_gexit_tmpl
 	.hidden	dft_gexit_tmpl
@@ -1003,13 +1049,28 @@ dft_gexit_tmpl_end:
  * conversion is exact when the signed 64-bit product does not overflow
  * (imul's OF), a TSC before the base goes slow (clk_apply clamps it).
  */
-	.text
-	.globl	dft_graph_exit
-	.hidden	dft_graph_exit
-	.type	dft_graph_exit, @function
-	.p2align 4
-dft_graph_exit:
+/* The registers dft_graph_exit(_all) pushed, back; the CFA follows. */
+.macro GRAPH_EXIT_POP all
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	.if \all
+	.irp	r, rcx, rsi, rdi, r8, r9, r10, r11
+	popq	%\r
+	.cfi_adjust_cfa_offset -8
+	.endr
+	.endif
+.endm
+
+.macro GRAPH_EXIT all, slot, sfx
 	.cfi_startproc
+	.if \all
+	.irp	r, r11, r10, r9, r8, rdi, rsi, rcx
+	pushq	%\r
+	.cfi_adjust_cfa_offset 8
+	.endr
+	.endif
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
 	pushq	%rax			/* 0(%rsp): the results, rax then rdx */
@@ -1021,42 +1082,42 @@ dft_graph_exit:
 	movq	fg_self@gottpoff(%rip), %r9
 	movq	(%r10,%r9), %r9		/* r9 = g */
 	testq	%r9, %r9
-	jz	.Lgx_slow
+	jz	.Lgx_slow\sfx
 	movl	FG_DEPTH(%r9), %eax
 	subl	$1, %eax		/* depth - 1 (borrow: empty) */
-	jb	.Lgx_slow
+	jb	.Lgx_slow\sfx
 	imulq	$SE_SIZE, %rax, %rdi
 	leaq	FG_ENT(%r9,%rdi), %rdi	/* rdi = e, the top entry */
-	leaq	16(%rsp), %rsi		/* the slot */
+	leaq	\slot(%rsp), %rsi		/* the slot */
 	cmpq	%rsi, SE_SLOT(%rdi)
-	jne	.Lgx_slow
+	jne	.Lgx_slow\sfx
 	/* Two byte loads: the entry wrote them by separate stores. */
 	cmpb	$TR_GRAPH_ASM, SE_KIND(%rdi)
-	jne	.Lgx_slow
+	jne	.Lgx_slow\sfx
 	cmpb	$SE_RING_ASM, SE_KIND+1(%rdi)
-	jne	.Lgx_slow
+	jne	.Lgx_slow\sfx
 	movq	ring_tls@gottpoff(%rip), %r11
 	movq	(%r10,%r11), %r11	/* r11 = b */
 	testq	%r11, %r11
-	jz	.Lgx_slow
+	jz	.Lgx_slow\sfx
 	addq	dft_self@gottpoff(%rip), %r10	/* r10 = &dft_self */
 	cmpq	$0, THR_RECURSION(%r10)	/* no recursion, no read side */
-	jne	.Lgx_slow
+	jne	.Lgx_slow\sfx
 	/* Quadword stores, as the entry's: its quadword load forwards. */
 	movq	$1, THR_RECURSION(%r10)	/* recursion = 1 */
-	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %ecx, .Lgx_slow_rec, .Lgx_undo
-	RING_COMMIT %r8, RING_COMPACT_HDR_ASM, .Lgx_wake
-.Lgx_done:
+	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %ecx, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
+	RING_COMMIT %r8, RING_COMPACT_HDR_ASM, .Lgx_wake\sfx
+.Lgx_done\sfx:
 	movq	SE_ORIG(%rdi), %r11
+	.if \all
+	movq	%r11, \slot(%rsp)	/* for the thunk's ret */
+	.endif
 	subl	$1, FG_DEPTH(%r9)
 	movq	$0, THR_RECURSION(%r10)
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
+	GRAPH_EXIT_POP \all
 	ret
-.Lgx_wake:
-	.cfi_adjust_cfa_offset 16
+.Lgx_wake\sfx:
+	.cfi_adjust_cfa_offset 16 + 56 * \all
 	pushq	%rbp
 	.cfi_adjust_cfa_offset 8
 	.cfi_rel_offset %rbp, 0
@@ -1073,37 +1134,69 @@ dft_graph_exit:
 	popq	%r9
 	popq	%rdi
 	leave
-	.cfi_def_cfa %rsp, 24
+	.cfi_def_cfa %rsp, 24 + 56 * \all
 	.cfi_restore %rbp
-	jmp	.Lgx_done
-.Lgx_undo:
+	jmp	.Lgx_done\sfx
+.Lgx_undo\sfx:
 	subl	$1, RB_NEST(%r11)
-.Lgx_slow_rec:
+.Lgx_slow_rec\sfx:
 	movq	$0, THR_RECURSION(%r10)
-.Lgx_slow:
+.Lgx_slow\sfx:
 	pushq	%rbp
 	.cfi_adjust_cfa_offset 8
 	.cfi_rel_offset %rbp, 0
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
+	.if \all
+	subq	$ALL_FRAME, %rsp
+	andq	$-64, %rsp
+	SAVE_VEC_ALL dft_save_all_kind(%rip)
+	.else
 	andq	$-16, %rsp		/* for the C call: see the top */
 	subq	$128, %rsp
 	SAVE_RETVEC 0
-	leaq	32(%rbp), %rdi		/* the traced function's %rsp after ret */
+	.endif
+	leaq	\slot+16(%rbp), %rdi	/* the traced function's %rsp after ret */
 	leaq	8(%rbp), %rsi		/* its results: rax, rdx */
 	call	dft_graph_return
+	.if \all
+	movq	%rax, \slot+8(%rbp)	/* for the thunk's ret */
+	RESTORE_VEC_ALL dft_save_all_kind(%rip)
+	.else
 	movq	%rax, %r11
 	RESTORE_RETVEC 0
+	.endif
 	leave
-	.cfi_def_cfa %rsp, 24
+	.cfi_def_cfa %rsp, 24 + 56 * \all
 	.cfi_restore %rbp
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
+	GRAPH_EXIT_POP \all
 	ret
 	.cfi_endproc
+.endm
+
+	.text
+	.globl	dft_graph_exit
+	.hidden	dft_graph_exit
+	.type	dft_graph_exit, @function
+	.p2align 4
+dft_graph_exit:
+	GRAPH_EXIT 0, 16, _p
 	.size	dft_graph_exit, . - dft_graph_exit
+
+/*
+ * dft_graph_exit_all - dft_graph_exit for the preserving thunks: every
+ * register comes back as the function left it, r11 too. The thunk pushed a
+ * placeholder (push %rax) before its call: 0(%rsp) = thunk + 23, 8(%rsp) =
+ * the slot that gets the real return address, for the thunk's `ret`. The
+ * slow path keeps every vector and mask register.
+ */
+	.globl	dft_graph_exit_all
+	.hidden	dft_graph_exit_all
+	.type	dft_graph_exit_all, @function
+	.p2align 4
+dft_graph_exit_all:
+	GRAPH_EXIT 1, 80, _a
+	.size	dft_graph_exit_all, . - dft_graph_exit_all
 
 /*
  * dft_return_tramp - where a function hooked by the graph tracer returns.
