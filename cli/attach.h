@@ -11,7 +11,9 @@
 struct attach_result {
 	size_t sites;	    /* sites the runtime holds */
 	size_t threads;	    /* threads stopped */
-	size_t moved;	    /* threads or signal frames moved out of NOP runs */
+	size_t moved;	    /* threads or signal frames moved out of NOP runs or
+			       relocated entries */
+	size_t relocated;   /* entries relocated (-P) */
 	size_t unblocked;   /* threads whose real mask lost SIGTRAP */
 	uint64_t stop_ns;   /* every thread stopped, before the load */
 	uint64_t worker_ns; /* the loading thread held */
@@ -28,7 +30,7 @@ char **attach_cmdline(pid_t pid);
 /* Detach every process below PID that a fork gave the runtime: count. */
 int detach_descendants(pid_t pid);
 /* Refuse what cannot work (one sentence printed): 0 or 1. */
-int attach_check(pid_t pid, const char *runtime);
+int attach_check(pid_t pid, const char *runtime, int patch);
 /* Where the runtime is, under the name that tells it it was attached. */
 int attach_runtime_path(char *buf, size_t n);
 /* Attach with settings CFG (CFGLEN bytes): 0, or 1 with the reason said. */

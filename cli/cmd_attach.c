@@ -8,11 +8,16 @@
  *      process (attach_check);
  *   2. stop every thread, let all but one go again, and have that one call
  *      dlopen(libdynftrace-attach.so): the runtime finds every object's
- *      sites and prepares their conversion while the program runs;
+ *      sites and prepares their conversion while the program runs; then
+ *      dynftrace_attach_config(settings): the entries to patch by
+ *      relocation (-P) get their blocks;
  *   3. stop every thread, move each out of any run of NOPs (also in its
- *      signal frames), and call dynftrace_attach_commit(): the sites become
- *      the canonical NOP. This is the only moment the whole process stands;
- *   4. dynftrace_attach_start(settings): control (and recording) start.
+ *      signal frames), and call dynftrace_attach_commit() with their
+ *      instruction pointers: the sites become the canonical NOP, the
+ *      relocated entries jump to their blocks, and each thread stopped
+ *      inside an entry's replaced bytes is moved where the runtime says (its
+ *      copy in the block). This is the only moment the whole process stands;
+ *   4. dynftrace_attach_start(): control (and recording) start.
  * detach:
  *   1. dynftrace_detach_prepare() while the program runs;
  *   2. stop every thread, dynftrace_detach_finish(their IPs): may the
@@ -192,8 +197,9 @@ int attach_runtime_path(char *buf, size_t n)
 }
 
 /* Everything that makes an attach impossible, said before the process is
- * touched. 0, or 1 with the sentence printed. */
-int attach_check(pid_t pid, const char *runtime)
+ * touched. 0, or 1 with the sentence printed. PATCH: functions are to be
+ * patched by relocation (a process without sites is fine then). */
+int attach_check(pid_t pid, const char *runtime, int patch)
 {
 	char path[PATH_MAX], comm[64], text[256];
 	struct stat st;
@@ -297,9 +303,10 @@ int attach_check(pid_t pid, const char *runtime)
 	long ns = mapped_sites(pid);
 	if (ns < 0)
 		return 0; /* its mappings are not ours to read: ptrace says why */
-	if (!ns) {
+	if (!ns && !patch) {
 		cli_err("process %d (%s) has no traceable sites: neither its program nor its "
-			"libraries were built with `dynftrace cflags`",
+			"libraries were built with `dynftrace cflags` (name functions to patch "
+			"with -P)",
 			(int)pid, comm);
 		return 1;
 	}
@@ -409,6 +416,42 @@ static uint64_t call_ret(struct inj *p, size_t *ti, uint64_t fn, const uint64_t 
 	return ret;
 }
 
+/* dynftrace_attach_commit(TPS, NTP, IPS, NREF), the world stopped; then
+ * every instruction pointer it moved (out of an entry it relocated) goes
+ * where it says, in the thread's registers or signal frame (*MOVED more). */
+static int commit_call(struct inj *p, size_t *ti, uint64_t commit, const uint64_t *tps, size_t ntp,
+		       const struct inj_ipref *refs, size_t nref, int64_t *rc, size_t *moved)
+{
+	size_t ipo = (ntp ? ntp : 1) * sizeof(uint64_t);
+	size_t len = ipo + (nref ? nref : 1) * sizeof(uint64_t);
+	uint64_t *blob = calloc(1, len);
+	if (!blob) {
+		snprintf(p->why, sizeof(p->why), "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(blob, tps, ntp * sizeof(uint64_t));
+	uint64_t *ips = (uint64_t *)((char *)blob + ipo);
+	for (size_t i = 0; i < nref; i++)
+		ips[i] = refs[i].ip;
+	int err;
+	uint64_t ca[4] = {INJ_DATA, ntp, INJ_DATA + ipo, nref};
+	*rc = (int32_t)call_ret(p, ti, commit, ca, 4, blob, len, 0, &err);
+	if (!err && *rc >= 0 && nref)
+		err = inj_read(p, inj_last_data(p) + ipo, ips, nref * sizeof(uint64_t));
+	for (size_t i = 0; !err && *rc >= 0 && i < nref; i++) {
+		if (ips[i] == refs[i].ip)
+			continue;
+		err = inj_set_ipref(p, &refs[i], ips[i]);
+		if (err)
+			snprintf(p->why, sizeof(p->why),
+				 "cannot move thread %d out of a relocated entry: %s",
+				 (int)p->t[refs[i].thread].tid, strerror(-err));
+		(*moved)++;
+	}
+	free(blob);
+	return err;
+}
+
 int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_result *res)
 {
 	char runtime[PATH_MAX];
@@ -419,7 +462,10 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 			DYNFTRACE_ATTACH_SONAME);
 		return 1;
 	}
-	if (attach_check(pid, runtime))
+	int patch = 0;
+	for (size_t i = 0; i < cfglen; i += strlen(cfg + i) + 1)
+		patch |= !strncmp(cfg + i, "DYNFTRACE_PATCH=", 16);
+	if (attach_check(pid, runtime, patch))
 		return 1;
 	uint64_t dl = inj_symbol(pid, "/libc.so.6", "dlopen", NULL, 0);
 	uint64_t dlerr = inj_symbol(pid, "/libc.so.6", "dlerror", NULL, 0);
@@ -464,13 +510,30 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 	}
 	char real[PATH_MAX] = "";
 	runtime_real(real, sizeof(real));
+	uint64_t config = inj_symbol(pid, real, "dynftrace_attach_config", NULL, 0);
 	uint64_t commit = inj_symbol(pid, real, "dynftrace_attach_commit", NULL, 0);
 	uint64_t start = inj_symbol(pid, real, "dynftrace_attach_start", NULL, 0);
-	if (!commit || !start) {
+	if (!config || !commit || !start) {
 		inj_close(&p);
 		cli_err("process %d loaded the runtime but its entry points are missing", (int)pid);
 		return 1;
 	}
+	/* The settings, while the program runs: the entries to relocate get
+	 * their blocks now. */
+	uint64_t ga[2] = {INJ_DATA, cfglen};
+	int64_t grc = (int32_t)call_ret(&p, &ti, config, ga, 2, cfg, cfglen, 1, &err);
+	if (err) {
+		cli_err("process %d: %s", (int)pid, p.why);
+		inj_close(&p);
+		return 1;
+	}
+	if (grc < 0) {
+		inj_close(&p);
+		cli_err("process %d: the runtime did not take its settings: %s", (int)pid,
+			strerror((int)-grc));
+		return 1;
+	}
+	res->relocated = (size_t)grc;
 	/* The conversion: the whole process stands, every thread out of the
 	 * NOP runs. A thread stopped inside the runtime's dlopen wrapper
 	 * holds its lock (-EAGAIN): let it finish and try again. */
@@ -503,9 +566,16 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 				if (!inj_sigmask(&p, i, &m, NULL) && (m & trapbit))
 					tps[ntp++] = inj_thread_pointer(&p, i);
 			}
-			uint64_t ca[2] = {INJ_DATA, ntp};
-			rc = (int32_t)call_ret(&p, &ti, commit, ca, 2, tps,
-					       (ntp ? ntp : 1) * sizeof(*tps), 0, &err);
+			/* After the thread pointers: every instruction pointer,
+			 * which the commit moves out of replaced entries. */
+			struct inj_ipref *refs = NULL;
+			size_t nref = 0;
+			if (!tps)
+				err = -ENOMEM;
+			else if (!(err = inj_collect_iprefs(&p, &refs, &nref)))
+				err =
+				    commit_call(&p, &ti, commit, tps, ntp, refs, nref, &rc, &moved);
+			free(refs);
 			for (size_t i = 0; !err && rc >= 0 && i < p.n; i++) {
 				uint64_t m;
 				if (!inj_sigmask(&p, i, &m, NULL) && (m & trapbit)) {
@@ -549,10 +619,19 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 }
 
 static const char attach_usage[] =
-    "usage: dynftrace attach PID\n"
+    "usage: dynftrace attach [-P GLOB]... [--patch-libs] PID\n"
     "Load the tracing runtime into running process PID, which was not started\n"
     "under dynftrace. Tracing stays off and every site a NOP until `dynftrace\n"
-    "ctl PID` turns it on. `dynftrace detach PID` takes the runtime out again.\n";
+    "ctl PID` turns it on. `dynftrace detach PID` takes the runtime out again.\n"
+    "\n"
+    "  -P, --patch GLOB        also make traceable the matching functions that\n"
+    "                          were not built with dynftrace's flags: their\n"
+    "                          entries are relocated (x86-64, needs\n"
+    "                          libcapstone4). A plain glob names the program's\n"
+    "                          functions, FUNC@OBJECT another object's\n"
+    "                          (malloc@libc); repeatable. Detach puts them back.\n"
+    "      --patch-libs        plain -P globs name every library's functions\n"
+    "                          too.\n";
 
 int cmd_attach(int argc, char **argv)
 {
@@ -560,14 +639,45 @@ int cmd_attach(int argc, char **argv)
 		fputs(attach_usage, stdout);
 		return 0;
 	}
+	struct cli_globs patch = {0};
+	int patch_libs = 0, i;
+	const char *v;
+	for (i = 1; i < argc - 1; i++) {
+		int r;
+		if ((r = cli_opt(argc, argv, &i, "-P", "--patch", &v))) {
+			if (r < 0 || cli_glob_add(&patch, v)) {
+				if (r > 0)
+					cli_err("out of memory");
+				cli_glob_free(&patch);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--patch-libs")) {
+			patch_libs = 1;
+		} else {
+			break;
+		}
+	}
 	uint64_t pid;
-	if (argc != 2 || cli_parse_uint(argv[1], INT_MAX, &pid)) {
+	if (i != argc - 1 || cli_parse_uint(argv[i], INT_MAX, &pid)) {
+		cli_glob_free(&patch);
 		fputs(attach_usage, stderr);
 		return 2;
 	}
-	char *cfg = NULL;
+	char *cfg = NULL, *globs = patch.n ? cli_glob_join(&patch) : NULL;
 	size_t len = 0;
-	attach_config_add(&cfg, &len, "DYNFTRACE_CONTROL", "1");
+	int bad = patch.n && !globs;
+	cli_glob_free(&patch);
+	bad |= attach_config_add(&cfg, &len, "DYNFTRACE_CONTROL", "1");
+	if (globs)
+		bad |= attach_config_add(&cfg, &len, "DYNFTRACE_PATCH", globs);
+	if (patch_libs)
+		bad |= attach_config_add(&cfg, &len, "DYNFTRACE_PATCH_LIBS", "1");
+	free(globs);
+	if (bad) {
+		free(cfg);
+		cli_err("out of memory");
+		return 1;
+	}
 	attach_config_target((pid_t)pid, &cfg, &len);
 	struct attach_result r;
 	int rc = attach_process((pid_t)pid, cfg, len, &r);
@@ -578,10 +688,12 @@ int cmd_attach(int argc, char **argv)
 	comm_of((pid_t)pid, comm, sizeof(comm));
 	printf("attached to process %d (%s): %zu sites, %zu threads\n", (int)pid, comm, r.sites,
 	       r.threads);
+	if (r.relocated)
+		printf("%zu of them are functions' entries patched by relocation\n", r.relocated);
 	printf("stopped: %.3f ms, every thread (one thread was held %.3f ms while the runtime "
 	       "loaded)%s\n",
 	       r.commit_ns / 1e6, r.worker_ns / 1e6,
-	       r.moved ? "; threads moved out of NOP runs" : "");
+	       r.moved ? "; threads moved out of NOP runs or patched entries" : "");
 	printf("tracing is off: dynftrace ctl %d current_tracer function_graph; "
 	       "dynftrace ctl %d tracing_on 1\n",
 	       (int)pid, (int)pid);
@@ -673,19 +785,21 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 			snprintf(why, sizeof(why), "a thread has a breakpoint trap on its way");
 			continue;
 		}
-		uint64_t *ips;
-		size_t nips;
-		inj_collect_ips(&p, &ips, &nips);
+		struct inj_ipref *refs = NULL;
+		size_t nips = 0;
+		if ((err = inj_collect_iprefs(&p, &refs, &nips)))
+			break;
 		size_t ntp = p.n, tpo = sizeof(why) + nips * sizeof(uint64_t);
 		size_t blen = tpo + ntp * sizeof(uint64_t);
 		char *blob = calloc(1, blen);
 		if (!blob) {
-			free(ips);
+			free(refs);
 			err = -ENOMEM;
 			break;
 		}
-		memcpy(blob + sizeof(why), ips, nips * sizeof(uint64_t));
-		free(ips);
+		for (size_t i = 0; i < nips; i++)
+			memcpy(blob + sizeof(why) + i * sizeof(uint64_t), &refs[i].ip,
+			       sizeof(uint64_t));
 		for (size_t i = 0; i < ntp; i++) {
 			uint64_t tp = inj_thread_pointer(&p, i);
 			memcpy(blob + tpo + i * sizeof(tp), &tp, sizeof(tp));
@@ -698,6 +812,21 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 			inj_read(&p, inj_last_data(&p), why, sizeof(why));
 			why[sizeof(why) - 1] = 0;
 		}
+		/* Threads in a relocated entry's copy go to the original
+		 * instruction, written back. */
+		if (!err && rc == 0 && nips &&
+		    !(err = inj_read(&p, inj_last_data(&p) + sizeof(why), blob + sizeof(why),
+				     nips * sizeof(uint64_t))))
+			for (size_t i = 0; i < nips && !err; i++) {
+				uint64_t ip;
+				memcpy(&ip, blob + sizeof(why) + i * sizeof(ip), sizeof(ip));
+				if (ip != refs[i].ip && (err = inj_set_ipref(&p, &refs[i], ip)))
+					snprintf(p.why, sizeof(p.why),
+						 "cannot move thread %d back from a relocated "
+						 "entry: %s",
+						 (int)p.t[refs[i].thread].tid, strerror(-err));
+			}
+		free(refs);
 		/* The threads that block SIGTRAP (virtually, for the runtime)
 		 * block it for real again. */
 		if (!err && rc == 0 &&

@@ -781,48 +781,68 @@ int inj_skip_nop_runs(struct inj *p, size_t *moved)
 	return 0;
 }
 
-struct ipvec {
-	uint64_t *v;
-	size_t n, cap;
+struct refvec {
+	struct inj_ipref *v;
+	size_t n, cap, thread;
+	int err;
 };
 
-static int ipvec_add(struct ipvec *iv, uint64_t ip)
+static int refvec_add(struct refvec *rv, uint64_t ip, uint64_t frame)
 {
-	if (iv->n == iv->cap) {
-		size_t nc = iv->cap ? 2 * iv->cap : 64;
-		uint64_t *nv = realloc(iv->v, nc * sizeof(*nv));
+	if (rv->n == rv->cap) {
+		size_t nc = rv->cap ? 2 * rv->cap : 64;
+		struct inj_ipref *nv = realloc(rv->v, nc * sizeof(*nv));
 		if (!nv)
-			return -ENOMEM;
-		iv->v = nv;
-		iv->cap = nc;
+			return rv->err = -ENOMEM;
+		rv->v = nv;
+		rv->cap = nc;
 	}
-	iv->v[iv->n++] = ip;
+	rv->v[rv->n++] = (struct inj_ipref){.ip = ip, .thread = rv->thread, .frame = frame};
 	return 0;
 }
 
-static int collect_frame(struct inj *p, uint64_t frame, void *ctx)
+static int collect_frame_ref(struct inj *p, uint64_t frame, void *ctx)
 {
 	uint64_t ip;
 	if (!inj_read(p, frame + ARCH_SIGFRAME_IP_OFF, &ip, 8))
-		ipvec_add(ctx, ip);
+		return refvec_add(ctx, ip, frame) != 0;
 	return 0;
 }
 
-int inj_collect_ips(struct inj *p, uint64_t **ips, size_t *n)
+int inj_collect_iprefs(struct inj *p, struct inj_ipref **v, size_t *n)
 {
 	size_t nm;
 	struct map *m = read_maps(p->pid, &nm);
-	struct ipvec iv = {0};
-	for (size_t i = 0; i < p->n; i++) {
+	struct refvec rv = {0};
+	if (!m) {
+		WHY(p, "cannot read the mappings of process %d", (int)p->pid);
+		return -EIO;
+	}
+	for (size_t i = 0; i < p->n && !rv.err; i++) {
 		if (!p->t[i].stopped)
 			continue;
-		ipvec_add(&iv, arch_inj_ip(p->t[i].regs));
-		if (m)
-			scan_frames(p, m, nm, arch_inj_sp(p->t[i].regs), collect_frame, &iv, 0);
+		rv.thread = i;
+		refvec_add(&rv, arch_inj_ip(p->t[i].regs), 0);
+		scan_frames(p, m, nm, arch_inj_sp(p->t[i].regs), collect_frame_ref, &rv, 0);
 	}
 	free(m);
-	*ips = iv.v;
-	*n = iv.n;
+	if (rv.err) {
+		free(rv.v);
+		WHY(p, "out of memory");
+		return rv.err;
+	}
+	*v = rv.v;
+	*n = rv.n;
+	return 0;
+}
+
+int inj_set_ipref(struct inj *p, const struct inj_ipref *r, uint64_t ip)
+{
+	if (r->frame)
+		return inj_write(p, r->frame + ARCH_SIGFRAME_IP_OFF, &ip, 8);
+	struct inj_thread *t = &p->t[r->thread];
+	arch_inj_set_ip(t->regs, ip);
+	t->dirty = 1;
 	return 0;
 }
 

@@ -93,8 +93,16 @@ size_t inj_pick_thread(struct inj *p);
 int inj_skip_nop_runs(struct inj *p, size_t *moved);
 
 /* Every stopped thread's instruction pointer and those saved in its signal
- * frames: *IPS (malloc'd), *N. */
-int inj_collect_ips(struct inj *p, uint64_t **ips, size_t *n);
+ * frames (*V, malloc'd, *N of them), each with where it lives, so that it
+ * can be changed. */
+struct inj_ipref {
+	uint64_t ip;
+	size_t thread;	/* index in p->t */
+	uint64_t frame; /* 0: the thread's register; else its signal frame */
+};
+int inj_collect_iprefs(struct inj *p, struct inj_ipref **v, size_t *n);
+/* Make R's instruction pointer IP (a register: at the thread's resume). */
+int inj_set_ipref(struct inj *p, const struct inj_ipref *r, uint64_t ip);
 
 /* The address of symbol NAME in the object mapped from a file whose path
  * ends with SUFFIX (e.g. "/libc.so.6") in PID: 0 if none. */

@@ -42,6 +42,7 @@ void dft_fatal_install(void) HIDDEN; /* interpose.c */
 
 enum { ATT_NONE, ATT_LOADED, ATT_COMMITTED, ATT_STARTED, ATT_DETACHING, ATT_DETACHED };
 static int attach_state;
+static int configured; /* dynftrace_attach_config took the settings */
 
 /* The agent borrowed a thread that it stopped inside our own code (a
  * callback, the API, a read side): what the entries would call could wait
@@ -76,14 +77,36 @@ static struct dft_thread *self_of(uint64_t tp)
 	return (struct dft_thread *)(uintptr_t)(tp + (uint64_t)off);
 }
 
-PUBLIC int dynftrace_attach_commit(const uint64_t *tps, size_t ntps)
+static void verbose_set(void)
+{
+	const char *v = dft_getenv("DYNFTRACE_VERBOSE");
+	dft_verbose = v && *v && strcmp(v, "0");
+}
+
+PUBLIC int dynftrace_attach_config(const char *config, size_t len)
+{
+	if (attach_state != ATT_LOADED || configured)
+		return attach_state == ATT_NONE ? -EPERM : -EALREADY;
+	if (inside_runtime())
+		return -EAGAIN;
+	int err = dft_config_set(config, len);
+	if (err)
+		return err;
+	configured = 1;
+	verbose_set();
+	size_t n;
+	err = sites_relocate_attached(&n);
+	return err ? err : (int)(n > INT32_MAX ? INT32_MAX : n);
+}
+
+PUBLIC int dynftrace_attach_commit(const uint64_t *tps, size_t ntps, uint64_t *ips, size_t nips)
 {
 	if (attach_state != ATT_LOADED)
 		return attach_state == ATT_NONE ? -EPERM : -EALREADY;
 	if (READ_ONCE(dft_killed))
 		return -ENODEV;
-	size_t n;
-	int err = sites_commit_deferred(&n);
+	size_t n, moved;
+	int err = sites_commit_deferred(&n, ips, nips, &moved);
 	if (err == -EAGAIN)
 		return err;
 	for (size_t i = 0; i < ntps; i++)
@@ -100,11 +123,12 @@ PUBLIC int dynftrace_attach_start(const char *config, size_t len)
 		return -EAGAIN;
 	sites_free_committed();
 	got_hooks_install(); /* again: a lazy binding may have raced the first */
-	int err = dft_config_set(config, len);
-	if (err)
-		return err;
-	const char *v = dft_getenv("DYNFTRACE_VERBOSE");
-	dft_verbose = v && *v && strcmp(v, "0");
+	if (!configured) {
+		int err = dft_config_set(config, len);
+		if (err)
+			return err;
+		verbose_set();
+	}
 	trace_record_start();
 	if (trace_recording())
 		dft_fatal_install();
@@ -147,6 +171,12 @@ PUBLIC int dynftrace_detach_prepare(char *why, size_t n)
 		snprintf(why, n, "cannot turn every site back into a NOP: %s", strerror(-err));
 		return err;
 	}
+	err = sites_detach_prepare();
+	if (err) {
+		snprintf(why, n, "cannot prepare putting the relocated entries back: %s",
+			 strerror(-err));
+		return err;
+	}
 	return 0;
 }
 
@@ -182,7 +212,7 @@ static int thread_busy(struct dft_thread *t, void *ctx)
 	return -EBUSY;
 }
 
-PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, uint64_t *tps, size_t ntps,
+PUBLIC int dynftrace_detach_finish(uint64_t *ips, size_t nips, uint64_t *tps, size_t ntps,
 				   char *why, size_t n)
 {
 	if (attach_state != ATT_DETACHING) {
@@ -216,6 +246,12 @@ PUBLIC int dynftrace_detach_finish(const uint64_t *ips, size_t nips, uint64_t *t
 			snprintf(why, n, "thread %d is running a tracer callback", (int)tid);
 		else
 			snprintf(why, n, "a thread holds the runtime's thread registry");
+		return -EBUSY;
+	}
+	/* The relocated entries go back, and the threads in their copies to
+	 * the same instructions there (the agent puts IPS back). */
+	if (sites_detach_restore(ips, nips)) {
+		snprintf(why, n, "a thread holds the runtime's patching lock");
 		return -EBUSY;
 	}
 	if (ring_detach_free()) {

@@ -12,21 +12,30 @@
  * 1-byte NOPs, `call __fentry__`), and a thread may be between two of those
  * NOPs. Then, in order:
  *
- *  1. dynftrace_attach_commit(), called with every other thread of the
- *     process stopped and moved out of any run of NOPs (which is exactly
- *     what executing them would have done): writes the canonical NOPs. It
- *     waits for nothing and allocates nothing. Returns how many sites the
- *     runtime holds (>= 0). TPS are the thread pointers of the threads
- *     whose mask blocked SIGTRAP: the agent unblocks it (a breakpoint met
- *     with SIGTRAP blocked kills the process) and the runtime remembers
- *     they block it, as its signal wrappers do. -EAGAIN: a stopped thread
- *     holds the runtime's lock; let the process run a moment and retry.
- *  2. dynftrace_attach_start(CONFIG, LEN), called while the process runs:
+ *  0. dynftrace_attach_config(CONFIG, LEN), called while the process runs:
  *     CONFIG is LEN bytes of NUL-terminated NAME=VALUE strings, the
  *     settings a process started under dynftrace takes from its environment
- *     (DYNFTRACE_CONTROL, DYNFTRACE_RECORD, ..., XDG_RUNTIME_DIR), which
- *     replace the environment for the runtime. Starts control and, if asked,
- *     recording.
+ *     (DYNFTRACE_CONTROL, DYNFTRACE_RECORD, DYNFTRACE_PATCH, ...,
+ *     XDG_RUNTIME_DIR), which replace the environment for the runtime.
+ *     Relocates the entries DYNFTRACE_PATCH selects into new blocks; their
+ *     jumps wait for the commit. Returns how many (>= 0).
+ *  1. dynftrace_attach_commit(TPS, NTPS, IPS, NIPS), called with every
+ *     other thread of the process stopped and moved out of any run of NOPs
+ *     (which is exactly what executing them would have done): writes the
+ *     canonical NOPs and the relocated entries' jumps. IPS are the stopped
+ *     threads' instruction pointers and those saved in their signal frames:
+ *     each one inside bytes an entry's jump replaces is changed in place to
+ *     the same instruction's copy in its block, and the agent puts it back
+ *     where it came from. It waits for nothing and allocates nothing.
+ *     Returns how many sites the runtime holds (>= 0). TPS are the thread
+ *     pointers of the threads whose mask blocked SIGTRAP: the agent
+ *     unblocks it (a breakpoint met with SIGTRAP blocked kills the process)
+ *     and the runtime remembers they block it, as its signal wrappers do.
+ *     -EAGAIN: a stopped thread holds the runtime's lock; let the process
+ *     run a moment and retry.
+ *  2. dynftrace_attach_start(CONFIG, LEN), called while the process runs:
+ *     the settings, if step 0 was skipped (else CONFIG is ignored). Starts
+ *     control and, if asked, recording.
  *
  * And to leave:
  *
@@ -37,8 +46,10 @@
  *     stopped: IPS are their instruction pointers (and those saved in their
  *     signal frames); TPS their thread pointers, each replaced by 1 if
  *     the thread blocks SIGTRAP (the agent blocks it again), else 0. Puts
- *     back every return address the graph tracer
- *     replaced, removes its signal handlers and thread-exit hooks, and says
+ *     back every return address the graph tracer replaced and every
+ *     relocated entry's bytes (each of IPS inside a relocated copy is
+ *     changed in place to the original instruction: the agent puts it
+ *     back), removes its signal handlers and thread-exit hooks, and says
  *     whether the runtime may now be unloaded: 0 yes; -EBUSY no, with the
  *     reason in WHY (a thread is inside the runtime's code), in which case
  *     the runtime stays loaded and inert: every site is a NOP, no thread of
@@ -60,11 +71,12 @@ extern "C" {
 
 #define DYNFTRACE_ATTACH_SONAME "libdynftrace-attach.so"
 
-__attribute__((visibility("default"))) int dynftrace_attach_commit(const uint64_t *tps,
-								   size_t ntps);
+__attribute__((visibility("default"))) int dynftrace_attach_config(const char *config, size_t len);
+__attribute__((visibility("default"))) int dynftrace_attach_commit(const uint64_t *tps, size_t ntps,
+								   uint64_t *ips, size_t nips);
 __attribute__((visibility("default"))) int dynftrace_attach_start(const char *config, size_t len);
 __attribute__((visibility("default"))) int dynftrace_detach_prepare(char *why, size_t n);
-__attribute__((visibility("default"))) int dynftrace_detach_finish(const uint64_t *ips, size_t nips,
+__attribute__((visibility("default"))) int dynftrace_detach_finish(uint64_t *ips, size_t nips,
 								   uint64_t *tps, size_t ntps,
 								   char *why, size_t n);
 

@@ -178,6 +178,7 @@ struct arch_reloc {
 	uint8_t unscanned; /* FSIZE was 0: branches into those bytes not looked for */
 	uint8_t ninsn;	   /* instructions copied: map[0..ninsn) */
 	uint8_t calls;	   /* a call was copied: its return address is the block's */
+	uint8_t end;	   /* the jump back's offset in OUT (past the copies) */
 	uint16_t len;	   /* bytes written to OUT */
 	struct {
 		uint8_t src, dst; /* an instruction's offset from SRC, its copy's in OUT */
@@ -201,6 +202,9 @@ struct arch_reloc {
 int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fsize, uintptr_t dst,
 		     uint8_t *out, size_t outcap, struct arch_reloc *r) HIDDEN;
 size_t arch_reloc_max(void) HIDDEN;
+/* The runtime leaves the process (detach): the decoder goes, with CLOSE_LIB
+ * (the C library's dlclose); no relocation is possible afterwards. */
+void arch_reloc_unload(int (*close_lib)(void *)) HIDDEN;
 size_t arch_reloc_peek(void) HIDDEN;
 
 /* ---- registers ----------------------------------------------------------- */

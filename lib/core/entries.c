@@ -26,11 +26,16 @@
  *
  * The entry's jump is written when the object is found, as the compiler
  * sites' conversion is: at start-up and after dlopen, before another
- * thread can be inside those first instructions. Under attach (threads
- * stopped anywhere) no entry is relocated yet: it would need the threads
- * inside a replaced prologue moved into its block (arch_reloc.map).
+ * thread can be inside those first instructions. Under attach the
+ * configuration arrives with the process running: the blocks are made
+ * then (DEFERRED) and the jumps prepared; the agent stops every thread,
+ * and the commit moves each one stopped inside replaced bytes (its
+ * instruction pointer, or one saved in a signal frame) to the same
+ * instruction's copy in the block (entries_move_ip: arch_reloc.map) before
+ * writing the jumps. Detach writes the original bytes back once no thread
+ * is inside a block (entries_restore_prepare, sites.c).
  *
- * Everything here runs under patch_lock (sites.c's object_add).
+ * Everything here runs under patch_lock (sites.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,12 +58,32 @@
 _Static_assert(BLOCK_SIZE >= BLOCK_IP + ARCH_SITE_SIZE + 109,
 	       "a block holds the longest relocation");
 
+/* What a relocated entry made under attach keeps: where a thread stopped
+ * inside the replaced bytes goes, and the bytes to put back at detach. */
+struct entry_move {
+	uintptr_t lo;		      /* the first replaced byte (past the marker) */
+	uintptr_t site;		      /* the block's site; its copies follow it */
+	uint8_t orig[ARCH_SITE_SIZE]; /* what the entry's jump replaced */
+	uint8_t covered, ninsn, end;  /* end: the jump back, from the copies' start */
+	struct {
+		uint8_t src, dst; /* from lo; from the copies' start */
+	} map[8];
+};
+
 static struct {
 	int loaded;
 	char **globs; /* DYNFTRACE_PATCH */
 	size_t n;
 	int libs; /* DYNFTRACE_PATCH_LIBS: plain globs name every object */
 } want;
+
+void entries_config_changed(void)
+{
+	for (size_t i = 0; i < want.n; i++)
+		free(want.globs[i]);
+	free(want.globs);
+	memset(&want, 0, sizeof(want));
+}
 
 static void want_load(void)
 {
@@ -114,10 +139,29 @@ static int selected(const char *name, const struct dft_object *o, int main)
 	return sel;
 }
 
+static int move_cmp(const void *a, const void *b)
+{
+	const struct entry_move *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
 int entries_wanted(void)
 {
 	want_load();
 	return want.n != 0;
+}
+
+int entries_object_wanted(const struct dft_object *o, int main)
+{
+	want_load();
+	for (size_t i = 0; i < want.n; i++) {
+		if (want.globs[i][0] == '!')
+			continue;
+		int r = dft_glob_object(want.globs[i], o->path);
+		if (r > 0 || (r < 0 && (main || want.libs)))
+			return 1;
+	}
+	return 0;
 }
 
 /* LEN bytes of writable memory, filled with traps, beside O's region and
@@ -181,12 +225,10 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		free(cand);
 		goto out;
 	}
-	if (deferred) {
-		dft_log("%s: %zu functions to patch by relocation are left alone: entries "
-			"are relocated at start-up and dlopen, not under attach yet",
-			o->path, nc);
+	struct entry_move *mv = NULL;
+	if (deferred && !(mv = calloc(nc, sizeof(*mv)))) {
 		free(cand);
-		return 0;
+		return -ENOMEM;
 	}
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t len = (ALL_COPY + nc * BLOCK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
@@ -194,6 +236,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	if (!arena) {
 		dft_log("%s: no memory within reach of its code for relocated entries", o->path);
 		free(cand);
+		free(mv);
 		return -ENOMEM;
 	}
 	if (!arch_save_all_tramp((uint8_t *)arena, ALL_COPY, centry)) {
@@ -201,6 +244,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 			"does not fit its arena");
 		munmap((void *)arena, len);
 		free(cand);
+		free(mv);
 		return 0;
 	}
 	size_t n = 0;
@@ -233,6 +277,19 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		arch_site_jump(e->addr, site, e->new);
 		memcpy((void *)blk, &e->addr, sizeof(e->addr)); /* the ip callbacks see */
 		arch_site_nop((uint8_t *)site);
+		if (mv) {
+			struct entry_move *m = &mv[n];
+			m->lo = e->addr;
+			m->site = site;
+			memcpy(m->orig, e->old, ARCH_SITE_SIZE);
+			m->covered = r.covered;
+			m->ninsn = r.ninsn;
+			m->end = r.end;
+			for (int k = 0; k < r.ninsn && k < 8; k++) {
+				m->map[k].src = (uint8_t)(r.map[k].src - r.marker);
+				m->map[k].dst = r.map[k].dst;
+			}
+		}
 		struct site *s = &out[n];
 		memset(s, 0, sizeof(*s));
 		s->addr = e->addr;
@@ -246,15 +303,21 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	free(cand);
 	if (mprotect((void *)arena, len, PROT_READ | PROT_EXEC)) {
 		munmap((void *)arena, len);
+		free(mv);
 		return -errno;
 	}
 	__builtin___clear_cache((char *)arena, (char *)arena + len);
 	if (!n) {
 		munmap((void *)arena, len);
+		free(mv);
 	} else {
 		o->blocks = arena;
 		o->blocks_len = len;
 		o->nreloc = n;
+		if (mv)
+			qsort(mv, n, sizeof(*mv), move_cmp);
+		o->moves = mv;
+		o->nmoves = mv ? n : 0;
 		*nout = n;
 	}
 out:
@@ -264,4 +327,101 @@ out:
 			"why; DYNFTRACE_VERBOSE=1 names them)",
 			o->path, refused);
 	return 0;
+}
+
+/* Is IP inside the bytes some relocated entry of O replaced? Then the
+ * same instruction's copy in its block. */
+static int move_in(const struct dft_object *o, uintptr_t *ip)
+{
+	size_t lo = 0, hi = o->nmoves;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->moves[mid].lo <= *ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	const struct entry_move *m = &o->moves[lo - 1];
+	uintptr_t off = *ip - m->lo;
+	if (off == 0 || off > m->covered)
+		return 0; /* before the entry's jump, or past the bytes */
+	/* Just past them: a thread in a system call restarts it 2 bytes
+	 * back, maybe inside the jump: the block's jump back is the same
+	 * place, its copy of the call just before. */
+	if (off == m->covered) {
+		*ip = m->site + ARCH_SITE_SIZE + m->end;
+		return 1;
+	}
+	for (int k = 1; k < m->ninsn && k < 8; k++)
+		if (m->map[k].src == off) {
+			*ip = m->site + ARCH_SITE_SIZE + m->map[k].dst;
+			return 1;
+		}
+	return -EFAULT; /* not at an instruction's start: cannot be */
+}
+
+int entries_move_ip(uintptr_t *ip)
+{
+	for (size_t i = 0; i < obj_count; i++) {
+		const struct dft_object *o = obj_tab[i];
+		if (o->nmoves && *ip >= o->lo && *ip < o->hi)
+			return move_in(o, ip);
+	}
+	return 0;
+}
+
+int entries_restore_prepare(struct dft_object *o)
+{
+	if (!o->nmoves || o->rel_restore)
+		return 0;
+	struct patch_entry *pe = calloc(o->nmoves, sizeof(*pe));
+	if (!pe)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->nmoves; i++) {
+		const struct entry_move *m = &o->moves[i];
+		pe[i].addr = m->lo;
+		pe[i].len = ARCH_SITE_SIZE;
+		arch_site_jump(m->lo, m->site, pe[i].old);
+		memcpy(pe[i].new, m->orig, ARCH_SITE_SIZE);
+	}
+	int err = patch_early_prepare_raw(pe, o->nmoves, &o->rel_restore);
+	free(pe);
+	return err;
+}
+
+void entries_free(struct dft_object *o)
+{
+	free(o->moves);
+	o->moves = NULL;
+	o->nmoves = 0;
+}
+
+int entries_move_back(const struct dft_object *o, uintptr_t *ip)
+{
+	if (!o->blocks || *ip < o->blocks || *ip >= o->blocks + o->blocks_len)
+		return 0;
+	for (size_t i = 0; i < o->nmoves; i++) {
+		const struct entry_move *m = &o->moves[i];
+		uintptr_t code = m->site + ARCH_SITE_SIZE;
+		if (*ip == m->site) { /* at the (NOP) site: the entry itself */
+			*ip = m->lo;
+			return 1;
+		}
+		if (*ip < code || *ip > code + m->end)
+			continue;
+		uintptr_t off = *ip - code;
+		if (off == m->end) {
+			*ip = m->lo + m->covered;
+			return 1;
+		}
+		for (int k = 0; k < m->ninsn && k < 8; k++)
+			if (m->map[k].dst == off) {
+				*ip = m->lo + m->map[k].src;
+				return 1;
+			}
+		return -EFAULT;
+	}
+	return -EFAULT; /* the arena's trampoline, or between blocks */
 }

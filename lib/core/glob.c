@@ -102,3 +102,10 @@ int dft_glob_match_in(const char *glob, const char *name, const char *path)
 	func[flen] = 0;
 	return dft_glob_match(func, name);
 }
+
+int dft_glob_object(const char *glob, const char *path)
+{
+	size_t flen;
+	const char *object = glob_object(glob, &flen);
+	return object ? object_matches(object, path) : -1;
+}

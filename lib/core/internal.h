@@ -169,6 +169,9 @@ int dft_glob_match(const char *glob, const char *name) HIDDEN;
  * object too, as FUNC@OBJECT or FUNC:mod:OBJECT (OBJECT: a glob of the
  * file name, with or without what follows ".so"). */
 int dft_glob_match_in(const char *glob, const char *name, const char *path) HIDDEN;
+/* Does GLOB name functions of the object at PATH: 1 or 0; -1: GLOB names no
+ * object (a plain glob). */
+int dft_glob_object(const char *glob, const char *path) HIDDEN;
 #define DFT_GLOB_MAX 1023 /* longer globs are refused */
 /* ops.c: unregister every registered ops (a detach): 0 or -errno. */
 int ops_unregister_all(void) HIDDEN;
@@ -197,12 +200,24 @@ int sites_rescan(void) HIDDEN; /* new objects after dlopen, gone after dlclose *
  * which run already; the commit writes it with every other thread stopped
  * (sites.c). */
 int sites_init_deferred(void) HIDDEN;
-int sites_commit_deferred(size_t *converted) HIDDEN;
+/* Once the configuration came: the entries to relocate (DYNFTRACE_PATCH)
+ * made and their jumps prepared, *NOUT of them. */
+int sites_relocate_attached(size_t *nout) HIDDEN;
+/* IPS: the stopped threads' instruction pointers and those saved in their
+ * signal frames; each inside bytes a prepared entry's jump replaces is
+ * moved to its copy in the block (*MOVED of them) before the writes. */
+int sites_commit_deferred(size_t *converted, uint64_t *ips, size_t nips, size_t *moved) HIDDEN;
 void sites_free_committed(void) HIDDEN;
 size_t sites_usable(void) HIDDEN; /* sites that may be patched */
-/* Detach: what of ours IP is in (a trampoline, a thunk), or NULL; then,
- * with no thread in any of it, everything unmapped. */
+/* Detach: what of ours IP is in (a trampoline, a thunk, the preserving
+ * trampoline of the blocks), or NULL (a relocated entry's copy is not: the
+ * thread is moved back); the relocated entries' original bytes prepared
+ * (the process running), then written back with every other thread
+ * stopped, the IPS in copies moved back; then, with no thread in any of
+ * it, everything unmapped. */
 const char *sites_code_at(uintptr_t ip) HIDDEN;
+int sites_detach_prepare(void) HIDDEN;
+int sites_detach_restore(uint64_t *ips, size_t nips) HIDDEN;
 void sites_detach_free(void) HIDDEN;
 void dft_atfork_install(void) HIDDEN;
 

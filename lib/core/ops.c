@@ -1384,7 +1384,7 @@ void dynftrace_get_stats(struct dynftrace_stats *st)
 		if (site_tab[i].flags & SITE_FL_ENABLED)
 			st->sites_enabled++;
 	for (size_t i = 0; i < obj_count; i++)
-		if (obj_tab[i]->nsites)
+		if (object_has_sites(obj_tab[i]))
 			st->objects++;
 	st->converted = sites_converted;
 	st->refused = sites_refused;

@@ -468,11 +468,13 @@ static void sort_entries(struct patch_entry *e, size_t n)
 }
 
 /* Step 0 of the protocol. */
-static int check_entries(const struct patch_entry *e, size_t n)
+/* RAW: NEW may be any code (written with every other thread stopped, never
+ * met by a breakpoint), else an instruction the trap handler emulates. */
+static int check_entries(const struct patch_entry *e, size_t n, int raw)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].len < 1 || e[i].len > PATCH_MAX_LEN ||
-		    !arch_insn_emulatable(e[i].new, e[i].len)) {
+		    (!raw && !arch_insn_emulatable(e[i].new, e[i].len))) {
 			snprintf(last_error, sizeof(last_error),
 				 "refusing to write a non-emulatable instruction at %#lx",
 				 (unsigned long)e[i].addr);
@@ -530,7 +532,7 @@ int patch_batch(const struct patch_entry *entries, size_t n)
 	memcpy(b->e, entries, n * sizeof(b->e[0]));
 	sort_entries(b->e, n);
 
-	int err = check_entries(b->e, n);
+	int err = check_entries(b->e, n, 0);
 	if (err) {
 		free(b);
 		return err;
@@ -615,7 +617,7 @@ int patch_write_early(const struct patch_entry *entries, size_t n)
 		return -ENOMEM;
 	memcpy(v, entries, n * sizeof(*v));
 	sort_entries(v, n);
-	int err = check_entries(v, n);
+	int err = check_entries(v, n, 0);
 	struct writer w;
 	if (!err)
 		err = writer_open(&w, v, n);
@@ -634,6 +636,7 @@ int patch_write_early(const struct patch_entry *entries, size_t n)
 struct patch_prep {
 	struct patch_entry *v; /* sorted, checked when prepared and again at commit */
 	size_t n;
+	int raw;	 /* patch_early_prepare_raw's */
 	struct writer w; /* ranges collected; inactive between uses */
 };
 
@@ -662,12 +665,14 @@ static int prefault_pages(struct patch_prep *p)
 	return err;
 }
 
-int patch_early_prepare(const struct patch_entry *entries, size_t n, struct patch_prep **out)
+static int early_prepare(const struct patch_entry *entries, size_t n, struct patch_prep **out,
+			 int raw)
 {
 	*out = NULL;
 	struct patch_prep *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->raw = raw;
 	p->w.procmem_fd = -1;
 	p->v = malloc((n ? n : 1) * sizeof(*p->v));
 	if (!p->v) {
@@ -679,7 +684,7 @@ int patch_early_prepare(const struct patch_entry *entries, size_t n, struct patc
 		memcpy(p->v, entries, n * sizeof(*p->v));
 		p->n = n;
 		sort_entries(p->v, n);
-		err = check_entries(p->v, n);
+		err = check_entries(p->v, n, raw);
 		if (!err)
 			err = collect_ranges(&p->w, p->v, n);
 		if (!err)
@@ -693,11 +698,21 @@ int patch_early_prepare(const struct patch_entry *entries, size_t n, struct patc
 	return 0;
 }
 
+int patch_early_prepare(const struct patch_entry *entries, size_t n, struct patch_prep **out)
+{
+	return early_prepare(entries, n, out, 0);
+}
+
+int patch_early_prepare_raw(const struct patch_entry *entries, size_t n, struct patch_prep **out)
+{
+	return early_prepare(entries, n, out, 1);
+}
+
 int patch_early_commit(struct patch_prep *p)
 {
 	if (!p->n)
 		return 0;
-	int err = check_entries(p->v, p->n);
+	int err = check_entries(p->v, p->n, p->raw);
 	if (!err)
 		err = writer_activate(&p->w);
 	if (err)

@@ -78,6 +78,9 @@ int patch_write_early(const struct patch_entry *entries, size_t n);
  */
 struct patch_prep;
 int patch_early_prepare(const struct patch_entry *entries, size_t n, struct patch_prep **out);
+/* The same for any code as NEW (a relocated entry's original bytes back):
+ * the commit is the only write, so no breakpoint meets it. */
+int patch_early_prepare_raw(const struct patch_entry *entries, size_t n, struct patch_prep **out);
 int patch_early_commit(struct patch_prep *p);
 void patch_early_free(struct patch_prep *p);
 

@@ -273,40 +273,47 @@ static void thunk_write(uint8_t *t, const struct site *s, const struct region *r
 				       r->base + REGION_GEXIT, 0);
 }
 
-static int thunks_make(struct dft_object *o)
+/* The thunks of O's compiler sites (RELOC 0: ids id0 ..) or of its
+ * relocated entries (1: ids rel_id0 ..), into *AT and *LEN. */
+static int thunks_make(struct dft_object *o, int reloc, uintptr_t *at, size_t *len_out)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	size_t len = (o->nsites * THUNK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
+	size_t n = reloc ? o->nreloc : o->nsites;
+	uint32_t id0 = reloc ? o->rel_id0 : o->id0;
+	size_t len = (n * THUNK_SIZE + (size_t)pg - 1) & ~(size_t)(pg - 1);
 	uint8_t *p = (uint8_t *)sites_map_near(o, len);
 	if (!p)
 		return -ENOMEM;
 	for (size_t k = 0; k < site_count; k++) {
 		const struct site *s = &site_tab[k];
-		if (s->obj == o)
-			thunk_write(p + (size_t)(s->id - o->id0) * THUNK_SIZE, s, o->region);
+		if (s->obj == o && !(s->flags & SITE_FL_RELOC) == !reloc)
+			thunk_write(p + (size_t)(s->id - id0) * THUNK_SIZE, s, o->region);
 	}
 	if (mprotect(p, len, PROT_READ | PROT_EXEC) != 0) {
 		munmap(p, len);
 		return -errno;
 	}
 	__builtin___clear_cache((char *)p, (char *)p + len);
-	o->thunks = (uintptr_t)p;
-	o->thunks_len = len;
+	*at = (uintptr_t)p;
+	*len_out = len;
 	return 0;
 }
 
 uintptr_t site_thunk(struct site *s)
 {
 	struct dft_object *o = s->obj;
-	if (!o->region || o->thunks_len == SIZE_MAX)
+	int reloc = (s->flags & SITE_FL_RELOC) != 0;
+	uintptr_t *at = reloc ? &o->rthunks : &o->thunks;
+	size_t *len = reloc ? &o->rthunks_len : &o->thunks_len;
+	if (!o->region || *len == SIZE_MAX)
 		return 0;
-	if (!o->thunks && thunks_make(o)) {
+	if (!*at && thunks_make(o, reloc, at, len)) {
 		dft_debug("%s: no memory for graph thunks within reach: the per-ops route",
 			  o->path);
-		o->thunks_len = SIZE_MAX; /* tried */
+		*len = SIZE_MAX; /* tried */
 		return 0;
 	}
-	return o->thunks + (uintptr_t)(s->id - o->id0) * THUNK_SIZE;
+	return *at + (uintptr_t)(s->id - (reloc ? o->rel_id0 : o->id0)) * THUNK_SIZE;
 }
 
 static struct region *region_for(uintptr_t lo, uintptr_t hi)
@@ -407,10 +414,16 @@ static void object_free(struct dft_object *o)
 {
 	patch_early_free(o->pending);
 	patch_early_free(o->committed);
+	patch_early_free(o->rel_pending);
+	patch_early_free(o->rel_committed);
+	patch_early_free(o->rel_restore);
+	entries_free(o);
 	/* Its thunks: only a thread running the object's own code (gone
 	 * now) could still be in one. */
-	if (o->thunks)
+	if (o->thunks && o->thunks_len != SIZE_MAX)
 		munmap((void *)o->thunks, o->thunks_len);
+	if (o->rthunks && o->rthunks_len != SIZE_MAX)
+		munmap((void *)o->rthunks, o->rthunks_len);
 	if (o->blocks)
 		munmap((void *)o->blocks, o->blocks_len);
 	elf_free(&o->img);
@@ -456,7 +469,10 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 	obj_tab = nt;
 	obj_tab[obj_count++] = o;
 	o->seen = 1;
-	size_t nrcap = entries_wanted() && !elf_load_entries(&o->img) ? o->img.nentries : 0;
+	size_t nrcap =
+	    entries_wanted() && entries_object_wanted(o, main) && !elf_load_entries(&o->img)
+		? o->img.nentries
+		: 0;
 	if (o->img.nsites == 0 && !nrcap)
 		return 0;
 
@@ -533,8 +549,9 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		s->id = site_next_id + (uint32_t)nadd;
 		nadd++;
 	}
-	/* Functions built without a site: relocated entries (entries.c). */
-	size_t nrel = 0;
+	/* Functions built without a site: relocated entries (entries.c),
+	 * their ids after the compiler sites'. */
+	size_t nrel = 0, ncomp = nadd;
 	if (!err && nrcap && o->caller) {
 		err = entries_relocate(o, self_base, main, sites_defer, client.dispatch,
 				       &site_tab[site_count + nadd], nrcap, &pe[nconv], &nrel);
@@ -554,7 +571,10 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		/* Running code (an attach): written by sites_commit_deferred()
 		 * with every other thread stopped out of the sequences; until
 		 * then the sites are not patched (DISABLED). */
-		err = patch_early_prepare(pe, nconv, &o->pending);
+		size_t nc = nconv - nrel; /* pe: the compiler sites', then the entries' */
+		err = nc ? patch_early_prepare(pe, nc, &o->pending) : 0;
+		if (!err && nrel)
+			err = patch_early_prepare(pe + nc, nrel, &o->rel_pending);
 		for (size_t i = 0; !err && i < nadd; i++)
 			site_tab[site_count + i].flags |= SITE_FL_DISABLED;
 		nconv = 0;
@@ -567,13 +587,15 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		err = patch_write_data(lits, nlit);
 	if (err) {
 		dft_log("%s: cannot convert its sites to NOPs: %s", path, patch_last_error());
-		nadd = 0;
+		nadd = ncomp = 0;
 	}
 	free(pe);
 	free(lits);
 	free(addrs);
-	o->nsites = nadd;
+	o->nsites = ncomp;
 	o->id0 = site_next_id;
+	o->nreloc = nadd - ncomp;
+	o->rel_id0 = site_next_id + (uint32_t)ncomp;
 	sites_converted += nconv;
 	sites_refused += nref;
 	site_count += nadd;
@@ -593,7 +615,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 static void object_remove(size_t idx)
 {
 	struct dft_object *o = obj_tab[idx];
-	if (o->nsites) {
+	if (object_has_sites(o)) {
 		client.removed(o->lo, o->hi);
 		if (o->blocks) /* the relocated entries' sites */
 			patch_points_remove_range(o->blocks, o->blocks + o->blocks_len);
@@ -730,33 +752,144 @@ int sites_init_deferred(void)
  * inside our dlopen wrapper could hold it: -EAGAIN, the agent lets the
  * program run a moment and tries again), and no allocation.
  */
-int sites_commit_deferred(size_t *converted)
+/* Write O's prepared conversion (RELOC 0) or relocated entries' jumps (1),
+ * then enable those sites. No allocation: the world is stopped. */
+static int commit_one(struct dft_object *o, int reloc, size_t *converted)
+{
+	struct patch_prep **pend = reloc ? &o->rel_pending : &o->pending;
+	struct patch_prep **done = reloc ? &o->rel_committed : &o->committed;
+	int err = patch_early_commit(*pend);
+	if (err) {
+		dft_log("%s: cannot %s: %s", o->path,
+			reloc ? "patch the entries of its functions" : "convert its sites to NOPs",
+			patch_last_error());
+		return err; /* its sites stay DISABLED */
+	}
+	size_t n = 0;
+	for (size_t k = 0; k < site_count; k++)
+		if (site_tab[k].obj == o && o->caller &&
+		    !(site_tab[k].flags & SITE_FL_RELOC) == !reloc) {
+			site_tab[k].flags &= ~SITE_FL_DISABLED;
+			n++;
+		}
+	*converted += n;
+	sites_converted += n;
+	/* freed later, outside this stopped world */
+	*done = *pend;
+	*pend = NULL;
+	return 0;
+}
+
+int sites_commit_deferred(size_t *converted, uint64_t *ips, size_t nips, size_t *moved)
 {
 	*converted = 0;
+	*moved = 0;
 	if (!patch_trylock())
 		return -EAGAIN;
+	/* Before any entry's jump: every thread stopped inside the bytes it
+	 * replaces goes to their copy in the block, where it runs on as it
+	 * would have. One that is not at an instruction there cannot be:
+	 * then no entry is patched. */
+	int err = 0, movable = 1;
+	for (size_t i = 0; i < nips && movable; i++) {
+		uintptr_t ip = (uintptr_t)ips[i];
+		if (entries_move_ip(&ip) < 0)
+			movable = 0;
+	}
+	for (size_t i = 0; i < nips && movable; i++) {
+		uintptr_t ip = (uintptr_t)ips[i];
+		if (entries_move_ip(&ip) > 0) {
+			ips[i] = ip;
+			(*moved)++;
+		}
+	}
+	if (!movable)
+		dft_log("a thread is stopped inside an entry to relocate, not at an instruction: "
+			"no entry is patched");
+	for (size_t i = 0; i < obj_count; i++) {
+		struct dft_object *o = obj_tab[i];
+		int e = o->pending ? commit_one(o, 0, converted) : 0;
+		if (!e && o->rel_pending && movable)
+			e = commit_one(o, 1, converted);
+		if (e && !err)
+			err = e;
+	}
+	patch_unlock();
+	return err;
+}
+
+/*
+ * Under attach, once the configuration has come: the selected entries of
+ * every object found are relocated, as object_add does at start-up, their
+ * jumps prepared (rel_pending) for the commit. The process runs meanwhile:
+ * the blocks are new memory nobody executes yet. *NOUT: how many.
+ */
+int sites_relocate_attached(size_t *nout)
+{
+	*nout = 0;
+	entries_config_changed();
+	if (!entries_wanted())
+		return 0;
+	patch_lock();
 	int err = 0;
 	for (size_t i = 0; i < obj_count && !err; i++) {
 		struct dft_object *o = obj_tab[i];
-		if (!o->pending)
+		if (o->blocks || !entries_object_wanted(o, o->main) || elf_load_entries(&o->img) ||
+		    !o->img.nentries)
 			continue;
-		err = patch_early_commit(o->pending);
-		if (err) {
-			dft_log("%s: cannot convert its sites to NOPs: %s", o->path,
-				patch_last_error());
-			continue; /* its sites stay DISABLED */
+		if (!o->region) { /* no compiler site: no region yet */
+			o->region = region_for(o->lo, o->hi);
+			o->caller = o->region ? o->region->base + REGION_CALLER : 0;
 		}
-		size_t n = 0;
-		for (size_t k = 0; k < site_count; k++)
-			if (site_tab[k].obj == o && o->caller) {
-				site_tab[k].flags &= ~SITE_FL_DISABLED;
-				n++;
+		if (!o->caller)
+			continue;
+		size_t cap = o->img.nentries, n = 0;
+		struct site *nst = realloc(site_tab, (site_count + cap + 1) * sizeof(*nst));
+		if (nst)
+			site_tab = nst;
+		struct patch_entry *pe = malloc(cap * sizeof(*pe));
+		uintptr_t *addrs = malloc(2 * cap * sizeof(*addrs));
+		if (!nst || !pe || !addrs)
+			err = -ENOMEM;
+		if (!err)
+			err = entries_relocate(o, self_base, o->main, 1, client.dispatch,
+					       &site_tab[site_count], cap, pe, &n);
+		for (size_t k = 0; !err && k < n; k++) {
+			struct site *s = &site_tab[site_count + k];
+			s->id = site_next_id + (uint32_t)k;
+			s->flags |= SITE_FL_DISABLED; /* until the commit */
+			addrs[2 * k] = s->at;
+			addrs[2 * k + 1] = pe[k].addr;
+		}
+		if (!err && n)
+			err = patch_points_add(addrs, 2 * n);
+		if (!err && n)
+			err = patch_early_prepare(pe, n, &o->rel_pending);
+		free(pe);
+		free(addrs);
+		if (err || !n) {
+			/* nothing of it was written: the arena goes */
+			if (o->blocks) {
+				patch_points_remove_range(o->blocks, o->blocks + o->blocks_len);
+				munmap((void *)o->blocks, o->blocks_len);
 			}
-		*converted += n;
-		sites_converted += n;
-		/* freed later, outside this stopped world */
-		o->committed = o->pending;
-		o->pending = NULL;
+			o->blocks = 0;
+			o->nreloc = 0;
+			entries_free(o);
+			continue;
+		}
+		o->rel_id0 = site_next_id;
+		o->nreloc = n;
+		site_count += n;
+		site_next_id += (uint32_t)n;
+		*nout += n;
+		qsort(site_tab, site_count, sizeof(*site_tab), cmp_site);
+		sites_gen++;
+		id_hash_rebuild();
+		void (*added)(struct dft_object *) = CORE_HOOK(object_added);
+		if (added)
+			added(o);
+		client.added(o->lo, o->hi);
 	}
 	patch_unlock();
 	return err;
@@ -778,6 +911,8 @@ void sites_free_committed(void)
 	for (size_t i = 0; i < obj_count; i++) {
 		patch_early_free(obj_tab[i]->committed);
 		obj_tab[i]->committed = NULL;
+		patch_early_free(obj_tab[i]->rel_committed);
+		obj_tab[i]->rel_committed = NULL;
 	}
 	patch_unlock();
 }
@@ -798,11 +933,70 @@ const char *sites_code_at(uintptr_t ip)
 		if (obj_tab[i]->thunks && ip >= obj_tab[i]->thunks &&
 		    ip < obj_tab[i]->thunks + obj_tab[i]->thunks_len)
 			return "a graph thunk";
+		if (obj_tab[i]->rthunks && ip >= obj_tab[i]->rthunks &&
+		    ip < obj_tab[i]->rthunks + obj_tab[i]->rthunks_len)
+			return "a graph thunk";
 		if (obj_tab[i]->blocks && ip >= obj_tab[i]->blocks &&
-		    ip < obj_tab[i]->blocks + obj_tab[i]->blocks_len)
+		    ip < obj_tab[i]->blocks + obj_tab[i]->blocks_len) {
+			/* in an entry's copy: moved back at the restore */
+			uintptr_t to = ip;
+			if (obj_tab[i]->rel_restore && entries_move_back(obj_tab[i], &to) > 0)
+				return NULL;
 			return "a relocated entry's block";
+		}
 	}
 	return NULL;
+}
+
+/* Detach, the process running, every site a NOP: prepare writing back
+ * the entries relocated under attach. */
+int sites_detach_prepare(void)
+{
+	patch_lock();
+	int err = 0;
+	for (size_t i = 0; i < obj_count && !err; i++)
+		err = entries_restore_prepare(obj_tab[i]);
+	/* No entry is relocated from now on (a dlopen meanwhile finds no
+	 * decoder): it may go. The C library's dlclose, not our wrapper. */
+	int (*close_lib)(void *) = (int (*)(void *))dft_real("dlclose");
+	if (!err && close_lib)
+		arch_reloc_unload(close_lib);
+	patch_unlock();
+	return err;
+}
+
+/* Every other thread stopped, none in our code but the relocated copies
+ * of entries (sites_code_at): the entries back as they were, and
+ * each of IPS inside a block moved to the original instruction. An entry
+ * that cannot be put back (its bytes changed) keeps its jump, and its
+ * arena stays mapped for it, with the threads inside. No allocation,
+ * patch_lock by trylock. */
+int sites_detach_restore(uint64_t *ips, size_t nips)
+{
+	if (!patch_trylock())
+		return -EAGAIN;
+	for (size_t i = 0; i < obj_count; i++) {
+		struct dft_object *o = obj_tab[i];
+		if (!o->rel_restore)
+			continue;
+		if (patch_early_commit(o->rel_restore)) {
+			dft_log("%s: cannot put its functions' entries back (%s): their relocated "
+				"code stays mapped",
+				o->path, patch_last_error());
+			o->blocks = 0; /* not unmapped: the entries still jump there */
+		}
+		for (size_t k = 0; k < nips && o->blocks; k++) {
+			uintptr_t ip = (uintptr_t)ips[k];
+			if (entries_move_back(o, &ip) > 0)
+				ips[k] = ip;
+		}
+		/* done either way: a second detach_finish must not try again
+		 * (rel_committed was freed at start; object_free frees it) */
+		o->rel_committed = o->rel_restore;
+		o->rel_restore = NULL;
+	}
+	patch_unlock();
+	return 0;
 }
 
 /* Every site is a NOP and no thread is in any of this code (the caller

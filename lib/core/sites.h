@@ -119,20 +119,37 @@ struct dft_object {
 	struct elf_image img;
 	uintptr_t caller; /* common trampoline copy within rel32 reach */
 	struct region *region;
-	int seen; /* marks objects still loaded during a rescan */
-	size_t nsites;
-	uint32_t id0;	  /* its sites' ids are id0 .. id0 + nsites - 1 */
+	int seen;	  /* marks objects still loaded during a rescan */
+	size_t nsites;	  /* compiler sites */
+	uint32_t id0;	  /* their ids are id0 .. id0 + nsites - 1 */
 	uintptr_t thunks; /* graph shortcut thunks, by id - id0 (patch_lock); 0: none yet */
 	/* An attach's conversion, prepared and not yet written (patch_lock);
 	 * after the commit, kept until it can be freed (see sites.c). */
 	struct patch_prep *pending, *committed;
 	size_t thunks_len;
 	int main; /* the program itself (not a library) */
-	/* Relocated entries (entries.c): their blocks' arena, next to the
-	 * region, unmapped with the object; how many were made and refused. */
+	/* Relocated entries (entries.c), all made at once: their blocks'
+	 * arena, next to the region, unmapped with the object; how many were
+	 * made (ids rel_id0 .. rel_id0 + nreloc - 1) and refused; their
+	 * preserving graph thunks, by id - rel_id0. All under patch_lock. */
 	uintptr_t blocks;
 	size_t blocks_len, nreloc, nreloc_refused;
+	uint32_t rel_id0;
+	uintptr_t rthunks;
+	size_t rthunks_len;
+	/* Made under attach: the entries' jumps prepared (rel_pending, then
+	 * as pending above), what a thread stopped inside replaced bytes and
+	 * detach need (moves, entries.c), detach's writes back (rel_restore). */
+	struct patch_prep *rel_pending, *rel_committed, *rel_restore;
+	struct entry_move *moves;
+	size_t nmoves;
 };
+
+/* Has O any site, compiled or relocated? */
+static inline int object_has_sites(const struct dft_object *o)
+{
+	return o->nsites || o->nreloc;
+}
 
 extern struct site *site_tab HIDDEN; /* sorted by addr */
 extern size_t site_count HIDDEN;
@@ -232,9 +249,11 @@ static inline int sites_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t h
  * CAP sites into OUT for its selected functions without a compiler site,
  * their blocks written, and the entries' jumps into PE (to write), *NOUT of
  * each; CENTRY: the C entry of the arena's preserving trampoline
- * (o->blocks); DEFERRED: an attach's scan (none is made then). 0 or
- * -errno. patch_lock held. */
+ * (o->blocks); DEFERRED: under attach, the moves kept for the commit and
+ * detach (o->moves). 0 or -errno. patch_lock held. */
 int entries_wanted(void) HIDDEN;
+/* Might DYNFTRACE_PATCH select functions of O (MAIN: the program)? */
+int entries_object_wanted(const struct dft_object *o, int main) HIDDEN;
 /* entries.c: LEN bytes of writable memory filled with traps beside O's
  * region, within reach of its code, the region and its blocks (graph thunks,
  * the blocks' arena); 0 if none. patch_lock held. */
@@ -242,4 +261,20 @@ uintptr_t sites_map_near(const struct dft_object *o, size_t len) HIDDEN;
 struct patch_entry;
 int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferred, void *centry,
 		     struct site *out, size_t cap, struct patch_entry *pe, size_t *nout) HIDDEN;
+/* The configuration changed (an attach's arrived): read DYNFTRACE_PATCH
+ * again. */
+void entries_config_changed(void) HIDDEN;
+/* With every other thread stopped: if *IP lies inside bytes that a
+ * relocated entry made under attach replaces, point it at the same
+ * instruction's copy (1); 0: not inside any; -EFAULT: inside, not at an
+ * instruction. No allocation. */
+int entries_move_ip(uintptr_t *ip) HIDDEN;
+/* Detach: prepare writing back the entries O's relocation replaced
+ * (o->rel_restore). */
+int entries_restore_prepare(struct dft_object *o) HIDDEN;
+/* Detach, O's entries written back: *IP in one of its blocks goes to the
+ * same instruction in the original code (1); 0: not in a block; -EFAULT:
+ * in its arena but not at a copied instruction (the trampoline). */
+int entries_move_back(const struct dft_object *o, uintptr_t *ip) HIDDEN;
+void entries_free(struct dft_object *o) HIDDEN;
 #endif

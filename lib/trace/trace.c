@@ -89,7 +89,7 @@ static void write_sites(const struct dft_object *only)
 	}
 	for (size_t i = 0; i < obj_count; i++) {
 		const struct dft_object *o = obj_tab[i];
-		if ((only && o != only) || !o->nsites)
+		if ((only && o != only) || !object_has_sites(o))
 			continue;
 		fprintf(m, "%lx %lx %lx %s\n", (unsigned long)o->lo, (unsigned long)o->hi,
 			(unsigned long)o->bias, o->path);

@@ -65,13 +65,17 @@ static struct {
 	csh h;
 	cs_insn *insn;
 	__typeof__(cs_disasm_iter) *disasm_iter;
-} cs = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, -ENOENT, 0, NULL, NULL};
+	void *lib;
+	__typeof__(cs_close) *close;
+	__typeof__(cs_free) *free;
+} cs = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, -ENOENT, 0, NULL, NULL, NULL, NULL, NULL};
 
 /*
  * dlmopen in the base namespace is dlopen, without the runtime's own dlopen
  * wrapper (interpose.c): that one takes the unload lock and rescans, and a
  * relocation may be asked for with patch_lock held. The loader's lock comes
- * after patch_lock in the lock order. Never closed (dlclose is wrapped too).
+ * after patch_lock in the lock order. Closed only for a detach
+ * (arch_reloc_unload: the runtime leaves the process).
  */
 static void cs_load(void)
 {
@@ -85,7 +89,10 @@ static void cs_load(void)
 	__typeof__(cs_malloc) *alloc = (__typeof__(cs_malloc) *)dlsym(lib, "cs_malloc");
 	__typeof__(cs_close) *close_ = (__typeof__(cs_close) *)dlsym(lib, "cs_close");
 	cs.disasm_iter = (__typeof__(cs_disasm_iter) *)dlsym(lib, "cs_disasm_iter");
-	if (!open_ || !option || !alloc || !close_ || !cs.disasm_iter ||
+	cs.free = (__typeof__(cs_free) *)dlsym(lib, "cs_free");
+	cs.lib = lib;
+	cs.close = close_;
+	if (!open_ || !option || !alloc || !close_ || !cs.disasm_iter || !cs.free ||
 	    open_(CS_ARCH_X86, CS_MODE_64, &cs.h) != CS_ERR_OK)
 		return;
 	/* Detail: the operands, to find RIP-relative ones. */
@@ -367,6 +374,21 @@ static int emit(uint8_t *p, uintptr_t at, const uint8_t *code, const struct insn
 
 /* ---- the operation ------------------------------------------------------- */
 
+void arch_reloc_unload(int (*close_lib)(void *))
+{
+	pthread_mutex_lock(&cs.lock);
+	if (!cs.err) {
+		cs.free(cs.insn, 1);
+		cs.close(&cs.h);
+		cs.insn = NULL;
+		cs.err = -ENOENT; /* no decoder from now on */
+	}
+	if (cs.lib)
+		close_lib(cs.lib);
+	cs.lib = NULL;
+	pthread_mutex_unlock(&cs.lock);
+}
+
 size_t arch_reloc_max(void)
 {
 	return RELOC_MAX;
@@ -453,6 +475,7 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 		r->calls |= ins[i].kind == K_CALL;
 	}
 	r->ninsn = (uint8_t)n;
+	r->end = (uint8_t)pos;
 	pos += emit_jmp(buf + pos, dst + (uintptr_t)pos, hi);
 
 	/* Any direct branch of the function into the replaced bytes? */
