@@ -1023,5 +1023,6 @@ void sites_detach_free(void)
 	site_count = 0;
 	free(id_hash);
 	id_hash = NULL;
+	entries_config_changed(); /* the globs go */
 	patch_detach_free();
 }

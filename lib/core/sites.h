@@ -261,8 +261,8 @@ uintptr_t sites_map_near(const struct dft_object *o, size_t len) HIDDEN;
 struct patch_entry;
 int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferred, void *centry,
 		     struct site *out, size_t cap, struct patch_entry *pe, size_t *nout) HIDDEN;
-/* The configuration changed (an attach's arrived): read DYNFTRACE_PATCH
- * again. */
+/* The configuration changed (an attach's arrived, or a detach): forget
+ * DYNFTRACE_PATCH's globs, read it again when asked. */
 void entries_config_changed(void) HIDDEN;
 /* With every other thread stopped: if *IP lies inside bytes that a
  * relocated entry made under attach replaces, point it at the same
