@@ -60,6 +60,82 @@ static uint64_t du(const char *path, int depth)
 }
 
 /* Distinct threads: with a stream, or only named by a "lost:" line. */
+/* The functions patched by relocation (-P) and the refused ones with
+ * why, from the processes' patch-*.txt (lib/trace/trace.c); each object
+ * once, however many processes loaded it. */
+#define REFUSED_SHOWN 20
+static void print_patched(const char *dir, FILE *out)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	char **seen = NULL, line[4096], *some[REFUSED_SHOWN];
+	size_t nseen = 0, patched = 0, refused = 0, shown = 0, objects = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (strncmp(de->d_name, "patch-", 6) || len < 4 ||
+		    strcmp(de->d_name + len - 4, ".txt"))
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		int skip = 0;
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+			char *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
+			if (!t3)
+				continue; /* damaged: not ours to guess */
+			*t1++ = 0, *t2++ = 0, *t3++ = 0;
+			if (!strcmp(line, "patched")) {
+				skip = 0;
+				for (size_t i = 0; i < nseen && !skip; i++)
+					skip = !strcmp(seen[i], t3);
+				char **v = skip ? seen : realloc(seen, (nseen + 1) * sizeof(*v));
+				if (!skip && v && (v[nseen] = strdup(t3))) {
+					seen = v;
+					nseen++;
+				} else if (!skip && v) {
+					seen = v;
+				}
+				if (skip)
+					continue;
+				objects++;
+				patched += strtoul(t1, NULL, 10);
+				refused += strtoul(t2, NULL, 10);
+			} else if (!strcmp(line, "refused") && !skip) {
+				char *s = NULL;
+				if (shown < REFUSED_SHOWN &&
+				    asprintf(&s, "#   refused      : %s in %s: %s\n", t1, t2, t3) <
+					0)
+					s = NULL;
+				if (shown < REFUSED_SHOWN)
+					some[shown] = s;
+				shown++;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	for (size_t i = 0; i < nseen; i++)
+		free(seen[i]);
+	free(seen);
+	if (objects)
+		fprintf(out, "# patched (-P)   : %zu functions in %zu object%s, %zu refused\n",
+			patched, objects, objects == 1 ? "" : "s", refused);
+	for (size_t i = 0; i < shown && i < REFUSED_SHOWN; i++) {
+		if (some[i])
+			fputs(some[i], out);
+		free(some[i]);
+	}
+	if (shown > REFUSED_SHOWN)
+		fprintf(out, "#   ...          : %zu more refused (patch-*.txt lists them)\n",
+			shown - REFUSED_SHOWN);
+}
+
 static size_t count_threads(const struct tr_session *s)
 {
 	size_t n = 0;
@@ -227,6 +303,7 @@ int info_run(struct tr_session *s, FILE *out)
 	if (calls)
 		fprintf(out, "# bytes per call : %.1f (stream files, page padding included)\n",
 			(double)stream_bytes / (double)calls);
+	print_patched(s->dir, out);
 	tr_print_losses(s, out, "# ");
 	return views_finish(s, out, 0);
 }

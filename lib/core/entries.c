@@ -38,6 +38,7 @@
  * Everything here runs under patch_lock (sites.c).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -139,6 +140,25 @@ static int selected(const char *name, const struct dft_object *o, int main)
 	return sel;
 }
 
+/* Keep why O's entry I was not patched (o->refusals, for the session's
+ * report), and say it with DYNFTRACE_VERBOSE. */
+static void refuse(struct dft_object *o, size_t *n, int32_t i, const char *why)
+{
+	(*n)++;
+	dft_debug("%s: %s not patched: %s", o->path, elf_entry_name(&o->img, &o->img.entries[i]),
+		  why);
+	if (o->nrefusals % 64 == 0) {
+		struct entry_refusal *v =
+		    realloc(o->refusals, (o->nrefusals + 64) * sizeof(*o->refusals));
+		if (!v)
+			return; /* counted all the same */
+		o->refusals = v;
+	}
+	struct entry_refusal *r = &o->refusals[o->nrefusals++];
+	r->entry = i;
+	snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
 static int move_cmp(const void *a, const void *b)
 {
 	const struct entry_move *x = a, *y = b;
@@ -213,10 +233,9 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		 * not a .cold part. */
 		if (a < o->lo || a + ARCH_SITE_SIZE > o->hi ||
 		    (f->flags & (ENTRY_IFUNC | ENTRY_MIDFRAME)) || strstr(name, ".cold")) {
-			refused++;
-			dft_debug("%s: %s not patched: %s", o->path, name,
-				  f->flags & ENTRY_IFUNC ? "an ifunc resolver"
-							 : "not entered by a call");
+			refuse(o, &refused, (int32_t)i,
+			       f->flags & ENTRY_IFUNC ? "an ifunc resolver"
+						      : "not entered by a call");
 			continue;
 		}
 		cand[nc++] = (int32_t)i;
@@ -260,10 +279,8 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		if (!err && r.calls)
 			err = -ENOTSUP; /* an unwinder could not get past the block */
 		if (err) {
-			refused++;
-			dft_debug("%s: %s not patched: %s", o->path,
-				  elf_entry_name(&o->img, &o->img.entries[cand[k]]),
-				  r.calls ? "a call among its first instructions" : r.why);
+			refuse(o, &refused, cand[k],
+			       r.calls ? "a call among its first instructions" : r.why);
 			if (err == -ENOENT) {
 				dft_log("cannot patch functions by relocation: %s", r.why);
 				break;
@@ -396,6 +413,9 @@ void entries_free(struct dft_object *o)
 	free(o->moves);
 	o->moves = NULL;
 	o->nmoves = 0;
+	free(o->refusals);
+	o->refusals = NULL;
+	o->nrefusals = 0;
 }
 
 int entries_move_back(const struct dft_object *o, uintptr_t *ip)

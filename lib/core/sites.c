@@ -875,7 +875,9 @@ int sites_relocate_attached(size_t *nout)
 			}
 			o->blocks = 0;
 			o->nreloc = 0;
-			entries_free(o);
+			free(o->moves); /* the refusals stay, for the report */
+			o->moves = NULL;
+			o->nmoves = 0;
 			continue;
 		}
 		o->rel_id0 = site_next_id;

@@ -143,6 +143,15 @@ struct dft_object {
 	struct patch_prep *rel_pending, *rel_committed, *rel_restore;
 	struct entry_move *moves;
 	size_t nmoves;
+	/* The entries DYNFTRACE_PATCH selected and entries.c refused, and
+	 * why (for the session's report; patch_lock). */
+	struct entry_refusal *refusals;
+	size_t nrefusals;
+};
+
+struct entry_refusal {
+	int32_t entry; /* index into img.entries */
+	char why[100];
 };
 
 /* Has O any site, compiled or relocated? */

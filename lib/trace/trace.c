@@ -71,6 +71,35 @@ static int append_line(const char *name, const char *line)
 	return w < 0 ? -errno : 0;
 }
 
+/* The entries patched by relocation (-P) and those refused, with why:
+ * patch-IMG.txt, tab-separated lines `patched N REFUSED OBJECT` and
+ * `refused FUNCTION OBJECT WHY`, for `dynftrace info`. */
+static void write_patched(const struct dft_object *only)
+{
+	FILE *f = NULL;
+	for (size_t i = 0; i < obj_count; i++) {
+		const struct dft_object *o = obj_tab[i];
+		if ((only && o != only) || (!o->nreloc && !o->nreloc_refused))
+			continue;
+		if (!f) {
+			char path[4200];
+			snprintf(path, sizeof(path), "%s/patch-%s.txt", trace_cfg.dir,
+				 trace_cfg.img);
+			if (!(f = fopen(path, "ae")))
+				return;
+		}
+		fprintf(f, "patched\t%zu\t%zu\t%s\n", o->nreloc, o->nreloc_refused, o->path);
+		for (size_t k = 0; k < o->nrefusals; k++) {
+			const struct entry_refusal *r = &o->refusals[k];
+			fprintf(f, "refused\t%s\t%s\t%s\n",
+				elf_entry_name(&o->img, &o->img.entries[r->entry]), o->path,
+				r->why);
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
 /* Write the sites and maps of O (all objects when NULL). patch_lock held. */
 static void write_sites(const struct dft_object *only)
 {
@@ -94,6 +123,7 @@ static void write_sites(const struct dft_object *only)
 		fprintf(m, "%lx %lx %lx %s\n", (unsigned long)o->lo, (unsigned long)o->hi,
 			(unsigned long)o->bias, o->path);
 	}
+	write_patched(only);
 	for (size_t i = 0; i < site_count; i++) {
 		const struct site *s = &site_tab[i];
 		if (only && s->obj != only)

@@ -52,8 +52,12 @@ for cc in $compilers; do
 			nl=$(grep -c ' leaf();' "$T/replay")
 			nd=$(grep -c ' dleaf();' "$T/replay")
 			nh=$(grep -c 'loop_head' "$T/replay")
+			"$D" info -d "$T/d" >"$T/info" 2>&1
+			grep -q '^# patched (-P)   : 4 functions in 1 object, 1 refused' "$T/info" &&
+				grep -q '^#   refused      : loop_head in .*: a branch at' "$T/info" ||
+				bad="$bad [info: $(grep -E 'patched|refused' "$T/info")]"
 			if [ -z "$bad" ] && [ "$nl" -eq $N ] && [ "$nd" -eq $N ] && [ "$nh" -eq 0 ]; then
-				ok "$cc $opt $pie: output as untraced with every tracer; $nl leaf and $nd dleaf calls, loop_head untraced"
+				ok "$cc $opt $pie: output as untraced with every tracer; $nl leaf and $nd dleaf calls, loop_head untraced, info says so"
 			else
 				notok "$cc $opt $pie: $bad; leaf $nl, dleaf $nd, loop_head $nh (want $N, $N, 0)"
 				diag_file "$T/err"
