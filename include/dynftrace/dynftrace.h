@@ -76,7 +76,9 @@ typedef void (*dynftrace_func_t)(unsigned long ip, unsigned long parent_ip,
  * and restore the general registers only (rdi rsi rdx rcx r8 r9 rax r10;
  * r11 is saved in *regs but, scratch at a function's entry, not put back):
  * the traced function's xmm arguments stay live in their registers through
- * the call, and the xmm part of *regs is not filled. A callback that breaks
+ * the call, and the xmm part of *regs is not filled. (On a function patched
+ * by relocation, -P, every register is put back, r11 too: its callers may
+ * keep values in any of them.) A callback that breaks
  * the promise corrupts the traced function's floating-point arguments. The
  * list function (several ops sharing a site) saves everything anyway.
  * dynftrace_register_direct() refuses it (-EINVAL): no trampoline runs

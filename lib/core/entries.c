@@ -49,14 +49,18 @@
 #include "patch.h"
 #include "sites.h"
 
-/* One block: the function's address as callbacks see it (the site's
- * ip: the preserving trampoline reads it there), the site, then what
- * arch_reloc_entry writes. The arena starts with the preserving
- * trampoline's copy. */
-#define BLOCK_SIZE 128
-#define BLOCK_IP   8
+/* One block: the arena's preserving trampoline (where the light body,
+ * tramp.S's dft_reloc_light_tmpl, leaves what it does not handle), the
+ * site's ops literal (as CALL_OPS sites have, for that body), the
+ * function's address as callbacks see it (the site's ip: both bodies read
+ * it there), the site, then what arch_reloc_entry writes. The arena starts
+ * with the preserving trampoline's copy. */
+#define BLOCK_SIZE 144
+#define BLOCK_LIT  8
+#define BLOCK_IP   16
+#define BLOCK_SITE 24
 #define ALL_COPY   4096
-_Static_assert(BLOCK_SIZE >= BLOCK_IP + ARCH_SITE_SIZE + 109,
+_Static_assert(BLOCK_SIZE >= BLOCK_SITE + ARCH_SITE_SIZE + 109,
 	       "a block holds the longest relocation");
 
 /* What a relocated entry made under attach keeps: where a thread stopped
@@ -270,7 +274,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	for (size_t k = 0; k < nc; k++) {
 		const struct elf_entry *f = &o->img.entries[cand[k]];
 		uintptr_t a = o->bias + f->addr, blk = arena + ALL_COPY + n * BLOCK_SIZE;
-		uintptr_t site = blk + BLOCK_IP, code = site + ARCH_SITE_SIZE;
+		uintptr_t site = blk + BLOCK_SITE, code = site + ARCH_SITE_SIZE;
 		size_t avail = o->hi - a;
 		struct arch_reloc r;
 		int err = arch_reloc_entry(a, (const uint8_t *)a,
@@ -292,7 +296,9 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		e->len = ARCH_SITE_SIZE;
 		memcpy(e->old, (const void *)e->addr, ARCH_SITE_SIZE);
 		arch_site_jump(e->addr, site, e->new);
-		memcpy((void *)blk, &e->addr, sizeof(e->addr)); /* the ip callbacks see */
+		memcpy((void *)(blk + BLOCK_IP), &e->addr, sizeof(e->addr)); /* the ip */
+		memcpy((void *)blk, &arena, sizeof(arena));
+		memset((void *)(blk + BLOCK_LIT), 0, 8); /* no ops yet */
 		arch_site_nop((uint8_t *)site);
 		if (mv) {
 			struct entry_move *m = &mv[n];
@@ -311,6 +317,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		memset(s, 0, sizeof(*s));
 		s->addr = e->addr;
 		s->at = site;
+		s->lit = blk + BLOCK_LIT;
 		s->flags = SITE_FL_RELOC;
 		s->func = cand[k];
 		s->obj = o;

@@ -516,14 +516,21 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 	if (reloc) {
 		/* The arena's preserving trampoline (entries.c), or, for the
 		 * graph tracer alone, the site's preserving thunk. */
-		struct dynftrace_ops *o;
+		struct dynftrace_ops *o = want && ref == 1 ? owner_of(s) : NULL;
 		uintptr_t thunk;
 		*target = s->obj->blocks;
-		if (want && ref == 1 && (o = owner_of(s)) != NULL && (o->state & OPS_ST_GRAPH) &&
-		    (route_mask & DYNFTRACE_ROUTE_TRAMP) && (thunk = site_thunk(s)) != 0 &&
-		    arch_site_reaches(s->at, thunk)) {
+		if (o)
+			*route = ROUTE_SINGLE; /* dft_dispatch: the single ops, or the list */
+		if (o && (o->state & OPS_ST_GRAPH) && (route_mask & DYNFTRACE_ROUTE_TRAMP) &&
+		    (thunk = site_thunk(s)) != 0 && arch_site_reaches(s->at, thunk)) {
 			*target = thunk;
 			*route = ROUTE_GRAPH;
+		} else if (o && ops_light(o) && (route_mask & DYNFTRACE_ROUTE_CALL_OPS) &&
+			   arch_site_reaches(s->at, r->base + REGION_RELOC_LIGHT)) {
+			/* The block's literal holds the ops, as CALL_OPS's does. */
+			*target = r->base + REGION_RELOC_LIGHT;
+			*route = ROUTE_CALLOPS;
+			*lit = (uintptr_t)o;
 		}
 	} else if (want && s->direct) {
 		/* A direct call owns the site (register_ftrace_direct). */
@@ -571,6 +578,12 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 	return ACT_IGNORE;
 }
 
+static int entry_addr_cmp(const void *a, const void *b)
+{
+	const struct patch_entry *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 /* Turn every enabled site back into a NOP after a kill; best effort. */
 static void disable_all(void)
 {
@@ -607,6 +620,7 @@ static void disable_all(void)
 		memcpy(e->old, &s->lit_val, 8);
 		memset(e->new, 0, 8);
 	}
+	qsort(v, n, sizeof(*v), entry_addr_cmp); /* see update_sites */
 	if (patch_write_data(v, n) == 0)
 		for (size_t i = 0; i < site_count; i++)
 			site_tab[i].lit_val = 0;
@@ -664,12 +678,17 @@ static int update_sites(void)
 			site_insn(s->at, route, target, e->new);
 		act[n++] = (uint32_t)i;
 	}
+	/* By address: a relocated entry's literal lies in its arena, not by
+	 * its function. */
+	qsort(lv, nl, sizeof(*lv), entry_addr_cmp);
 	err = patch_write_data(lv, nl);
 	if (err == 0) {
-		/* lv[] follows site order */
-		for (size_t i = 0, k = 0; i < site_count && k < nl; i++)
-			if (site_tab[i].lit == lv[k].addr)
-				memcpy(&site_tab[i].lit_val, lv[k++].new, 8);
+		for (size_t i = 0; i < site_count; i++) {
+			struct site *s = &site_tab[i];
+			struct patch_entry key = {.addr = s->lit}, *l;
+			if (s->lit && (l = bsearch(&key, lv, nl, sizeof(*lv), entry_addr_cmp)))
+				memcpy(&s->lit_val, l->new, 8);
+		}
 		err = patch_batch(v, n);
 	}
 	if (err == 0) {

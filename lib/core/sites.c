@@ -100,7 +100,8 @@ uint64_t site_func_size(const struct site *s)
  *   +5120  light per-ops body (dft_ops_light_tmpl): general registers only,
  *          the common case in assembly, else it jumps to the +2048 body
  *   +6144  light CALL_OPS body (dft_callops_light_tmpl): general registers
- *          only, for a literal holding a GPR_ONLY ops, else the +1024 copy
+ *          only, for a literal holding a GPR_ONLY ops, else the +1024 copy;
+ *          512 bytes into it, the relocated entries' light body
  *   +7168  REGION_STUBS stubs, stub k hands `region << 12 | k` to its body,
  *          body +2048 for the first REGION_STUBS_FULL, +5120 for the rest
  * Each template has REGION_COPY_MAX (1 KiB) of room: the full ones keep
@@ -205,6 +206,19 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl,
 			 dft_callops_light_tmpl_seq, (void *)seq);
 		put_slot(b, REGION_CALLOPS_LIGHT, dft_callops_light_tmpl, dft_callops_light_tmpl_gp,
+			 (void *)gp);
+		if (dft_callops_light_tmpl_end - dft_callops_light_tmpl >
+			REGION_RELOC_LIGHT - REGION_CALLOPS_LIGHT ||
+		    dft_reloc_light_tmpl_end - dft_reloc_light_tmpl >
+			REGION_STUB0 - REGION_RELOC_LIGHT)
+			abort(); /* the copies would overlap */
+		memcpy(b + REGION_RELOC_LIGHT, dft_reloc_light_tmpl,
+		       (size_t)(dft_reloc_light_tmpl_end - dft_reloc_light_tmpl));
+		put_slot(b, REGION_RELOC_LIGHT, dft_reloc_light_tmpl, dft_reloc_light_tmpl_tls,
+			 (void *)tls);
+		put_slot(b, REGION_RELOC_LIGHT, dft_reloc_light_tmpl, dft_reloc_light_tmpl_seq,
+			 (void *)seq);
+		put_slot(b, REGION_RELOC_LIGHT, dft_reloc_light_tmpl, dft_reloc_light_tmpl_gp,
 			 (void *)gp);
 		for (uint32_t k = 0; k < REGION_STUBS; k++) {
 			uint8_t *st = (uint8_t *)b + REGION_STUB0 + ARCH_STUB_SIZE * k;

@@ -38,8 +38,10 @@ struct dynftrace_ops;
 #define REGION_GEXIT   4096 /* ... and exit (dft_gexit_tmpl) */
 /* The preserving thunks' entry and exit (relocated entries), in the room
  * left after the copies above. */
-#define REGION_GRAPH_ALL     (REGION_GRAPH + 512)
-#define REGION_GEXIT_ALL     (REGION_GEXIT + 512)
+#define REGION_GRAPH_ALL (REGION_GRAPH + 512)
+#define REGION_GEXIT_ALL (REGION_GEXIT + 512)
+/* The light body of relocated entries (dft_reloc_light_tmpl), likewise. */
+#define REGION_RELOC_LIGHT   (REGION_CALLOPS_LIGHT + 512)
 #define REGION_OPS_LIGHT     5120 /* per-ops body saving general registers only */
 #define REGION_CALLOPS_LIGHT 6144 /* CALL_OPS body saving general registers only */
 #define REGION_COPY_MAX	     1024 /* room for each template copy */

@@ -8,11 +8,21 @@
  * the graph tracer's depth limit: target_fn is then untraced through its
  * thunk). Prints "ok N" after N rounds, or each register that changed.
  * Usage: regs [ROUNDS [outer]].
+ *
+ * Built with -DREGS_API and linked with the runtime (DYNFTRACE_PATCH=
+ * target_fn), `regs ROUNDS api` registers callbacks on target_fn itself:
+ * a DYNFTRACE_OPS_FL_GPR_ONLY one (the light body of relocated entries:
+ * route call_ops), a full one (the preserving trampoline), then both (the
+ * list); every call counted exactly, the ip target_fn's, every register
+ * kept.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef REGS_API
+#include <dynftrace/dynftrace.h>
+#endif
 
 #define NGPR 15 /* rax rbx rcx rdx rsi rdi rbp r8-r15 */
 
@@ -100,23 +110,8 @@ void outer_fn(struct state *, void (*)(struct state *));
 static const char *const gname[NGPR] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8",
 					"r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
 
-int main(int argc, char **argv)
+static int run(void (*probe)(struct state *), int rounds, int outer, int nvec, int vlen, int nk)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 1000;
-	int outer = argc > 2 && !strcmp(argv[2], "outer");
-	void (*probe)(struct state *) = probe_sse;
-	int nvec = 16, vlen = 16, nk = 0;
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
-		probe = probe_avx512;
-		nvec = 32, vlen = 64, nk = 8;
-	} else if (__builtin_cpu_supports("avx")) {
-		probe = probe_avx;
-		vlen = 32;
-	}
-	for (int i = 0; i < 33; i++)
-		for (int j = 0; j < 64; j++)
-			pat[i][j] = (uint8_t)(i * 64 + j + 1);
 	int bad = 0;
 	for (int r = 0; r < rounds && bad < 8; r++) {
 		struct state st;
@@ -139,6 +134,95 @@ int main(int argc, char **argv)
 			if (memcmp(&st.k[i], &pat[32][i * 8], 8) && bad++ < 8)
 				printf("BAD k%d\n", i);
 	}
+	return bad;
+}
+
+#ifdef REGS_API
+static unsigned long calls[2], wrong_ip;
+void target_fn(void);
+
+#define CB_ATTR __attribute__((target("general-regs-only"), no_sanitize("address", "undefined")))
+CB_ATTR static void count_cb(unsigned long ip, unsigned long parent, struct dynftrace_ops *op,
+			     struct dynftrace_regs *regs)
+{
+	(void)parent;
+	(void)regs;
+	__atomic_fetch_add(&calls[op->private != NULL], 1, __ATOMIC_RELAXED);
+	if (ip != (unsigned long)(uintptr_t)target_fn)
+		__atomic_fetch_add(&wrong_ip, 1, __ATOMIC_RELAXED);
+}
+
+static const char *route;
+static int route_cb(const struct dynftrace_site_info *si, void *data)
+{
+	(void)data;
+	if (si->func && !strcmp(si->func, "target_fn"))
+		route = si->route;
+	return 0;
+}
+
+/* ROUNDS calls with OPS registered (COUNTS: what each must count), on
+ * route WANT. */
+static int api_step(const char *what, struct dynftrace_ops **ops, int nops, const char *want,
+		    void (*probe)(struct state *), int rounds, int nvec, int vlen, int nk)
+{
+	int bad = 0;
+	calls[0] = calls[1] = wrong_ip = 0;
+	for (int i = 0; i < nops; i++)
+		if (dynftrace_set_filter(ops[i], "target_fn", 1) || dynftrace_register_ops(ops[i]))
+			return printf("BAD %s: cannot register\n", what), 1;
+	route = NULL;
+	dynftrace_for_each_site_info(route_cb, NULL);
+	if (!route || strcmp(route, want))
+		bad++, printf("BAD %s: route %s, not %s\n", what, route ? route : "none", want);
+	bad += run(probe, rounds, 0, nvec, vlen, nk);
+	for (int i = 0; i < nops; i++) {
+		unsigned long c = calls[ops[i]->private != NULL];
+		if (c != (unsigned long)rounds)
+			bad++, printf("BAD %s: %lu calls counted, not %d\n", what, c, rounds);
+		dynftrace_unregister_ops(ops[i]);
+	}
+	if (wrong_ip)
+		bad++, printf("BAD %s: %lu calls saw another ip\n", what, wrong_ip);
+	return bad;
+}
+
+static int api(void (*probe)(struct state *), int rounds, int nvec, int vlen, int nk)
+{
+	static struct dynftrace_ops light = {.func = count_cb, .flags = DYNFTRACE_OPS_FL_GPR_ONLY};
+	static struct dynftrace_ops full = {.func = count_cb, .private = &full};
+	struct dynftrace_ops *both[] = {&light, &full};
+	int bad = api_step("light", both, 1, "call_ops", probe, rounds, nvec, vlen, nk);
+	bad += api_step("full", both + 1, 1, "ops", probe, rounds, nvec, vlen, nk);
+	bad += api_step("both", both, 2, "list", probe, rounds, nvec, vlen, nk);
+	return bad;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 1000;
+	int outer = argc > 2 && !strcmp(argv[2], "outer");
+	void (*probe)(struct state *) = probe_sse;
+	int nvec = 16, vlen = 16, nk = 0;
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+		probe = probe_avx512;
+		nvec = 32, vlen = 64, nk = 8;
+	} else if (__builtin_cpu_supports("avx")) {
+		probe = probe_avx;
+		vlen = 32;
+	}
+	for (int i = 0; i < 33; i++)
+		for (int j = 0; j < 64; j++)
+			pat[i][j] = (uint8_t)(i * 64 + j + 1);
+	int bad;
+#ifdef REGS_API
+	if (argc > 2 && !strcmp(argv[2], "api"))
+		bad = api(probe, rounds, nvec, vlen, nk);
+	else
+#endif
+		bad = run(probe, rounds, outer, nvec, vlen, nk);
 	if (!bad)
 		printf("ok %d\n", rounds);
 	return bad != 0;

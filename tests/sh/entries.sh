@@ -123,6 +123,17 @@ else
 		fi
 	done
 fi
+# The same through the API: a GPR_ONLY callback (the light body), a full
+# one (the preserving trampoline), both (the list); exact counts.
+if ! cc_prog "$T/regs-api" "$S/regs.c" -O2 -DREGS_API -I"$TOP/include" 2>"$T/build.log"; then
+	notok "build regs with the API"
+	diag_file "$T/build.log"
+else
+	got=$(DYNFTRACE_PATCH=target_fn "$T/regs-api" 2000 api 2>"$T/err")
+	[ "$got" = "ok 2000" ]
+	check $? "every register kept, every call counted, through callbacks on a relocated entry: light, full and both ($got)"
+	[ "$got" = "ok 2000" ] || diag_file "$T/err"
+fi
 
 if ! $CC -O2 "$S/libc_calls.c" -o "$T/lc" -lpthread 2>"$T/build.log"; then
 	notok "build libc_calls"

@@ -462,13 +462,19 @@ dft_ops_tmpl_end:
  * LATE, still inside the read side), call op->func(ip, parent, op, regs)
  * for the op in rdx and the site + 5 in rdi, leave the read side and put
  * the argument registers back. LIGHT_FRAME + 16(%rsp) is the parent's
- * return address (both bodies' frames end 8 bytes below the site's). */
-.macro LIGHT_CALL late
+ * return address (both bodies' frames end 8 bytes below the site's). The
+ * ip is the site's, or (RELOC) the function's, kept before its block's
+ * site. */
+.macro LIGHT_CALL late, reloc=0
 	testb	$1, %r9b
 	jnz	\late
 	cmpq	(%r10), %r9
 	jne	\late
+	.if \reloc
+	movq	-13(%rdi), %rdi		/* ip */
+	.else
 	subq	$5, %rdi		/* ip */
+	.endif
 	movq	%rdi, REGS_IP(%rsp)
 	leaq	LIGHT_FRAME+16(%rsp), %rax
 	movq	%rax, REGS_SP(%rsp)
@@ -656,6 +662,70 @@ dft_callops_light_tmpl_gp:
 	.quad	0
 dft_callops_light_tmpl_end:
 	.size	dft_callops_light_tmpl, dft_callops_light_tmpl_end - dft_callops_light_tmpl
+
+/*
+ * The light body of relocated entries (entries.c): a block whose literal
+ * holds a DYNFTRACE_OPS_FL_GPR_ONLY ops calls this copy; as the light
+ * CALL_OPS body, but every register comes back as it was, r11 too (see
+ * dft_caller_all_tmpl: callers may keep values in any register), the
+ * literal and the function's address are the block's (21 and 13 bytes
+ * before the site's end), and anything else goes to the block's arena's
+ * preserving trampoline (its address 29 bytes before), every register as
+ * the site left it. The callback touches no vector register (GPR_ONLY).
+ * Stack on entry: 0 = site + 5, 8 = parent.
+ */
+	.globl	dft_reloc_light_tmpl
+	.hidden	dft_reloc_light_tmpl
+	.globl	dft_reloc_light_tmpl_end
+	.hidden	dft_reloc_light_tmpl_end
+	.globl	dft_reloc_light_tmpl_tls
+	.hidden	dft_reloc_light_tmpl_tls
+	.globl	dft_reloc_light_tmpl_seq
+	.hidden	dft_reloc_light_tmpl_seq
+	.globl	dft_reloc_light_tmpl_gp
+	.hidden	dft_reloc_light_tmpl_gp
+	.type	dft_reloc_light_tmpl, @function
+	.p2align 4
+dft_reloc_light_tmpl:
+	.cfi_startproc
+	subq	$LIGHT_FRAME+8, %rsp
+	.cfi_def_cfa_offset 16+LIGHT_FRAME
+	SAVE_GPRS
+	LIGHT_ENTER dft_reloc_light_tmpl_tls, dft_reloc_light_tmpl_seq, dft_reloc_light_tmpl_gp, 2f
+	movq	LIGHT_FRAME+8(%rsp), %rdi	/* site + 5 */
+	movq	-21(%rdi), %rdx		/* op: the block's literal */
+	testq	%rdx, %rdx
+	jz	1f
+	testb	$DYNFTRACE_OPS_FL_GPR_ONLY_ASM, 8(%rdx)	/* op->flags */
+	jz	1f
+	LIGHT_CALL 1f, 1
+	movq	REGS_R11(%rsp), %r11
+	addq	$LIGHT_FRAME+8, %rsp
+	.cfi_remember_state
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_restore_state
+1:	/* inside the read side: leave it, the preserving trampoline decides */
+	movq	$0, THR_RCU_CTR(%r11)
+	movq	$0, THR_RECURSION(%r11)
+2:	RESTORE_GPRS
+	movq	LIGHT_FRAME+8(%rsp), %r11	/* site + 5 */
+	movq	-29(%r11), %r11		/* the arena's trampoline */
+	movq	%r11, LIGHT_FRAME(%rsp)	/* the slot below the site's */
+	movq	REGS_R11(%rsp), %r11
+	addq	$LIGHT_FRAME, %rsp
+	.cfi_def_cfa_offset 16
+	ret				/* to it, with 0 = site + 5 again */
+	.cfi_endproc
+	.p2align 3
+dft_reloc_light_tmpl_tls:
+	.quad	0
+dft_reloc_light_tmpl_seq:
+	.quad	0
+dft_reloc_light_tmpl_gp:
+	.quad	0
+dft_reloc_light_tmpl_end:
+	.size	dft_reloc_light_tmpl, dft_reloc_light_tmpl_end - dft_reloc_light_tmpl
 
 /*
  * The function-graph shortcut: a site whose only ops is the
