@@ -18,7 +18,7 @@ SHM=$(mktemp -d /dev/shm/ring_bench.XXXXXX 2>/dev/null || mktemp -d)
 trap 'rm -rf "$W" "$SHM"' EXIT
 # The runtime's flags (lib/ is built -fPIC, hidden, initial-exec TLS).
 $CC -std=gnu11 -O2 -g -D_GNU_SOURCE -I"$TOP/include" $LIB_INC -fno-strict-aliasing -fPIC -fvisibility=hidden \
-	-ftls-model=initial-exec "$TOP/lib/ring/ring.c" "$TOP/lib/ring/ring_salvage.c" "$TOP/lib/core/log.c" "$TOP/lib/ring/clock.c" "$TOP/lib/ring/ctf.c" "$TOP/lib/ring/ring_flush.c" "$TOP/lib/ring/ring_read.c" "$TOP/lib/core/config.c" "$TOP/bench/ring_bench.c" \
+	-ftls-model=initial-exec "$TOP/lib/ring/ring.c" "$TOP/lib/ring/ring_salvage.c" "$TOP/lib/core/log.c" "$TOP/lib/ring/clock.c" "$TOP/lib/ring/ctf.c" "$TOP/lib/ring/ring_flush.c" "$TOP/lib/ring/ring_read.c" "$TOP/lib/core/config.c" "$TOP/lib/core/threads.c" "$TOP/bench/ring_bench.c" \
 	-o "$W/ring_bench" -lpthread || exit 1
 
 echo "## clock"

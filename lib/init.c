@@ -33,6 +33,7 @@ static __thread int fork_unload_held __attribute__((tls_model("initial-exec")));
 
 static void atfork_prepare(void)
 {
+	dft_own_enter(); /* until the parent's or the child's handler */
 	fork_unload_held = dft_unload_fork_prepare();
 	patch_lock();
 	rcu_atfork_prepare();
@@ -45,14 +46,18 @@ static void atfork_parent(void)
 	rcu_atfork_parent();
 	patch_unlock();
 	dft_unload_fork_done(fork_unload_held);
+	dft_own_leave();
 }
 
 static void atfork_child(void)
 {
 	rcu_atfork_child();
-	patch_atfork_child();
+	patch_atfork_child(); /* api_depth back to 0, ours included */
+	dft_own_enter();
+	dft_threads_atfork_child(); /* before control restarts its thread */
 	trace_atfork_child();
 	dft_unload_fork_done(fork_unload_held);
+	dft_own_leave();
 }
 
 /* The runtime's start-up (run once by the core, see hooks.c). */
@@ -90,5 +95,7 @@ DFT_START(dft_init);
 
 __attribute__((constructor(101))) static void dft_constructor(void)
 {
+	dft_own_enter();
 	dft_ensure_init();
+	dft_own_leave();
 }

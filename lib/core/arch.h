@@ -202,6 +202,12 @@ struct arch_reloc {
 int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fsize, uintptr_t dst,
 		     uint8_t *out, size_t outcap, struct arch_reloc *r) HIDDEN;
 size_t arch_reloc_max(void) HIDDEN;
+/* Every direct branch (jump, conditional jump, call, loop) decoded in
+ * CODE[0, LEN), which runs at ADDR: FN(its target, its address, CTX). A
+ * linear sweep that steps over undecodable bytes. 0, or -ENOENT: no
+ * decoder. */
+int arch_reloc_branches(const uint8_t *code, size_t len, uintptr_t addr,
+			void (*fn)(uintptr_t target, uintptr_t from, void *ctx), void *ctx) HIDDEN;
 /* The runtime leaves the process (detach): the decoder goes, with CLOSE_LIB
  * (the C library's dlclose); no relocation is possible afterwards. */
 void arch_reloc_unload(int (*close_lib)(void *)) HIDDEN;

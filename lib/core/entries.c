@@ -58,8 +58,11 @@
 #define BLOCK_SIZE 144
 #define BLOCK_LIT  8
 #define BLOCK_IP   16
-#define BLOCK_SITE 24
+#define BLOCK_SITE 24 /* 8-aligned: ops.c writes the site by one atomic store */
 #define ALL_COPY   4096
+_Static_assert(BLOCK_SIZE % 8 == 0 && BLOCK_SITE % 8 == 0 && ALL_COPY % 8 == 0 &&
+		   ARCH_SITE_SIZE <= 8,
+	       "a block's site lies alone in an aligned 8-byte word");
 _Static_assert(BLOCK_SIZE >= BLOCK_SITE + ARCH_SITE_SIZE + 109,
 	       "a block holds the longest relocation");
 
@@ -127,6 +130,52 @@ static int object_excluded(const struct dft_object *o, uintptr_t self)
 	       !strncmp(b, "libcapstone", 11) || !strncmp(b, "libdynftrace", 12);
 }
 
+/* Functions that return twice or run on another stack than their caller's:
+ * the graph tracer's return hook would be saved (setjmp), run by a child
+ * on its parent's stack (vfork), or never reached as a return (clone's
+ * child). Never patched, whatever the object. */
+static const char *const never_patched[] = {
+    "setjmp",	     "_setjmp",
+    "__setjmp",	     "sigsetjmp",
+    "__sigsetjmp",   "__sigsetjmp_cancel",
+    "getcontext",    "__getcontext",
+    "swapcontext",   "__swapcontext",
+    "setcontext",    "__setcontext",
+    "makecontext",   "vfork",
+    "__vfork",	     "clone",
+    "__clone",	     "clone3",
+    "__clone3",	     "__clone_internal",
+    "_start",	     "__restore_rt",
+    "longjmp",	     "_longjmp",
+    "siglongjmp",    "__longjmp",
+    "__longjmp_chk", "____longjmp_chk",
+};
+
+/* ... and functions that read their own return address: the C library's
+ * dynamic loading looks at the caller's object (RTLD_NEXT, the namespace,
+ * $ORIGIN), which the graph tracer's return hook would hide. */
+static const char *const caller_readers[] = {
+    "dlopen", "dlmopen", "dlsym", "dlvsym", "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlvsym",
+};
+
+/* NAME without its symbol version (dlsym@@GLIBC_2.34) is WANT. */
+static int name_is(const char *name, const char *want)
+{
+	size_t n = strcspn(name, "@");
+	return strlen(want) == n && !strncmp(name, want, n);
+}
+
+static const char *never_why(const char *name)
+{
+	for (size_t i = 0; i < sizeof(never_patched) / sizeof(never_patched[0]); i++)
+		if (name_is(name, never_patched[i]))
+			return "returns twice or switches stacks";
+	for (size_t i = 0; i < sizeof(caller_readers) / sizeof(caller_readers[0]); i++)
+		if (name_is(name, caller_readers[i]))
+			return "reads its own return address (its caller's object)";
+	return NULL;
+}
+
 /* Does DYNFTRACE_PATCH select function NAME of O? MAIN: O is the program. */
 static int selected(const char *name, const struct dft_object *o, int main)
 {
@@ -161,6 +210,113 @@ static void refuse(struct dft_object *o, size_t *n, int32_t i, const char *why)
 	struct entry_refusal *r = &o->refusals[o->nrefusals++];
 	r->entry = i;
 	snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+/* The bytes [lo, hi) a relocated entry's jump replaces; BAD: a branch
+ * from elsewhere lands inside, at FROM. */
+struct cover {
+	uintptr_t lo, hi;
+	int bad;
+	uintptr_t from, target;
+};
+
+static void on_branch(uintptr_t target, uintptr_t from, void *ctx)
+{
+	struct {
+		struct cover *v;
+		size_t n;
+	} *c = ctx;
+	size_t lo = 0, hi = c->n; /* the last cover with lo < target */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->v[mid].lo < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return;
+	struct cover *v = &c->v[lo - 1];
+	if (target < v->hi && !(from >= v->lo && from < v->hi) && !v->bad) {
+		v->bad = 1; /* a branch inside the bytes themselves is relocated */
+		v->from = from;
+		v->target = target;
+	}
+}
+
+/* The entry of O holding ADDR (entries sorted by address), or NULL. */
+static const struct elf_entry *entry_at(const struct dft_object *o, uintptr_t addr)
+{
+	size_t lo = 0, hi = o->img.nentries;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->bias + o->img.entries[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &o->img.entries[lo - 1] : NULL;
+}
+
+/*
+ * A function's own branches into its replaced bytes are looked for by
+ * arch_reloc_entry; hand-written assembly also branches into another
+ * function's first bytes (glibc's memmove variants begin with the label
+ * their mempcpy siblings jump to). So every function of O is swept for
+ * direct branches into the N relocated entries' COV (in address order):
+ * those entries are refused, and OUT, PE and MV (if any) keep the others,
+ * whose count is returned.
+ */
+static size_t foreign_branches(struct dft_object *o, struct cover *cov, size_t n, struct site *out,
+			       struct patch_entry *pe, struct entry_move *mv, size_t *refused)
+{
+	struct {
+		struct cover *v;
+		size_t n;
+	} c = {cov, n};
+	uintptr_t pos = o->lo;
+	for (size_t i = 0; n && i < o->img.nentries; i++) {
+		const struct elf_entry *f = &o->img.entries[i];
+		uintptr_t a = o->bias + f->addr, end;
+		if (f->size)
+			end = a + f->size;
+		else if (i + 1 < o->img.nentries)
+			end = o->bias + o->img.entries[i + 1].addr;
+		else
+			end = o->hi;
+		if (a < pos)
+			a = pos;
+		if (end > o->hi)
+			end = o->hi;
+		if (a >= end)
+			continue;
+		if (arch_reloc_branches((const uint8_t *)a, end - a, a, on_branch, &c))
+			break;
+		pos = end;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (cov[i].bad) {
+			char why[100];
+			const struct elf_entry *src = entry_at(o, cov[i].from);
+			const char *sn = src ? elf_entry_name(&o->img, src) : NULL;
+			uintptr_t fa = o->bias + o->img.entries[out[i].func].addr;
+			snprintf(why, sizeof(why),
+				 "%s+%#lx branches to its +%lu, inside the bytes to "
+				 "relocate",
+				 sn ? sn : "?",
+				 (unsigned long)(src ? cov[i].from - o->bias - src->addr : 0),
+				 (unsigned long)(cov[i].target - fa));
+			refuse(o, refused, out[i].func, why);
+			continue;
+		}
+		out[k] = out[i];
+		pe[k] = pe[i];
+		if (mv)
+			mv[k] = mv[i];
+		k++;
+	}
+	return k;
 }
 
 static int move_cmp(const void *a, const void *b)
@@ -242,6 +398,10 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 						      : "not entered by a call");
 			continue;
 		}
+		if (never_why(name)) {
+			refuse(o, &refused, (int32_t)i, never_why(name));
+			continue;
+		}
 		cand[nc++] = (int32_t)i;
 	}
 	if (!nc) {
@@ -269,6 +429,13 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		free(cand);
 		free(mv);
 		return 0;
+	}
+	struct cover *cov = malloc(nc * sizeof(*cov));
+	if (!cov) {
+		munmap((void *)arena, len);
+		free(cand);
+		free(mv);
+		return -ENOMEM;
 	}
 	size_t n = 0;
 	for (size_t k = 0; k < nc; k++) {
@@ -322,9 +489,12 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		s->func = cand[k];
 		s->obj = o;
 		s->route = ROUTE_NONE;
+		cov[n] = (struct cover){e->addr, e->addr + r.covered, 0, 0, 0};
 		n++;
 	}
 	free(cand);
+	n = foreign_branches(o, cov, n, out, pe, mv, &refused);
+	free(cov);
 	if (mprotect((void *)arena, len, PROT_READ | PROT_EXEC)) {
 		munmap((void *)arena, len);
 		free(mv);
@@ -353,9 +523,7 @@ out:
 	return 0;
 }
 
-/* Is IP inside the bytes some relocated entry of O replaced? Then the
- * same instruction's copy in its block. */
-static int move_in(const struct dft_object *o, uintptr_t *ip)
+int entries_move_ip(const struct dft_object *o, uintptr_t *ip)
 {
 	size_t lo = 0, hi = o->nmoves;
 	while (lo < hi) {
@@ -384,16 +552,6 @@ static int move_in(const struct dft_object *o, uintptr_t *ip)
 			return 1;
 		}
 	return -EFAULT; /* not at an instruction's start: cannot be */
-}
-
-int entries_move_ip(uintptr_t *ip)
-{
-	for (size_t i = 0; i < obj_count; i++) {
-		const struct dft_object *o = obj_tab[i];
-		if (o->nmoves && *ip >= o->lo && *ip < o->hi)
-			return move_in(o, ip);
-	}
-	return 0;
 }
 
 int entries_restore_prepare(struct dft_object *o)

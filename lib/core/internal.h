@@ -53,6 +53,28 @@ enum { THREAD_NEW = 0, THREAD_REGISTERED = 1, THREAD_EXITING = 2 };
 
 extern __thread struct dft_thread dft_self HIDDEN;
 
+/* threads.c: the runtime's own threads, on stacks of its own (every
+ * signal but SIGTRAP blocked); DETACHED or joinable, then reaped (stack
+ * unmapped) once joined or gone. dft_runtime_stack: is SP on one of those
+ * stacks? The fork child drops the parent's. */
+int dft_thread_create(pthread_t *th, void *(*fn)(void *), void *arg, int detached) HIDDEN;
+void dft_thread_reap(pthread_t th) HIDDEN;
+int dft_runtime_stack(uintptr_t sp) HIDDEN;
+void dft_threads_atfork_child(void) HIDDEN;
+
+/* The runtime's own work on a program's thread (start-up, destructors,
+ * fork handlers, its wrappers' bookkeeping): nothing it calls in other
+ * objects (the C library's functions, once patched by relocation) is the
+ * program's to trace, as for the runtime's own threads (api_depth). */
+static inline void dft_own_enter(void)
+{
+	dft_self.api_depth++;
+}
+static inline void dft_own_leave(void)
+{
+	dft_self.api_depth--;
+}
+
 /*
  * log.c - messages on the program's stderr, "dynftrace[PID]: ...", bounded
  * per call site (docs/ARCHITECTURE.md, "Messages"). Usable from any thread,

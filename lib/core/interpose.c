@@ -42,6 +42,7 @@
 #include <alloca.h>
 
 #include "internal.h"
+#include "arch.h"
 #include "hooks.h"
 #include "got.h"
 #include "patch.h"
@@ -90,15 +91,25 @@ static unsigned char mask_had_trap[_NSIG];
  * unloads the runtime only when it is 0 (with every thread stopped). */
 HIDDEN unsigned long dft_inside;
 
+/* errno's offset from the thread pointer (the C library's errno lives in
+ * its static TLS, at the same offset in every thread), set before the
+ * handler is installed. The handler reaches errno this way, never through
+ * __errno_location: that may be a relocated entry (-P) whose site holds
+ * the very breakpoint being handled, and the handler would trap again
+ * before handling anything. Nothing it calls before handling one of our
+ * breakpoints may be a function of the C library. */
+static intptr_t errno_off;
+
 static void trap_entry(int sig, siginfo_t *si, void *uc)
 {
-	int saved = errno;
+	int *err = (int *)(arch_thread_pointer() + (uintptr_t)errno_off);
+	int saved = *err;
 	__atomic_add_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
 	int (*h)(siginfo_t *, void *) = __atomic_load_n(&trap_handle, __ATOMIC_ACQUIRE);
 	if (!h || !h(si, uc))
 		dft_trap_forward(sig, si, uc);
 	__atomic_sub_fetch(&dft_inside, 1, __ATOMIC_RELAXED);
-	errno = saved;
+	*err = saved;
 }
 
 static void die_by_trap(void)
@@ -169,6 +180,7 @@ void dft_trap_forward(int sig, siginfo_t *si, void *uc)
 /* Install our SIGTRAP handler, keeping the program's as prog_trap. */
 int dft_trap_handler_install(int (*handle)(siginfo_t *si, void *uc))
 {
+	errno_off = (intptr_t)((uintptr_t)&errno - arch_thread_pointer());
 	__atomic_store_n(&trap_handle, handle, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&trap_lock);
 	struct sigaction ours, old;
@@ -376,6 +388,7 @@ static void fatal_entry(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	int saved = errno;
+	dft_own_enter(); /* for good: the process is dying */
 	int (*flush)(int) = CORE_HOOK(fatal_flush);
 	void (*unhook)(void) = CORE_HOOK(fatal_unhook);
 	if (flush)
@@ -537,6 +550,7 @@ struct thread_go dft_thread_prepare(void *p) HIDDEN;
 
 HIDDEN struct thread_go dft_thread_prepare(void *p)
 {
+	dft_own_enter();
 	struct thread_start s = *(struct thread_start *)p;
 	free(p);
 	/* Only libc ran on this thread so far: no site can have trapped. */
@@ -548,6 +562,7 @@ HIDDEN struct thread_go dft_thread_prepare(void *p)
 		real_pthread_sigmask(SIG_UNBLOCK, &s1, NULL);
 	}
 	dft_self.trap_vblocked = s.trap_vblocked;
+	dft_own_leave();
 	return (struct thread_go){s.fn, s.arg};
 }
 
@@ -696,6 +711,7 @@ PUBLIC void *dlopen(const char *file, int mode)
 	if (!real)
 		real = (void *(*)(const char *, int))dft_real("dlopen");
 	char buf[PATH_MAX];
+	dft_own_enter();
 	const char *f = caller_runpath_lookup(file, __builtin_return_address(0), buf, sizeof(buf));
 	/* Excludes dlclose (see the unload barrier below): an object unloaded
 	 * by another thread's dlclose is forgotten before this load may put a
@@ -703,7 +719,9 @@ PUBLIC void *dlopen(const char *file, int mode)
 	int outer = unload_depth++ == 0;
 	if (outer)
 		pthread_rwlock_wrlock(&dft_unload_lock);
-	void *h = real(f, mode);
+	dft_own_leave();
+	void *h = real(f, mode); /* the program's: its constructors are traced */
+	dft_own_enter();
 	if (h && file) {
 		int e = errno;
 		sites_rescan();
@@ -713,6 +731,7 @@ PUBLIC void *dlopen(const char *file, int mode)
 	if (outer)
 		pthread_rwlock_unlock(&dft_unload_lock);
 	unload_depth--;
+	dft_own_leave();
 	return h;
 }
 DFT_WRAPPER(dlopen);
@@ -776,13 +795,17 @@ static int exec_flushed(exec_fn real, const char *path, char *const argv[], char
 		return -1;
 	}
 	void (*before)(void) = CORE_HOOK(before_exec);
+	dft_own_enter();
 	if (before)
 		before();
+	dft_own_leave();
 	int r = real(path, argv, envp);
 	int e = errno;
 	void (*failed)(void) = CORE_HOOK(exec_failed);
+	dft_own_enter();
 	if (failed)
 		failed();
+	dft_own_leave();
 	errno = e;
 	return r;
 }

@@ -584,13 +584,64 @@ static int entry_addr_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/*
+ * Write the N site changes V. Relocated entries' sites (RELOC[k]) lie
+ * alone in an aligned 8-byte word of their block (entries.c): one atomic
+ * store each, no breakpoint, so the C library's own code, which runs with
+ * every signal blocked in places, never meets a SIGTRAP it cannot take.
+ * The rest by the breakpoint batch. Where code is written through
+ * /proc/self/mem the relocated ones join the batch.
+ */
+static int write_sites(const struct patch_entry *v, const uint8_t *reloc, size_t n)
+{
+	struct patch_entry *b = malloc((n + 1) * sizeof(*b)), *a = malloc((n + 1) * sizeof(*a));
+	size_t nb = 0, na = 0;
+	int err = 0;
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (!reloc[k] || (v[k].addr & 7) || v[k].len > 8) {
+			b[nb++] = v[k];
+			continue;
+		}
+		struct patch_entry *e = &a[na++];
+		e->addr = v[k].addr;
+		e->len = 8;
+		memcpy(e->old, (const void *)e->addr, 8); /* the tail stays */
+		memcpy(e->new, e->old, 8);
+		memcpy(e->old, v[k].old, v[k].len);
+		memcpy(e->new, v[k].new, v[k].len);
+	}
+	qsort(a, na, sizeof(*a), entry_addr_cmp);
+	err = patch_write_atomic(a, na);
+	if (err == -EOPNOTSUPP) {
+		for (size_t k = 0; k < na; k++)
+			a[k].len = ARCH_SITE_SIZE;
+		memcpy(b + nb, a, na * sizeof(*a));
+		nb += na;
+		err = 0;
+	}
+	if (!err)
+		err = patch_batch(b, nb);
+	free(a);
+	free(b);
+	return err;
+}
+
 /* Turn every enabled site back into a NOP after a kill; best effort. */
 static void disable_all(void)
 {
 	struct patch_entry *v = malloc((site_count + 1) * sizeof(*v));
+	uint8_t *rel = malloc(site_count + 1);
 	size_t n = 0;
-	if (!v)
+	if (!v || !rel) {
+		free(v);
+		free(rel);
 		return;
+	}
 	for (size_t i = 0; i < site_count; i++) {
 		struct site *s = &site_tab[i];
 		if (!(s->flags & SITE_FL_ENABLED))
@@ -602,9 +653,9 @@ static void disable_all(void)
 		if (memcmp((const void *)s->at, e->old, ARCH_SITE_SIZE))
 			continue; /* not what we wrote: leave it alone */
 		arch_site_nop(e->new);
-		n++;
+		rel[n++] = (s->flags & SITE_FL_RELOC) != 0;
 	}
-	if (patch_batch(v, n) == 0) {
+	if (write_sites(v, rel, n) == 0) {
 		for (size_t i = 0; i < site_count; i++)
 			site_tab[i].flags &= ~SITE_FL_ENABLED;
 	}
@@ -625,6 +676,7 @@ static void disable_all(void)
 		for (size_t i = 0; i < site_count; i++)
 			site_tab[i].lit_val = 0;
 	free(v);
+	free(rel);
 }
 
 /*
@@ -638,10 +690,10 @@ static int update_sites(void)
 	struct patch_entry *v = calloc(site_count + 1, sizeof(*v));
 	struct patch_entry *lv = calloc(site_count + 1, sizeof(*lv));
 	uint32_t *act = malloc((site_count + 1) * sizeof(*act));
-	uint8_t *routes = malloc(site_count + 1);
+	uint8_t *routes = malloc(site_count + 1), *routes_rel = malloc(site_count + 1);
 	size_t n = 0, nl = 0;
 	int err = 0;
-	if (!v || !act || !lv || !routes) {
+	if (!v || !act || !lv || !routes || !routes_rel) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -689,7 +741,9 @@ static int update_sites(void)
 			if (s->lit && (l = bsearch(&key, lv, nl, sizeof(*lv), entry_addr_cmp)))
 				memcpy(&s->lit_val, l->new, 8);
 		}
-		err = patch_batch(v, n);
+		for (size_t k = 0; k < n; k++)
+			routes_rel[k] = (site_tab[act[k]].flags & SITE_FL_RELOC) != 0;
+		err = write_sites(v, routes_rel, n);
 	}
 	if (err == 0) {
 		for (size_t k = 0; k < n; k++) {
@@ -724,6 +778,7 @@ out:
 	free(lv);
 	free(act);
 	free(routes);
+	free(routes_rel);
 	return err;
 }
 
@@ -1191,9 +1246,12 @@ static inline int cb_enter(struct dft_thread *t)
 	}
 	t->recursion = 1;
 	if (unlikely(t->state != THREAD_REGISTERED)) {
-		if (t->state == THREAD_EXITING) {
+		if (t->state == THREAD_EXITING ||
+		    dft_runtime_stack((uintptr_t)__builtin_frame_address(0))) {
+			if (t->state != THREAD_EXITING)
+				t->api_depth++; /* one of ours, not started yet: for life */
 			t->recursion = 0;
-			return -1; /* its TLS is about to go: no callbacks */
+			return -1; /* its TLS is about to go, or it is ours: no callbacks */
 		}
 		rcu_register_self();
 	}

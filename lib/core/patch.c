@@ -735,6 +735,44 @@ void patch_early_free(struct patch_prep *p)
 	free(p);
 }
 
+int patch_write_atomic(const struct patch_entry *e, size_t n)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].len != 8 || (e[i].addr & 7) || (i && e[i].addr <= e[i - 1].addr)) {
+			snprintf(last_error, sizeof(last_error), "bad atomic entry at %#lx",
+				 (unsigned long)e[i].addr);
+			return -EINVAL;
+		}
+		if (memcmp((const void *)e[i].addr, e[i].old, 8)) {
+			last_error_addr = e[i].addr;
+			snprintf(last_error, sizeof(last_error), "unexpected bytes at %#lx",
+				 (unsigned long)e[i].addr);
+			return -EFAULT;
+		}
+	}
+	struct writer w;
+	int err = writer_open(&w, e, n);
+	if (err)
+		return err;
+	if (w.procmem_fd >= 0) {
+		writer_close(&w);
+		return -EOPNOTSUPP;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+		memcpy(&v, e[i].new, 8);
+		__atomic_store_n((uint64_t *)e[i].addr, v, __ATOMIC_RELEASE);
+	}
+	writer_close(&w);
+	arch_sync_core();
+	stat_add(&ctr.batches, 1);
+	stat_add(&ctr.syncs, 1);
+	stat_add(&ctr.sites_patched, n);
+	return 0;
+}
+
 int patch_write_data(const struct patch_entry *e, size_t n)
 {
 	if (n == 0)

@@ -93,6 +93,19 @@ void patch_early_free(struct patch_prep *p);
  */
 int patch_write_data(const struct patch_entry *entries, size_t n);
 
+/*
+ * Code that threads may be running, each entry one instruction of at most
+ * 8 bytes inside one aligned 8-byte word (ADDR 8-aligned, LEN 8: the
+ * instruction, then the bytes after it unchanged): one atomic store per
+ * word, then every core serialises (arch_sync_core). No breakpoint: a
+ * thread that meets it with SIGTRAP blocked (the C library blocks every
+ * signal in places: a new thread's start, fork) is never killed. Entries
+ * sorted by address. -EOPNOTSUPP: the code can only be written through
+ * /proc/self/mem, not in one store (use patch_batch). Caller holds
+ * patch_lock.
+ */
+int patch_write_atomic(const struct patch_entry *entries, size_t n);
+
 /* Detach: free the declared patch points (nothing will be patched). */
 void patch_detach_free(void);
 

@@ -794,6 +794,17 @@ static int commit_one(struct dft_object *o, int reloc, size_t *converted)
 	return 0;
 }
 
+/* entries_move_ip for the object holding *IP. */
+static int move_ip(uintptr_t *ip)
+{
+	for (size_t i = 0; i < obj_count; i++) {
+		const struct dft_object *o = obj_tab[i];
+		if (o->nmoves && *ip >= o->lo && *ip < o->hi)
+			return entries_move_ip(o, ip);
+	}
+	return 0;
+}
+
 int sites_commit_deferred(size_t *converted, uint64_t *ips, size_t nips, size_t *moved)
 {
 	*converted = 0;
@@ -807,12 +818,12 @@ int sites_commit_deferred(size_t *converted, uint64_t *ips, size_t nips, size_t 
 	int err = 0, movable = 1;
 	for (size_t i = 0; i < nips && movable; i++) {
 		uintptr_t ip = (uintptr_t)ips[i];
-		if (entries_move_ip(&ip) < 0)
+		if (move_ip(&ip) < 0)
 			movable = 0;
 	}
 	for (size_t i = 0; i < nips && movable; i++) {
 		uintptr_t ip = (uintptr_t)ips[i];
-		if (entries_move_ip(&ip) > 0) {
+		if (move_ip(&ip) > 0) {
 			ips[i] = ip;
 			(*moved)++;
 		}

@@ -276,10 +276,10 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
  * DYNFTRACE_PATCH's globs, read it again when asked. */
 void entries_config_changed(void) HIDDEN;
 /* With every other thread stopped: if *IP lies inside bytes that a
- * relocated entry made under attach replaces, point it at the same
+ * relocated entry of O made under attach replaces, point it at the same
  * instruction's copy (1); 0: not inside any; -EFAULT: inside, not at an
  * instruction. No allocation. */
-int entries_move_ip(uintptr_t *ip) HIDDEN;
+int entries_move_ip(const struct dft_object *o, uintptr_t *ip) HIDDEN;
 /* Detach: prepare writing back the entries O's relocation replaced
  * (o->rel_restore). */
 int entries_restore_prepare(struct dft_object *o) HIDDEN;

@@ -116,6 +116,7 @@ static struct {
 	int restarts;
 	int stopping; /* ctl_stop: the thread ends, nothing restarts */
 	pid_t tid;    /* the thread's, while it runs (atomic) */
+	pthread_t th; /* its handle, for dft_thread_reap (srv_lock) */
 	struct client cl[CTL_CLIENTS];
 } srv = {.lfd = -1};
 
@@ -861,18 +862,8 @@ static int ctl_start(void)
 	for (size_t i = 0; i < CTL_CLIENTS; i++)
 		srv.cl[i].fd = -1;
 	trace_ctl_start(ctl_buffer_kb);
-	pthread_attr_t attr;
-	sigset_t all;
-	pthread_t th;
-	pthread_attr_init(&attr);
-	sigfillset(&all);
-	sigdelset(&all, SIGTRAP); /* never blocked: a breakpoint met blocked kills */
-	pthread_attr_setsigmask_np(&attr, &all);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	__atomic_store_n(&ctl_pending, 1, __ATOMIC_RELEASE);
-	err = pthread_create(&th, &attr, ctl_main, NULL);
-	pthread_attr_destroy(&attr);
+	err = -dft_thread_create(&srv.th, ctl_main, NULL, 1);
 	if (err) {
 		__atomic_store_n(&ctl_pending, 0, __ATOMIC_RELEASE);
 		dft_log("control: cannot start the control thread: %s", strerror(err));
@@ -920,8 +911,10 @@ static void ctl_atfork_child(void)
 
 __attribute__((destructor)) static void ctl_fini(void)
 {
+	dft_own_enter();
 	if (__atomic_load_n(&ctl_owned_pid, __ATOMIC_ACQUIRE) == getpid() && ctl_owned_path[0])
 		unlink(ctl_owned_path);
+	dft_own_leave();
 }
 
 /*
@@ -954,8 +947,10 @@ int ctl_stop(void)
 	for (int ms = 0; ms < 10000; ms++) {
 		pid_t tid = __atomic_load_n(&srv.tid, __ATOMIC_ACQUIRE);
 		snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
-		if (tid && access(path, F_OK))
+		if (tid && access(path, F_OK)) {
+			dft_thread_reap(srv.th); /* gone: its stack may go */
 			return 0;
+		}
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}

@@ -1137,22 +1137,12 @@ static void *consumer_main(void *arg)
 /* ctl_lock held. */
 static int consumer_start(void)
 {
-	pthread_attr_t attr;
-	sigset_t all;
-	int err = pthread_attr_init(&attr);
-	if (err)
-		return -err;
-	sigfillset(&all);	  /* SIGXFSZ too: a file size limit gives EFBIG */
-	sigdelset(&all, SIGTRAP); /* never blocked: a breakpoint met blocked kills */
-	pthread_attr_setsigmask_np(&attr, &all);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
 	__atomic_store_n(&consumer_stop, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&consumer_pending, 1, __ATOMIC_RELEASE);
-	err = pthread_create(&consumer_thread, &attr, consumer_main, NULL);
-	pthread_attr_destroy(&attr);
+	int err = dft_thread_create(&consumer_thread, consumer_main, NULL, 0);
 	if (err) {
 		__atomic_store_n(&consumer_pending, 0, __ATOMIC_RELEASE);
-		return -err;
+		return err;
 	}
 	consumer_up = 1;
 	return 0;
@@ -1305,6 +1295,7 @@ void ring_shutdown(void)
 		__atomic_store_n(&consumer_stop, 1, __ATOMIC_SEQ_CST);
 		ring_wake_force();
 		pthread_join(consumer_thread, NULL);
+		dft_thread_reap(consumer_thread);
 		consumer_up = 0;
 	} else {
 		pthread_mutex_lock(&list_lock);

@@ -238,7 +238,9 @@ static void trace_shutdown(void)
 
 __attribute__((destructor)) static void trace_fini(void)
 {
+	dft_own_enter();
 	trace_shutdown();
+	dft_own_leave();
 }
 
 /* The ring configuration, kept to restart recording if an exec fails. */

@@ -155,4 +155,25 @@ else
 		fi
 	done
 fi
+# The whole C library patched (-P '*@libc.so*'): a shell pipeline (fork,
+# exec, pipes, signals) and its children run as untraced, with every
+# tracer; the main thread's first traced call is the program's
+# (__libc_start_main), none of the runtime's own start-up.
+want=$(bash -c 'for i in 3 1 2; do echo $i; done | sort -r; ls / >/dev/null && echo ok')
+for how in "" "-T function" "-T profile"; do
+	read -ra opts <<<"$how"
+	rm -rf "$T/d"
+	got=$("$D" record -d "$T/d" "${opts[@]}" -P '*@libc.so*' -- \
+		bash -c 'for i in 3 1 2; do echo $i; done | sort -r; ls / >/dev/null && echo ok' 2>"$T/err")
+	rc=$?
+	[ $rc -eq 0 ] && [ "$got" = "$want" ]
+	check $? "the whole C library patched, ${how:-function_graph}: a pipeline runs as untraced (status $rc)"
+	[ $rc -eq 0 ] && [ "$got" = "$want" ] || diag_file "$T/err"
+done
+rm -rf "$T/d"
+"$D" record -d "$T/d" -P '*@libc.so*' -- "$T/plain-${compilers%% *}-O2-pie" 2 >/dev/null 2>"$T/err"
+first=$("$D" replay -d "$T/d" 2>/dev/null | sed -n 's/^.*| \([^ ]*\)().*$/\1/p' | head -1)
+calls=$("$D" info -d "$T/d" 2>/dev/null | sed -n 's/^# events  *: .*(\([0-9,]*\) calls)$/\1/p')
+case $first in __libc_start_main*) r=0 ;; *) r=1 ;; esac
+check $r "the first traced call is the program's ($first), of $calls"
 tap_end

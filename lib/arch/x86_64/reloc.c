@@ -68,7 +68,19 @@ static struct {
 	void *lib;
 	__typeof__(cs_close) *close;
 	__typeof__(cs_free) *free;
-} cs = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, -ENOENT, 0, NULL, NULL, NULL, NULL, NULL};
+	csh hscan; /* without operand details: arch_reloc_branches's sweep */
+	cs_insn *iscan;
+} cs = {PTHREAD_ONCE_INIT,
+	PTHREAD_MUTEX_INITIALIZER,
+	-ENOENT,
+	0,
+	NULL,
+	NULL,
+	NULL,
+	NULL,
+	NULL,
+	0,
+	NULL};
 
 /*
  * dlmopen in the base namespace is dlopen, without the runtime's own dlopen
@@ -97,6 +109,15 @@ static void cs_load(void)
 		return;
 	/* Detail: the operands, to find RIP-relative ones. */
 	if (option(cs.h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK || !(cs.insn = alloc(cs.h))) {
+		close_(&cs.h);
+		return;
+	}
+	if (open_(CS_ARCH_X86, CS_MODE_64, &cs.hscan) != CS_ERR_OK) {
+		close_(&cs.h);
+		return;
+	}
+	if (!(cs.iscan = alloc(cs.hscan))) {
+		close_(&cs.hscan);
 		close_(&cs.h);
 		return;
 	}
@@ -374,6 +395,33 @@ static int emit(uint8_t *p, uintptr_t at, const uint8_t *code, const struct insn
 
 /* ---- the operation ------------------------------------------------------- */
 
+int arch_reloc_branches(const uint8_t *code, size_t len, uintptr_t addr,
+			void (*fn)(uintptr_t target, uintptr_t from, void *ctx), void *ctx)
+{
+	pthread_once(&cs.once, cs_load);
+	if (cs.err)
+		return cs.err;
+	pthread_mutex_lock(&cs.lock);
+	for (size_t o = 0; o < len;) {
+		const uint8_t *p = code + o;
+		size_t n = len - o < INSN_MAX ? len - o : INSN_MAX;
+		uint64_t a = addr + o;
+		if (!cs.disasm_iter(cs.hscan, &p, &n, &a, cs.iscan)) {
+			o++; /* data, padding, or a decoder gap: go on */
+			continue;
+		}
+		int l = (int)cs.iscan->size;
+		struct insn in;
+		memset(&in, 0, sizeof(in));
+		classify(code + o, l, addr + o, &in);
+		if (in.kind >= K_JMP && in.kind <= K_LOOP)
+			fn(in.target, addr + o, ctx);
+		o += (size_t)l;
+	}
+	pthread_mutex_unlock(&cs.lock);
+	return 0;
+}
+
 void arch_reloc_unload(int (*close_lib)(void *))
 {
 	pthread_mutex_lock(&cs.lock);
@@ -381,6 +429,9 @@ void arch_reloc_unload(int (*close_lib)(void *))
 		cs.free(cs.insn, 1);
 		cs.close(&cs.h);
 		cs.insn = NULL;
+		cs.free(cs.iscan, 1);
+		cs.close(&cs.hscan);
+		cs.iscan = NULL;
 		cs.err = -ENOENT; /* no decoder from now on */
 	}
 	if (cs.lib)
@@ -522,6 +573,11 @@ int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fs
 		return refuse(r, -ENOTSUP, "a %zu-byte function: the jump takes %d bytes after %u",
 			      fsize, ARCH_SITE_SIZE, r->marker);
 
+	/* glibc's __restore_rt (mov $15 = rt_sigreturn, %rax; syscall): a
+	 * handler returns into it on a signal frame, nobody calls it. */
+	static const uint8_t sigret[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+	if (avail >= sizeof(sigret) && !memcmp(code, sigret, sizeof(sigret)))
+		return refuse(r, -ENOTSUP, "the signal return trampoline: never called");
 	pthread_once(&cs.once, cs_load);
 	if (cs.err)
 		return refuse(r, cs.err, "the x86 decoder (libcapstone.so.4) is not installed");
