@@ -9,7 +9,8 @@
 #     assembly) and 100,000 relocated entries (the same functions in C,
 #     built without sites, patched with DYNFTRACE_PATCH): wall time of the
 #     API call, the patch batch alone, and a check that each operation was
-#     one batch of 3 syncs; idle and with a thread calling them all.
+#     one batch of 3 syncs (relocated entries: 1, no breakpoint); idle and
+#     with a thread calling them all.
 # Usage: bench/core.sh [REPS [BIG_REPS]]   (defaults 11 and 7)
 set -u
 cd "$(dirname "$0")/.."
@@ -78,7 +79,7 @@ if command -v valgrind >/dev/null; then
 fi
 big_table() {
 	local f=$1 what=$2
-	echo "Enabling and disabling 100,000 $what (ms, median (min-max) of $BIG; $(med big_sites "$f") sites per batch; operations that were not exactly 1 batch of 3 syncs: $(med big_ops_not_3_syncs "$f")):"
+	echo "Enabling and disabling 100,000 $what (ms, median (min-max) of $BIG; $(med big_sites "$f") sites per batch; operations that were not exactly 1 batch of $3 sync(s): $(med big_ops_not_3_syncs "$f")):"
 	echo
 	echo "| operation | whole API call | patch batch |"
 	echo "|---|---|---|"
@@ -89,11 +90,11 @@ big_table() {
 	echo
 }
 "$T/cb-big" big "$BIG" >"$T/big" || exit 1
-big_table "$T/big" "compiled-in sites"
+big_table "$T/big" "compiled-in sites" 3
 t0=$(date +%s%N)
 DYNFTRACE_PATCH='[fgh]_[0-9]*' "$T/cb-reloc" big "$BIG" >"$T/reloc" || exit 1
 t1=$(date +%s%N)
-big_table "$T/reloc" "relocated entries (DYNFTRACE_PATCH)"
+big_table "$T/reloc" "relocated entries (DYNFTRACE_PATCH; one atomic store each)" 1
 start=$( { time -p env DYNFTRACE_PATCH='[fgh]_[0-9]*' "$T/cb-reloc" none >/dev/null 2>&1; } 2>&1 | awk '/^real/ { print $2 }')
 nostart=$( { time -p "$T/cb-reloc" none >/dev/null 2>&1; } 2>&1 | awk '/^real/ { print $2 }')
 echo "Start-up with 100,000 entries to relocate (decode, copy, write the jumps): ${start} s, against ${nostart} s without (one run each; the whole run above took $(((t1 - t0) / 1000000)) ms)."

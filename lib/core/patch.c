@@ -752,6 +752,7 @@ int patch_write_atomic(const struct patch_entry *e, size_t n)
 			return -EFAULT;
 		}
 	}
+	unsigned long t0 = now_ns();
 	struct writer w;
 	int err = writer_open(&w, e, n);
 	if (err)
@@ -770,6 +771,8 @@ int patch_write_atomic(const struct patch_entry *e, size_t n)
 	stat_add(&ctr.batches, 1);
 	stat_add(&ctr.syncs, 1);
 	stat_add(&ctr.sites_patched, n);
+	WRITE_ONCE(ctr.last_batch_sites, n);
+	WRITE_ONCE(ctr.last_batch_ns, now_ns() - t0);
 	return 0;
 }
 
