@@ -631,7 +631,7 @@ static const char attach_usage[] =
     "                          functions, FUNC@OBJECT another object's\n"
     "                          (malloc@libc); repeatable. Detach puts them back.\n"
     "      --patch-libs        plain -P globs name every library's functions\n"
-    "                          too.\n";
+    "                          too (alias: uftrace's --nest-libcall).\n";
 
 int cmd_attach(int argc, char **argv)
 {
@@ -651,7 +651,7 @@ int cmd_attach(int argc, char **argv)
 				cli_glob_free(&patch);
 				return 2;
 			}
-		} else if (!strcmp(argv[i], "--patch-libs")) {
+		} else if (!strcmp(argv[i], "--patch-libs") || !strcmp(argv[i], "--nest-libcall")) {
 			patch_libs = 1;
 		} else {
 			break;

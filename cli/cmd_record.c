@@ -84,6 +84,9 @@ static const char record_usage[] =
     "                          FUNC:mod:OBJECT) names one object's functions:\n"
     "                          OBJECT is a glob of its file name, with or\n"
     "                          without what follows .so (malloc@libc).\n"
+    "                          Functions these name that have no compiler\n"
+    "                          site are patched as with -P: those of other\n"
+    "                          objects, or all when PROG has no site.\n"
     "  -N, --notrace GLOB      do not trace matching functions.\n"
     "  -P, --patch GLOB        also trace matching functions that were not\n"
     "                          built with dynftrace's flags: their entries are\n"
@@ -91,7 +94,7 @@ static const char record_usage[] =
     "                          glob names the program's functions, FUNC@OBJECT\n"
     "                          another object's (malloc@libc); repeatable.\n"
     "      --patch-libs        plain -P globs name every library's functions\n"
-    "                          too.\n"
+    "                          too (alias: uftrace's --nest-libcall).\n"
     "  -e, --event GLOB        record the tracepoints whose names match, with\n"
     "                          their fields (repeatable; \"a,b\" is two\n"
     "                          patterns; default: none, or DYNFTRACE_EVENTS).\n"
@@ -155,6 +158,30 @@ static void rec_free(struct rec_opts *o)
 	cli_glob_free(&o->patch);
 }
 
+/* Does the filter pattern P name another object's functions (FUNC@OBJECT,
+ * FUNC:mod:OBJECT)? */
+static int names_object(const char *p)
+{
+	return strchr(p, '@') || strstr(p, ":mod:");
+}
+
+/*
+ * A filter is a request to trace what it names, so the -F patterns that
+ * compiler sites cannot serve are patched by relocation as -P patterns are:
+ * those that name an object (few libraries are built with sites), and, when
+ * the program and its libraries have no site at all, the plain ones too
+ * (PLAIN). The runtime never relocates a function that has a compiler site.
+ * 0 or -ENOMEM.
+ */
+static int filters_to_patch(struct rec_opts *o, int plain)
+{
+	for (size_t k = 0; k < o->filter.n; k++)
+		if (!names_object(o->filter.v[k]) == !!plain &&
+		    cli_glob_add(&o->patch, o->filter.v[k]))
+			return -ENOMEM;
+	return 0;
+}
+
 /* Returns 0, 1 (help printed) or 2 (usage error printed). */
 static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 {
@@ -208,7 +235,7 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 				cli_err("out of memory");
 				return 2;
 			}
-		} else if (!strcmp(a, "--patch-libs")) {
+		} else if (!strcmp(a, "--patch-libs") || !strcmp(a, "--nest-libcall")) {
 			o->patch_libs = 1;
 		} else if ((r = cli_opt(argc, argv, &i, "-e", "--event", &v))) {
 			if (r < 0)
@@ -274,6 +301,10 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 			cli_err("%s: unknown option '%s'; see 'dynftrace %s --help'", cmd, a, cmd);
 			return 2;
 		}
+	}
+	if (filters_to_patch(o, 0)) {
+		cli_err("out of memory");
+		return 2;
 	}
 	if (o->pid) {
 		if (i < argc) {
@@ -350,7 +381,7 @@ static int resolve(const char *prog, char *out, size_t size)
 }
 
 /* The checks on a resolved program that need no side effect. 0 or 1. */
-static int check_program(const char *path, const char *prog, int force, int patch)
+static int check_program(const char *path, const char *prog, int force, struct rec_opts *o)
 {
 	char err[300], head[2] = {0};
 	struct stat st;
@@ -401,9 +432,13 @@ static int check_program(const char *path, const char *prog, int force, int patc
 			prog);
 		return 1;
 	}
-	if (!total && !patch) {
+	if (!total && filters_to_patch(o, 1)) {
+		cli_err("out of memory");
+		return 1;
+	}
+	if (!total && !o->patch.n) {
 		cli_err("%s has no traceable sites, nor have its libraries: rebuild it with the "
-			"flags of 'dynftrace cflags', name functions to patch with -P, or pass "
+			"flags of 'dynftrace cflags', name functions to patch with -P or -F, or pass "
 			"--force if it dlopen()s traced code",
 			prog);
 		return 1;
@@ -675,7 +710,7 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 
 	*started = 0;
 	if (resolve(o->prog[0], exe, sizeof(exe)) ||
-	    check_program(exe, o->prog[0], o->force, o->patch.n != 0))
+	    check_program(exe, o->prog[0], o->force, o))
 		return 1;
 	if (cli_self_dir(self, sizeof(self))) {
 		cli_err("cannot find the directory of the dynftrace binary");

@@ -155,6 +155,29 @@ else
 		fi
 	done
 fi
+# A filter serves as -P where compiler sites cannot: -F FUNC@OBJECT
+# patches that object's function; on a program without any site, plain -F
+# patterns patch the program's functions. Exact counts, and nothing else.
+if [ -x "$T/lc" ]; then
+	rm -rf "$T/d"
+	out=$("$D" record -d "$T/d" -F read@libc -- "$T/lc" 2 500 2>"$T/err")
+	"$D" report -d "$T/d" >"$T/report" 2>&1
+	r=$(awk '$NF == "read" { print $(NF - 1) }' "$T/report")
+	others=$(awk '$NF ~ /^[a-z_]+$/ && $NF != "read" && $NF != "NAME"' "$T/report" | wc -l)
+	[ "$out" = "calls 1000" ] && [ "$r" = 1000 ] && [ "$others" = 0 ]
+	check $? "-F read@libc alone: read patched and traced, $r calls (want 1000), no other function ($others)"
+	[ "$r" = 1000 ] || { diag_file "$T/err"; diag_file "$T/report"; }
+fi
+p=$T/plain-${compilers%% *}-O0-pie
+rm -rf "$T/d"
+got=$("$D" record -d "$T/d" -F leaf -F 'free@libc' -- "$p" 7 2>"$T/err")
+rc=$?
+"$D" report -d "$T/d" >"$T/report" 2>&1
+nl=$(awk '$NF == "leaf" { print $(NF - 1) }' "$T/report")
+nd=$(awk '$NF == "dleaf" { print $(NF - 1) }' "$T/report")
+[ $rc -eq 0 ] && [ "$got" = "$("$p" 7)" ] && [ "$nl" = 7 ] && [ -z "$nd" ]
+check $? "a program without sites: -F leaf patches leaf (7 calls: '$nl'), dleaf untraced ('$nd')"
+[ "$nl" = 7 ] || { diag_file "$T/err"; diag_file "$T/report"; }
 # The whole C library patched (-P '*@libc.so*'): a shell pipeline (fork,
 # exec, pipes, signals) and its children run as untraced, with every
 # tracer; the main thread's first traced call is the program's
