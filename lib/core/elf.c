@@ -996,7 +996,8 @@ void elf_free(struct elf_image *img)
 #define PE_INDIRECT 0x80
 #define PE_OMIT	    0xff
 
-/* How far into a function a compiler site may lie (endbr64, a marker). */
+/* How far into a function a compiler site may lie (after the CET branch
+ * target marker and a site marker). */
 #define SITE_WINDOW 16
 
 /* A candidate entry before merging; NAME points into a mapped file. */
@@ -1552,8 +1553,8 @@ static int entry_cmp_addr(const void *key, const void *elem)
 	return a < b ? -1 : a > b;
 }
 
-/* The compiler site of each entry: at most SITE_WINDOW bytes in (endbr64 and
- * a marker come first), or up to PREFIX_PAD_MAX before it (a prefix pad with
+/* The compiler site of each entry: at most SITE_WINDOW bytes in (the CET
+ * branch target marker and a site marker come first), or up to PREFIX_PAD_MAX before it (a prefix pad with
  * no symbol to move the site to). */
 static void match_sites(struct elf_image *img)
 {
