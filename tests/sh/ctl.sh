@@ -32,7 +32,7 @@ for tc in "$C"/${CTL_TESTS:-*}.tc; do
 	desc=$(sed -n 's/^# description: //p' "$tc" | head -1)
 	W=$T/w$n
 	mkdir -m 0700 "$W"
-	timeout -k 5 60 env W="$W" XDG_RUNTIME_DIR="$W" bash -c \
+	timeout -k 5 "${CTL_TC_TIMEOUT:-240}" env W="$W" XDG_RUNTIME_DIR="$W" bash -c \
 		'. "$1"; . "$2"' _ "$C/functions.sh" "$tc" >"$W/log" 2>&1
 	rc=$?
 	case $rc in

@@ -30,8 +30,14 @@ D=$B/dynftrace
 # path alone (the API thread could stop tracing first and hide it).
 phase() {
 	local what=$1 secs=$2 api=${3:-}
-	DYNFTRACE_CONTROL=1 "$T/dlchurn" "$T/libplug.so" "$secs" $api >"$T/out" 2>"$T/err" &
+	# It runs SECONDS, then until its standard input ends: this script
+	# closes it once it has made at least 100 writes.
+	rm -f "$T/go"
+	mkfifo "$T/go"
+	DLCHURN_UNTIL_EOF=1 DYNFTRACE_CONTROL=1 "$T/dlchurn" "$T/libplug.so" "$secs" $api \
+		<"$T/go" >"$T/out" 2>"$T/err" &
 	pid=$!
+	exec 7>"$T/go"
 	for _ in $(seq 200); do
 		grep -q '^# ready' "$T/out" && $D ctl $pid current_tracer >/dev/null 2>&1 && break
 		sleep 0.1
@@ -64,10 +70,12 @@ phase() {
 			done
 		done
 		i=$((i + 1))
+		[ $writes -ge 100 ] && exec 7>&-
 	done
+	exec 7>&-
 	wait $pid
 	rc=$?
-	if [ -z "$bad" ] && [ $writes -gt 20 ]; then
+	if [ -z "$bad" ] && [ $writes -ge 100 ]; then
 		ok "$what: $writes control writes ($refused refused: the library was unloaded)"
 	else
 		notok "$what: control writes: ${bad:-only $writes}"
