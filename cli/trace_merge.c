@@ -144,7 +144,7 @@ int tr_walk_feed(struct tr_walk *w, const struct tr_event *ev)
 		f = &w->stack[w->depth++];
 		memset(f, 0, sizeof(*f));
 		f->func = ev->func;
-		f->ts = ev->ts;
+		f->ts = ev->arg ? ev->arg : ev->ts; /* an inherited frame: its own start */
 		f->idx = w->nentries++;
 		if (w->ops->enter)
 			ret = w->ops->enter(w, f, ev);

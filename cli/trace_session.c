@@ -643,6 +643,85 @@ static int read_maps(struct tr_session *s, struct tr_proc *p, const char *fname)
 	return err;
 }
 
+/* fork-KEY.txt (docs/FORMAT.md): "parent: PID", "time: NS", then
+ * "frame: ID NS" per inherited frame, outermost first. */
+static int fork_line(char *line, unsigned no, void *d)
+{
+	struct proc_ctx *c = d;
+	struct tr_proc *p = c->p;
+	uint64_t v, ts;
+	const char *e;
+
+	if (!line[0] || line[0] == '#')
+		return 0;
+	if (!strncmp(line, "parent: ", 8)) {
+		if (parse_u64(line + 8, 10, &v, &e) || *e || !v || v > INT32_MAX)
+			goto bad;
+		p->parent = (pid_t)v;
+		return 0;
+	}
+	if (!strncmp(line, "time: ", 6)) {
+		if (parse_u64(line + 6, 10, &p->fork_ns, &e) || *e)
+			goto bad;
+		return 0;
+	}
+	if (strncmp(line, "frame: ", 7) || parse_u64(line + 7, 10, &v, &e) || *e != ' ' ||
+	    v > UINT32_MAX || parse_u64(e + 1, 10, &ts, &e) || *e || !ts)
+		goto bad;
+	if (!p->fork_ns || ts > p->fork_ns) {
+		tr_set_err(c->s->err, "%s: line %u: a frame that begins after the fork, or before "
+				      "its 'time:' line", c->path, no);
+		return -EINVAL;
+	}
+	if (p->ninherit == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct tr_inherit *n = realloc(p->inherit, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->inherit = n;
+		c->cap = cap;
+	}
+	if (p->ninherit && ts < p->inherit[p->ninherit - 1].ts) {
+		tr_set_err(c->s->err, "%s: line %u: a frame that begins before its caller",
+			   c->path, no);
+		return -EINVAL;
+	}
+	p->inherit[p->ninherit].func = (uint32_t)v;
+	p->inherit[p->ninherit++].ts = ts;
+	return 0;
+bad:
+	tr_set_err(c->s->err, "%s: line %u is not 'parent: PID', 'time: NS' or 'frame: ID NS'",
+		   c->path, no);
+	return -EINVAL;
+}
+
+static int read_fork(struct tr_session *s, struct tr_proc *p, const char *fname)
+{
+	char *text = NULL;
+	int err = read_proc_file(s, p, fname, &text, fork_line, &p->fork_path);
+
+	free(text);
+	if (!err && p->ninherit && !p->parent) {
+		tr_set_err(s->err, "%s: frames but no 'parent:' line", p->fork_path);
+		err = -EINVAL;
+	}
+	return err;
+}
+
+/* Every inherited frame names a site of its process. 0 or -EINVAL. */
+static int check_fork(struct tr_session *s, const struct tr_proc *p)
+{
+	for (size_t i = 0; i < p->ninherit; i++)
+		if (!tr_site(p, p->inherit[i].func)) {
+			tr_set_err(s->err, "%s: frame %zu names function id %" PRIu32
+					   ", which %s/sites-%s.txt does not have",
+				   p->fork_path, i + 1, p->inherit[i].func, s->dir, p->key);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 /* ---- metadata --------------------------------------------------------- */
 
 static int hexval(int c)
@@ -836,11 +915,12 @@ int tr_open(struct tr_session *s, const char *dir)
 	while ((de = readdir(d))) {
 		const char *n = de->d_name, *k;
 		int sites = !strncmp(n, "sites-", 6), maps = !strncmp(n, "maps-", 5);
+		int fork = !strncmp(n, "fork-", 5);
 		struct tr_proc *p;
 		char key[32];
 		size_t kl;
 
-		if (!sites && !maps)
+		if (!sites && !maps && !fork)
 			continue;
 		k = n + (sites ? 6 : 5);
 		kl = key_len(k);
@@ -854,13 +934,18 @@ int tr_open(struct tr_session *s, const char *dir)
 			tr_set_err(s->err, "out of memory");
 			return -ENOMEM;
 		}
-		err = sites ? read_sites(s, p, n) : read_maps(s, p, n);
+		err = sites ? read_sites(s, p, n) : maps ? read_maps(s, p, n) : read_fork(s, p, n);
 		if (err) {
 			closedir(d);
 			return err;
 		}
 	}
 	closedir(d);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		err = check_fork(s, &s->procs[i]);
+		if (err)
+			return err;
+	}
 
 	/* ctf/stream-KEY-TID */
 	if (asprintf(&ctfdir, "%s/ctf", dir) < 0) {
@@ -930,6 +1015,8 @@ void tr_close(struct tr_session *s)
 		free(p->maps);
 		free(p->tp_text);
 		free(p->tp_lines);
+		free(p->inherit);
+		free(p->fork_path);
 		for (size_t j = 0; j < p->nsites; j++)
 			free(p->sites[j].dname);
 		free(p->sites);

@@ -58,6 +58,17 @@ struct tr_proc {
 	size_t nmaps;
 	char *text; /* backing storage of names and paths */
 	char *maps_text;
+	/* fork-KEY.txt: a fork child's open frames, inherited from the thread
+	 * that forked (outermost first); their returns are in the child's
+	 * stream of thread PID, their entries in the parent's. */
+	pid_t parent;	  /* 0: not a fork child, or nothing was open */
+	uint64_t fork_ns; /* when it forked */
+	struct tr_inherit {
+		uint32_t func;
+		uint64_t ts; /* entry time, in the parent */
+	} *inherit;
+	size_t ninherit;
+	char *fork_path; /* for the check of its ids once the sites are read */
 	/* tracepoints-KEY.txt, read on first use by tr_tracepoint_desc() */
 	int tp_loaded;
 	char *tp_text;
@@ -90,6 +101,7 @@ struct tr_stream {
 	int done;  /* TR_END delivered */
 	int ended; /* no more events; TR_END pending */
 	uint64_t prev_ts, last_ts;
+	size_t inherit_pos; /* inherited frames delivered (proc->inherit) */
 	uint64_t discarded;
 	uint64_t seq;
 	int have_packet;

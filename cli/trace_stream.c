@@ -55,6 +55,7 @@ void tr_stream_rewind(struct tr_stream *st)
 	st->pkt = st->pkt_content = st->pkt_next = st->pos = st->released = 0;
 	st->in_packet = st->done = st->ended = st->failed = 0;
 	st->prev_ts = st->last_ts = st->discarded = st->seq = 0;
+	st->inherit_pos = 0;
 	st->have_packet = 0;
 	st->err[0] = 0;
 	st->nevents = st->ncalls = st->nlost = st->npackets = 0;
@@ -347,6 +348,20 @@ int tr_stream_next(struct tr_stream *st, struct tr_event *ev)
 
 	if (st->done)
 		return 0;
+	/* A fork child's thread that forked starts inside its parent's open
+	 * frames: they come first, as entries at the fork's time that carry
+	 * their own (not counted: they are the parent's events). */
+	if (st->tid == st->pid && st->inherit_pos < st->proc->ninherit && !st->have_packet &&
+	    !st->gen) {
+		const struct tr_inherit *in = &st->proc->inherit[st->inherit_pos++];
+
+		memset(ev, 0, sizeof(*ev));
+		ev->type = TR_ENTRY;
+		ev->func = in->func;
+		ev->ts = st->proc->fork_ns;
+		ev->arg = in->ts;
+		return 1;
+	}
 	if (!st->ended && st->pre_err[0] && !st->have_packet) {
 		snprintf(st->err, sizeof(st->err), "%s", st->pre_err);
 		st->failed = 1;

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,39 @@ static int claim_img(void)
 	return -EEXIST;
 }
 
+/*
+ * A fork child continues the forking thread's open frames: their entries
+ * are in the parent's stream, their returns will be in the child's. The
+ * reader needs them to nest the child's calls and close them, so the child
+ * writes fork-IMG.txt (docs/FORMAT.md): the parent's pid, the fork's time,
+ * and each open frame whose entry was recorded, outermost first, with its
+ * site id and entry time. Runs in the child before it writes an event.
+ */
+static void write_fork_frames(void)
+{
+	struct fg_thread *g = fg_self;
+	char path[4200], line[96];
+	if (!g || !g->depth)
+		return;
+	snprintf(path, sizeof(path), "%s/fork-%s.txt", trace_cfg.dir, trace_cfg.img);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return; /* the child's returns are then orphans, as before */
+	int n = snprintf(line, sizeof(line), "parent: %d\ntime: %" PRIu64 "\n", (int)getppid(),
+			 ring_now());
+	int bad = write(fd, line, (size_t)n) != n;
+	for (uint32_t i = 0; i < g->depth && i < SHADOW_MAX && !bad; i++) {
+		const struct shadow_ent *e = &g->ent[i];
+		if (!(e->fl & SE_RING))
+			continue;
+		n = snprintf(line, sizeof(line), "frame: %" PRIu32 " %" PRIu64 "\n", e->id, e->ts);
+		bad = write(fd, line, (size_t)n) != n;
+	}
+	close(fd);
+	if (bad)
+		unlink(path); /* all or nothing: a partial stack would nest wrongly */
+}
+
 HIDDEN void trace_atfork_child(void)
 {
 	profile_atfork_child(fg_self);
@@ -296,6 +330,7 @@ HIDDEN void trace_atfork_child(void)
 		patch_lock();
 		write_sites(NULL);
 		patch_unlock();
+		write_fork_frames();
 		tp_record_atfork_child(); /* tp_record.c */
 	}
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* s-fork: the child's calls go into the same session. */
+/* s-fork: the child's calls go into the same session, nested in the
+ * frames it continues (main). */
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -122,6 +122,45 @@ run_ok "replay: discarded events, lost events, info loss counts with separators"
 # thread 9 lost 5,122 events
 # thread 10 lost 7 events" -- "$DFT" replay -d "$T/lost"
 
+# A fork child (8) continues its parent's (7) open frames main and spawn
+# (fork-8.txt): its work nests under them, its returns close them with
+# durations from their entries in the parent; report counts those returns.
+printf '%s\n' 'info command: ./fk' 'info tracer: function_graph' 'info start_ns: 0' \
+	'info pid: 7' 'info pid: 8' \
+	'site 7 0 1000 16 main /t/fk' 'site 7 1 1010 16 spawn /t/fk' 'site 7 2 1020 16 work /t/fk' \
+	'site 8 0 1000 16 main /t/fk' 'site 8 1 1010 16 spawn /t/fk' 'site 8 2 1020 16 work /t/fk' \
+	'stream 7 7' 'entry 1000 0' 'entry 2000 1' 'exit 9000' 'exit 10000' \
+	'stream 8 8' 'entry 4000 2' 'exit 4500' 'exit 5000' 'entry 6000 2' 'exit 6100' 'exit 7000' |
+	"$T/mkstream" "$T/fork"
+printf 'parent: 7\ntime: 3000\nframe: 0 1000\nframe: 1 2000\n' >"$T/fork/fork-8.txt"
+run_ok "replay: a fork child continues its parent's open frames" \
+	"# DURATION     TID     FUNCTION
+            [     7] | main() {
+   7.000 us [     7] |   spawn();
+            [     8] | main() {
+            [     8] |   spawn() {
+   0.500 us [     8] |     work();
+   3.000 us [     8] |   } /* spawn */
+   0.100 us [     8] |   work();
+   6.000 us [     8] | } /* main */
+   9.000 us [     7] | } /* main */" -- "$DFT" replay -d "$T/fork"
+"$DFT" report -d "$T/fork" >"$T/fork.report" 2>&1
+[ "$(awk '$NF == "main" || $NF == "spawn" { print $(NF - 1), $NF }' "$T/fork.report" | sort | tr '\n' ' ')" = "2 main 2 spawn " ]
+check $? "report: main and spawn returned twice, once in each process"
+for bad in 'parent: x' 'frame: 0' 'frame: 1 4000' 'frame: 9 1500' 'time: 3000;frame: 1 2000;frame: 0 1000'; do
+	cp -r "$T/fork" "$T/forkbad"
+	if [ "${bad%%;*}" = "$bad" ]; then
+		printf 'parent: 7\ntime: 3000\n%s\n' "$bad" >"$T/forkbad/fork-8.txt"
+	else
+		printf 'parent: 7\n%s\n' "$bad" | tr ';' '\n' >"$T/forkbad/fork-8.txt"
+	fi
+	"$DFT" replay -d "$T/forkbad" >/dev/null 2>"$T/err"
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "$T/forkbad/fork-8.txt" "$T/err"
+	check $? "a damaged fork file ('$bad'): one message naming it, status 1 ($(cat "$T/err"))"
+	rm -rf "$T/forkbad"
+done
+
 run_ok "replay: function tracer lines with callers" \
 	"#     TIMESTAMP      TID  FUNCTION
     0.000001000 [     5] main() <- 0x7f0000000010

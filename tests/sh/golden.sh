@@ -31,16 +31,41 @@ if [ "$SAN" = tsan ]; then
 fi
 record_san
 
-# normalize < replay: thread ids -> T1, T2, ... in order of appearance
+# normalize < replay: thread ids -> T1, T2, ... in order of appearance;
+# the process ids of the notes at the end ("# process 123 ended ...") -> P
 normalize() {
 	awk '{
 		if (match($0, /^\[ *[0-9]+\]/)) {
 			t = substr($0, RSTART + 1, RLENGTH - 2) + 0
 			if (!(t in m)) m[t] = "T" (++n)
 			$0 = "[" m[t] "]" substr($0, RLENGTH + 1)
+		} else if ($0 ~ /^# process [0-9]+ /) {
+			sub(/^# process [0-9]+ /, "# process P ")
 		}
 		print
 	}'
+}
+
+# settle EXE DIR: record returns when its program does; a process the
+# program left running (daemon()'s child) writes its stream when it ends:
+# wait (30 s at most) until no process runs EXE, then until every started
+# process flushed or was accounted for.
+settle() {
+	local i p e
+	for i in $(seq 300); do
+		p=
+		for e in /proc/[0-9]*/exe; do
+			[ "$(readlink "$e" 2>/dev/null)" = "$1" ] && p=1 && break
+		done
+		if [ -z "$p" ]; then
+			for p in $(sed -n 's/^started: \([0-9.]*\) .*/\1/p' "$2/info" 2>/dev/null); do
+				grep -qE "^(flushed|signal|unflushed|salvaged): ${p%%.*}( |\$|\.)" "$2/info" || break
+				p=
+			done
+			[ -z "$p" ] && return 0
+		fi
+		sleep 0.1
+	done
 }
 
 # mode_flags MODE: compile flags CF, link flags LF and the dlopen'd
@@ -158,7 +183,7 @@ for v in "${variants[@]}"; do
 				continue
 			fi
 			case "$SAN:$n" in
-			asan:s-fork | asan:s-forkexec)
+			asan:s-fork | asan:s-forkexec | asan:s-daemon)
 				# gcc 12's ASan allocator can deadlock in the child of a
 				# multi-threaded fork (the runtime's consumer thread makes
 				# every traced program multi-threaded); the default
@@ -170,6 +195,7 @@ for v in "${variants[@]}"; do
 			rm -rf "$d/data"
 			(cd "$d" && "$DFT" record -d "$d/data" "./$n" >"$d/$n.out" 2>"$d/$n.err")
 			rc=$?
+			settle "$d/$n" "$d/data"
 			if [ $rc -ne 0 ]; then
 				notok "$n ($cc $opt$m): record exited with $rc"
 				diag_file "$d/$n.err"
