@@ -884,6 +884,18 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 		free(cmd);
 		return 1;
 	}
+	/* A program without sites: plain -F patterns patch its functions, as
+	 * when it is started by record. */
+	char exe[64], err[300];
+	size_t total;
+	int is_static;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (!cli_sites_count(exe, &total, &is_static, err, sizeof(err)) && !total &&
+	    filters_to_patch(o, 1)) {
+		cli_err("out of memory");
+		free(cmd);
+		return 1;
+	}
 	uint64_t start = now_ns();
 	o->prog = cmd;
 	ret = write_info(dir, o, start);

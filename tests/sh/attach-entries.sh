@@ -13,7 +13,7 @@
 #     the attach, the runtime and the decoder are unmapped;
 #   - ATTACH_CYCLES (default 20) attach -P / trace / wake / detach cycles:
 #     results exact, malloc's bytes in use and the mappings the same;
-#   - record -p PID -P sys_fn records sys_fn; attach without -P refuses a
+#   - record -p PID -P sys_fn (and -F sys_fn) records sys_fn; attach without -P refuses a
 #     process with no sites and says to name functions with -P.
 # Needs libcapstone4. Env: TOP B CC SAN; ATTACH_CYCLES.
 . "$(dirname "$0")/../gen/common.sh"
@@ -185,6 +185,17 @@ check $? "record -p -P sys_fn records sys_fn"
 [ $rc -eq 0 ] || diag_file "$T/rec.err"
 ! grep -q 'libdynftrace' "/proc/$ew/maps" && clean
 check $? "record -p leaves the process as it was"
+
+# ---- record -p -F: on a program without sites, a filter patches what it names
+rm -rf "$T/sess"
+$D record -d "$T/sess" -p "$ew" -F sys_fn --duration 300ms 2>"$T/rec.err"
+rc=$?
+[ $rc -eq 0 ] && $D replay -d "$T/sess" 2>&1 | grep -q 'sys_fn()' &&
+	grep -qP '^patched\t1\t' "$T/sess"/patch-*.txt
+check $? "record -p -F sys_fn on a program without sites patches and records sys_fn"
+[ $rc -eq 0 ] || diag_file "$T/rec.err"
+! grep -q 'libdynftrace' "/proc/$ew/maps" && clean
+check $? "record -p -F leaves the process as it was"
 
 # ---- no sites without -P
 out=$($D attach "$ew" 2>&1)
