@@ -23,7 +23,8 @@
 # when one step of the script makes no progress for SOAK_STALL_SECONDS (20):
 # a diagnostic, not a verdict. Env: TOP B CC SAN; SOAK_ROUNDS,
 # SOAK_TPUT_ROUNDS, SOAK_TPUT_SECONDS, SOAK_STALL_SECONDS,
-# SOAK_LOAD_SECONDS (how long the load generator runs: 55; the rounds stop
+# SOAK_LOAD_SECONDS (how long the load generator may run: 600, a bound: it
+# is stopped when the rounds end, however slow the machine; the rounds stop
 # when it ends), SOAK_STALL_GDB (0: no backtraces in the stall dumps).
 . "$(dirname "$0")/../gen/common.sh"
 S=$TOP/tests/soak
@@ -127,7 +128,7 @@ fi
 start_server "$T/server" DYNFTRACE_CONTROL=1
 SOCK=$XDG_RUNTIME_DIR/dynftrace/$SPID.sock
 [ -S "$SOCK" ] || { notok "no control socket $SOCK"; exit 1; }
-"$T/client" -p "$PORT" -c 4 -t "${SOAK_LOAD_SECONDS:-55}" -b 4 >"$F/client.out" 2>"$F/client.err" &
+"$T/client" -p "$PORT" -c 4 -t "${SOAK_LOAD_SECONDS:-600}" -b 4 >"$F/client.out" 2>"$F/client.err" &
 CPID=$!
 
 # ---- watchdog: a stalled step explains itself -----------------------------
