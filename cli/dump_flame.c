@@ -352,8 +352,8 @@ int dump_svg_run(struct tr_session *s, const struct cli_select *sel, FILE *out)
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">", SVG_W / 2);
 	xml_text(out, title);
 	fprintf(out,
-		"</text>\n<text x=\"%d\" y=\"42\" style=\"text-anchor: middle\">width: time "
-		"(self time stacked under each caller), %s in all; click to zoom</text>\n",
+		"</text>\n<text x=\"%d\" y=\"42\" style=\"text-anchor: middle\">width: the time "
+		"of a call and its callees (%s in all); click to zoom</text>\n",
 		SVG_W / 2, cli_fmt_duration(total, num, sizeof(num)) + strspn(num, " "));
 	fprintf(out,
 		"<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"24\" style=\"opacity: 0.2\">Reset "
