@@ -34,7 +34,8 @@ void ct_free(struct calltree *t)
 
 static size_t slot_of(uint32_t parent, uint32_t name, size_t nslot)
 {
-	uint64_t h = ((uint64_t)parent * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)name * 0xc2b2ae3d27d4eb4full);
+	uint64_t h =
+	    ((uint64_t)parent * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)name * 0xc2b2ae3d27d4eb4full);
 
 	return (size_t)(h ^ h >> 29) & (nslot - 1);
 }
@@ -102,8 +103,8 @@ struct cframe {
 struct cwalk {
 	struct calltree *t;
 	const struct ct_build *b;
-	uint64_t from, to;  /* the range, absolute */
-	struct cframe *fr;  /* parallel to the walk's stack */
+	uint64_t from, to; /* the range, absolute */
+	struct cframe *fr; /* parallel to the walk's stack */
 	size_t cap;
 	size_t focus_depth; /* depth + 1 of the active focus call, 0 when none */
 	uint32_t *name_of;  /* dense processes: site id -> name id + 1 */
@@ -246,8 +247,7 @@ static int c_other(struct tr_walk *w, const struct tr_event *ev)
 
 	if (ev->type != TR_CALL && ev->type != TR_FUNCTION)
 		return 0;
-	if (cw->b->focus && !cw->focus_depth &&
-	    !tr_func_match(w->st->proc, ev->func, cw->b->focus))
+	if (cw->b->focus && !cw->focus_depth && !tr_func_match(w->st->proc, ev->func, cw->b->focus))
 		return 0;
 	node = node_for(cw, w, d, ev->func, &bt, &starts);
 	if (node < 0)

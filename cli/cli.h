@@ -25,7 +25,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
-int cmd_graph(int argc, char **argv); /* cmd_graph.c */
+int cmd_graph(int argc, char **argv);  /* cmd_graph.c */
 int cmd_ctl(int argc, char **argv);    /* cmd_ctl.c: live control */
 int cmd_ps(int argc, char **argv);     /* cmd_ps.c */
 int cmd_pipe(int argc, char **argv);   /* cmd_pipe.c */

@@ -142,9 +142,9 @@ static int print_backtraces(const struct calltree *bt, FILE *out)
 		for (uint32_t p = ends[i]; p; p = bt->node[p].parent)
 			path[d++] = p;
 		for (size_t j = 0; d--; j++)
-			fprintf(out, "   [%zu] %s\n", j,
-				views_text(bt->names.str[bt->node[path[d]].name], name,
-					   sizeof(name)));
+			fprintf(
+			    out, "   [%zu] %s\n", j,
+			    views_text(bt->names.str[bt->node[path[d]].name], name, sizeof(name)));
 		fputc('\n', out);
 	}
 	free(ends);

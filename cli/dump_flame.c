@@ -133,8 +133,8 @@ out:
 #define SVG_W	   1200
 #define SVG_PAD	   10
 #define FRAME_H	   16
-#define SVG_TOP	   50 /* title, buttons */
-#define SVG_BOTTOM 34 /* details line */
+#define SVG_TOP	   50  /* title, buttons */
+#define SVG_BOTTOM 34  /* details line */
 #define CHAR_W	   7.2 /* 12px monospace */
 
 static void xml_text(FILE *out, const char *s)
@@ -237,7 +237,8 @@ static const char svg_script[] =
     "  });\n"
     "  window.addEventListener('keydown', function (e) {\n"
     "    if ((e.ctrlKey || e.metaKey) && e.key === 'f') {\n"
-    "      e.preventDefault(); var term = prompt('Search for a function (regular expression)', '');\n"
+    "      e.preventDefault(); var term = prompt('Search for a function (regular expression)', "
+    "'');\n"
     "      if (term) search(term);\n"
     "    } else if (e.key === 'Escape') { unzoom(); search(null); }\n"
     "  });\n"
@@ -281,7 +282,8 @@ static const char svg_script[] =
     "  var re = null, spans = [], total = frames.length ? frames[0].w : 0;\n"
     "  searching = term;\n"
     "  if (term !== null) {\n"
-    "    try { re = new RegExp(term); } catch (e) { matched.textContent = 'bad expression'; return; }\n"
+    "    try { re = new RegExp(term); } catch (e) { matched.textContent = 'bad expression'; "
+    "return; }\n"
     "  }\n"
     "  for (var i = 0; i < frames.length; i++) {\n"
     "    var f = frames[i], hit = re !== null && re.test(f.name);\n"
@@ -297,7 +299,8 @@ static const char svg_script[] =
     "    end = Math.max(end, spans[j][1]);\n"
     "  }\n"
     "  searchBtn.textContent = re ? 'Clear search' : 'Search';\n"
-    "  matched.textContent = re ? 'Matched: ' + (total ? 100 * covered / total : 0).toFixed(1) + '%' : '';\n"
+    "  matched.textContent = re ? 'Matched: ' + (total ? 100 * covered / total : 0).toFixed(1) + "
+    "'%' : '';\n"
     "}\n"
     "window.addEventListener('error', function (e) {\n"
     "  document.documentElement.setAttribute('data-error', e.message);\n"
@@ -391,7 +394,8 @@ int dump_svg_run(struct tr_session *s, const struct cli_select *sel, FILE *out)
 			fprintf(out, "\n%s (%.2f%%), self %s, %s call%s</title>",
 				cli_fmt_duration(n->total_ns, tot, sizeof(tot)) + strspn(tot, " "),
 				100.0 * (double)n->total_ns / (double)total,
-				cli_fmt_duration(n->self_ns, self, sizeof(self)) + strspn(self, " "),
+				cli_fmt_duration(n->self_ns, self, sizeof(self)) +
+				    strspn(self, " "),
 				k ? cli_thousands(n->calls, num, sizeof(num)) : "-",
 				n->calls == 1 ? "" : "s");
 			fprintf(out,

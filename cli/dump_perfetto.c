@@ -91,7 +91,7 @@ struct pf {
 	struct strtab iid; /* its interned names: iid = id + 1 */
 	uint32_t *iid_of;  /* dense processes: site id -> iid */
 	size_t niid_of;
-	char name[256];	   /* the process name */
+	char name[256]; /* the process name */
 };
 
 /* Write the packet built in pf->pkt as one Trace.packet. */
@@ -271,13 +271,15 @@ static int pf_other(struct tr_walk *w, const struct tr_event *ev)
 			return r;
 		a = pb_open(&pf->pkt, TE_ANNOTATION);
 		pb_str(&pf->pkt, DA_NAME, "caller");
-		str_field(&pf->pkt, DA_STRING, tr_symbolize(w->st->proc, ev->arg, buf, sizeof(buf)));
+		str_field(&pf->pkt, DA_STRING,
+			  tr_symbolize(w->st->proc, ev->arg, buf, sizeof(buf)));
 		pb_close(&pf->pkt, a);
 		break;
 	case TR_LOST:
 	case TR_DISCARDED:
 		te = event_start(pf, ev->ts, INSTANT);
-		snprintf(buf, sizeof(buf), "lost %s events", cli_thousands(ev->arg, num, sizeof(num)));
+		snprintf(buf, sizeof(buf), "lost %s events",
+			 cli_thousands(ev->arg, num, sizeof(num)));
 		pb_str(&pf->pkt, TE_NAME, buf);
 		a = pb_open(&pf->pkt, TE_ANNOTATION);
 		pb_str(&pf->pkt, DA_NAME, "count");

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 struct strtab {
-	char **str;	/* by id */
+	char **str; /* by id */
 	size_t n, cap;
 	uint32_t *slot; /* id + 1, 0 empty */
 	size_t nslot;

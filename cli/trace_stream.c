@@ -494,7 +494,8 @@ uint64_t tr_base_ts(struct tr_session *s)
 /* ---- tracepoint events -------------------------------------------------- */
 
 int tr_tracepoint_fields(struct tr_stream *st, const struct tr_event *ev, char *name,
-			 size_t name_size, int (*fn)(const struct tr_tp_field *, void *), void *data)
+			 size_t name_size, int (*fn)(const struct tr_tp_field *, void *),
+			 void *data)
 {
 	const uint8_t *d = (const uint8_t *)ev->text;
 	size_t n = (size_t)ev->arg, pos = 0;

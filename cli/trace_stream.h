@@ -93,7 +93,8 @@ struct tr_tp_field {
  * -ENOENT without a description, -EINVAL when the payload does not match
  * it (the fields before the mismatch were given). */
 int tr_tracepoint_fields(struct tr_stream *st, const struct tr_event *ev, char *name,
-			 size_t name_size, int (*fn)(const struct tr_tp_field *, void *), void *data);
+			 size_t name_size, int (*fn)(const struct tr_tp_field *, void *),
+			 void *data);
 
 /* Events lost by thread TID of process PID: the larger of the info file's
  * "lost:" lines and the stream's events_discarded, plus its LOST events.
