@@ -203,6 +203,13 @@ if command -v protoc >/dev/null; then
 	[ "$(grep -c 'tid:' "$T/tid.txt")" -eq 1 ] && grep -q 'tid: 101' "$T/tid.txt" &&
 		[ "$(grep -c 'TYPE_SLICE_BEGIN' "$T/tid.txt")" -eq 2 ]
 	check $? "perfetto --tid: one thread's descriptor and slices"
+	"$DFT" dump --perfetto -d "$T/function" | decode | tr -d ' \n' | sed 's/packet{/\n&/g' >"$T/fn.txt"
+	grep -q 'timestamp:2000trusted_packet_sequence_id:1track_event{debug_annotations{string_value:"main"name:"caller"}type:TYPE_INSTANTname_iid:2}interned_data{event_names{iid:2name:"foo"}}' "$T/fn.txt" &&
+		grep -q 'timestamp:3000trusted_packet_sequence_id:1track_event{debug_annotations{string_value:"0x401030\[flat\]"name:"caller"}type:TYPE_INSTANTname_iid:2}sequence_flags:2}' "$T/fn.txt"
+	check $? "perfetto: function-tracer calls are instants with their caller, names interned once"
+	"$DFT" dump --perfetto -d "$T/calls" | decode | grep -E 'timestamp|TYPE' | tr -d ' ' | paste -sd' ' >"$T/calls.txt"
+	[ "$(cat "$T/calls.txt")" = "timestamp:2000 type:TYPE_SLICE_BEGIN timestamp:5000 type:TYPE_SLICE_END timestamp:17500 type:TYPE_SLICE_BEGIN timestamp:20000 type:TYPE_SLICE_END timestamp:1000 type:TYPE_SLICE_BEGIN timestamp:30000 type:TYPE_SLICE_END" ]
+	check $? "perfetto: -t whole calls are slices from their start to their end"
 	b=$(grep -c TYPE_SLICE_BEGIN "$T/basic.txt")
 	e=$(grep -c TYPE_SLICE_END "$T/basic.txt")
 	[ "$b" -eq 7 ] && [ "$e" -eq 7 ]
