@@ -269,16 +269,6 @@ static int c_other(struct tr_walk *w, const struct tr_event *ev)
 
 static const struct tr_walk_ops c_ops = {c_enter, c_leave, c_other};
 
-static int want_stream(const struct cli_select *sel, const struct tr_stream *st)
-{
-	if (!sel || !sel->ntids)
-		return 1;
-	for (size_t i = 0; i < sel->ntids; i++)
-		if (sel->tids[i] == st->tid)
-			return 1;
-	return 0;
-}
-
 int ct_build(struct calltree *t, struct tr_session *s, const struct ct_build *b)
 {
 	struct cwalk cw = {.t = t, .b = b, .from = 0, .to = UINT64_MAX};
@@ -295,7 +285,7 @@ int ct_build(struct calltree *t, struct tr_session *s, const struct ct_build *b)
 		struct tr_walk w;
 		struct tr_event ev;
 
-		if (!want_stream(b->sel, st))
+		if (!cli_select_tid(b->sel, st->tid))
 			continue;
 		cw.focus_depth = 0;
 		cw.nname_of = st->proc->dense ? st->proc->nsites : 0;

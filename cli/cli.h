@@ -118,6 +118,8 @@ int cli_select_opt(const char *cmd, int argc, char **argv, int *i, struct cli_se
 /* "TID,TID" appended to *TIDS: 0, -EINVAL or -ENOMEM. */
 int cli_parse_tids(const char *arg, pid_t **tids, size_t *n);
 void cli_select_free(struct cli_select *sel);
+/* Does SEL (NULL: everything) take thread TID? */
+int cli_select_tid(const struct cli_select *sel, pid_t tid);
 /* Open the session in DIR, or say why: 0, or 1 (the command's status). */
 struct tr_session;
 int cli_open_session(struct tr_session *s, const char *dir);

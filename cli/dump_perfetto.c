@@ -317,16 +317,6 @@ static int pf_other(struct tr_walk *w, const struct tr_event *ev)
 
 static const struct tr_walk_ops pf_ops = {pf_enter, pf_leave, pf_other};
 
-static int want(const struct cli_select *sel, const struct tr_stream *st)
-{
-	if (!sel || !sel->ntids)
-		return 1;
-	for (size_t i = 0; i < sel->ntids; i++)
-		if (sel->tids[i] == st->tid)
-			return 1;
-	return 0;
-}
-
 static int descriptors(struct pf *pf, struct tr_session *s, const struct cli_select *sel)
 {
 	for (size_t i = 0; i < s->nstreams; i++) {
@@ -334,10 +324,11 @@ static int descriptors(struct pf *pf, struct tr_session *s, const struct cli_sel
 		int seen = 0;
 		size_t td, d;
 
-		if (!want(sel, st))
+		if (!cli_select_tid(sel, st->tid))
 			continue;
 		for (size_t j = 0; j < i; j++)
-			seen |= want(sel, &s->streams[j]) && s->streams[j].pid == st->pid;
+			seen |=
+			    cli_select_tid(sel, s->streams[j].tid) && s->streams[j].pid == st->pid;
 		if (!seen) {
 			td = pb_open(&pf->pkt, PKT_TRACK_DESC);
 			pb_uint(&pf->pkt, TD_UUID, PROC_UUID(st->pid));
@@ -380,7 +371,7 @@ int dump_perfetto_run(struct tr_session *s, const struct cli_select *sel, FILE *
 		struct tr_event ev;
 		size_t d, e;
 
-		if (!want(sel, st))
+		if (!cli_select_tid(sel, st->tid))
 			continue;
 		/* A new sequence: its defaults, nothing interned yet. */
 		pf.seq = (uint32_t)i + 1;

@@ -137,6 +137,16 @@ int cli_select_opt(const char *cmd, int argc, char **argv, int *i, struct cli_se
 	return CLI_OPT_NONE;
 }
 
+int cli_select_tid(const struct cli_select *sel, pid_t tid)
+{
+	if (!sel || !sel->ntids)
+		return 1;
+	for (size_t i = 0; i < sel->ntids; i++)
+		if (sel->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
 void cli_select_free(struct cli_select *sel)
 {
 	free(sel->tids);
