@@ -45,8 +45,7 @@ static const char usage_text[] =
     "\n"
     "  -d, --data DIR      the session directory (default dynftrace.data).\n"
     "  -o, --output FILE   write to FILE instead of the standard output.\n"
-    "      --tid TID       only these threads (repeatable, or TID,TID;\n"
-    "                      not with --chrome).\n"
+    "      --tid TID       only these threads (repeatable, or TID,TID).\n"
     "  -r, --time-range FROM~TO  only the time between FROM and TO since the\n"
     "                      start of the recording (ns, us, ms, s; FROM~ or ~TO\n"
     "                      leave a side open), calls cut to it (--flame-graph\n"
@@ -229,7 +228,7 @@ static int d_other(struct tr_walk *w, const struct tr_event *ev)
 
 static const struct tr_walk_ops d_ops = {d_enter, d_leave, d_other};
 
-int dump_chrome_run(struct tr_session *s, FILE *out)
+int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *out)
 {
 	struct dump d = {.out = out, .first = 1};
 	int ret = 0;
@@ -242,8 +241,11 @@ int dump_chrome_run(struct tr_session *s, FILE *out)
 		char name[256];
 		int dup = 0;
 
+		if (!cli_select_tid(sel, st->tid))
+			continue;
 		for (size_t j = 0; j < i; j++)
-			dup |= s->streams[j].pid == st->pid;
+			dup |=
+			    s->streams[j].pid == st->pid && cli_select_tid(sel, s->streams[j].tid);
 		if (dup)
 			continue;
 		snprintf(name, sizeof(name), "%s", s->info.command ? s->info.command : "");
@@ -261,6 +263,8 @@ int dump_chrome_run(struct tr_session *s, FILE *out)
 		struct tr_walk w;
 		struct tr_event ev;
 
+		if (!cli_select_tid(sel, st->tid))
+			continue;
 		tr_walk_init(&w, &d_ops, &d, st);
 		tr_stream_rewind(st);
 		while (!ret && tr_stream_next(st, &ev) > 0)
@@ -320,10 +324,6 @@ int cmd_dump(int argc, char **argv)
 			"--svg; see 'dynftrace dump --help'");
 		goto out;
 	}
-	if (fmt == FMT_CHROME && sel.ntids) {
-		cli_err("dump: --tid works with --perfetto, --flame-graph and --svg");
-		goto out;
-	}
 	if ((fmt == FMT_CHROME || fmt == FMT_PERFETTO) && sel.has_range) {
 		cli_err("dump: --time-range works with --flame-graph and --svg");
 		goto out;
@@ -350,7 +350,7 @@ int cmd_dump(int argc, char **argv)
 		r = dump_svg_run(&s, &sel, out);
 		break;
 	default:
-		r = dump_chrome_run(&s, out);
+		r = dump_chrome_run(&s, &sel, out);
 		break;
 	}
 	if (output && fclose(out) && !r) {

@@ -29,7 +29,7 @@ int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out);
 enum report_sort { SORT_TOTAL, SORT_SELF, SORT_CALLS, SORT_AVG };
 int report_run(struct tr_session *s, enum report_sort sort, FILE *out);
 
-int dump_chrome_run(struct tr_session *s, FILE *out);
+int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
 /* dump_perfetto.c: Perfetto's protobuf trace of the threads SEL names. */
 int dump_perfetto_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
 /* dump_flame.c: folded stacks (self time in ns) and the SVG flame graph of

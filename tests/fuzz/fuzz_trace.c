@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cli_glob_free(&ro.filter);
 		cli_glob_free(&ro.notrace);
 		report_run(&s, SORT_SELF, devnull);
-		dump_chrome_run(&s, devnull);
+		dump_chrome_run(&s, &sel, devnull);
 		dump_perfetto_run(&s, NULL, devnull);
 		dump_folded_run(&s, NULL, devnull);
 		dump_svg_run(&s, &sel, devnull);

@@ -13,7 +13,8 @@
 #    tracepoint fields as typed debug annotations; --tid;
 #  - --svg: well-formed XML (python3 when there is one), frames and labels;
 #  - a function-tracer session has no durations: a clear error, exit 1;
-#  - usage errors: two formats, a bad range, --tid with --chrome;
+#  - --chrome --tid; usage errors: two formats, a bad range, a range with
+#    --perfetto;
 #  - damaged streams: the views print what came before the damage, exit 1,
 #    one message naming the file and the offset, no crash (also under ASan).
 # Env: TOP B CC SAN.
@@ -255,8 +256,10 @@ run_fail "dump: two formats" 2 "dynftrace: dump: give one output format, not --s
 run_fail "dump: a bad time range" 2 \
 	"dynftrace: dump: bad time range '2ms~1ms': give FROM~TO, FROM~ or ~TO, times since the start with ns, us, ms or s, FROM before TO" \
 	-- "$DFT" dump --svg -r 2ms~1ms -d "$T/basic"
-run_fail "dump: --tid with --chrome" 2 "dynftrace: dump: --tid works with --perfetto, --flame-graph and --svg" \
-	-- "$DFT" dump --chrome --tid 5 -d "$T/basic"
+"$DFT" dump --chrome --tid 101 -d "$T/basic" >"$T/out" 2>"$T/err"
+[ $? -eq 0 ] && ! grep -q '"tid":100,"ts"' "$T/out" && [ "$(grep -c '"tid":101,"ts"' "$T/out")" -eq 4 ] &&
+	grep -q '"name":"process_name"' "$T/out"
+check $? "dump --chrome --tid: one thread's events and its process's name"
 run_fail "dump: --time-range with --perfetto" 2 "dynftrace: dump: --time-range works with --flame-graph and --svg" \
 	-- "$DFT" dump --perfetto -r 1ms~ -d "$T/basic"
 run_fail "graph: two functions" 2 "dynftrace: graph: give one function (a glob matches several: 'foo*'); see 'dynftrace graph --help'" \
