@@ -25,6 +25,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_graph(int argc, char **argv);  /* cmd_graph.c */
 int cmd_ctl(int argc, char **argv);    /* cmd_ctl.c: live control */
 int cmd_ps(int argc, char **argv);     /* cmd_ps.c */
 int cmd_pipe(int argc, char **argv);   /* cmd_pipe.c */
@@ -42,6 +43,7 @@ int cli_sites_count(const char *path, size_t *total, int *is_static, char *err, 
 /* util.c */
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifndef DYNFTRACE_LIBDIR
 #define DYNFTRACE_LIBDIR ""
@@ -98,6 +100,26 @@ enum {
  * CLI_OPT_NONE. */
 int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int *i,
 		 const char **dir);
+/*
+ * The part of a session a view reads, from the options the reading commands
+ * share: "--tid TID[,TID...]" (repeatable) and "--time-range FROM~TO", times
+ * since the start of the recording with a unit as cli_parse_duration takes
+ * them, either side left out for "from the start" / "to the end".
+ */
+struct cli_select {
+	pid_t *tids; /* only these threads, when ntids > 0 */
+	size_t ntids;
+	int has_range;
+	uint64_t from_ns, to_ns; /* since the session's first time (tr_base_ts) */
+};
+/* The option at argv[*I], if it is one of those: CLI_OPT_TAKEN, or 2 after
+ * a usage error (said); CLI_OPT_NONE when it is not theirs. */
+int cli_select_opt(const char *cmd, int argc, char **argv, int *i, struct cli_select *sel);
+/* "TID,TID" appended to *TIDS: 0, -EINVAL or -ENOMEM. */
+int cli_parse_tids(const char *arg, pid_t **tids, size_t *n);
+void cli_select_free(struct cli_select *sel);
+/* Does SEL (NULL: everything) take thread TID? */
+int cli_select_tid(const struct cli_select *sel, pid_t tid);
 /* Open the session in DIR, or say why: 0, or 1 (the command's status). */
 struct tr_session;
 int cli_open_session(struct tr_session *s, const char *dir);

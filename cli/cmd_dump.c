@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_dump.c - `dynftrace dump --chrome`: the trace as Chrome trace-event
- * JSON, which Perfetto (ui.perfetto.dev) and chrome://tracing load.
+ * cmd_dump.c - `dynftrace dump`: the trace in another tool's format. Here
+ * --chrome, the Chrome trace-event JSON, which Perfetto (ui.perfetto.dev)
+ * and chrome://tracing load; --perfetto (dump_perfetto.c), --flame-graph
+ * and --svg (dump_flame.c) elsewhere.
  *
  *   {"traceEvents":[
  *   {"ph":"B","pid":1,"tid":1,"ts":0.120,"name":"main"},
@@ -26,19 +28,37 @@
 #include "views.h"
 
 static const char usage_text[] =
-    "usage: dynftrace dump --chrome [-d DIR] [-o FILE] [--no-demangle]\n"
+    "usage: dynftrace dump (--chrome | --perfetto | --flame-graph | --svg)\n"
+    "                      [-d DIR] [-o FILE] [--tid TID] [-r FROM~TO] [--no-demangle]\n"
     "\n"
-    "Write the trace as Chrome trace-event JSON, for Perfetto\n"
-    "(https://ui.perfetto.dev) or chrome://tracing.\n"
+    "Write the trace in another tool's format:\n"
     "\n"
-    "  --chrome            the output format (the only one for now).\n"
+    "  --chrome            Chrome trace-event JSON, for Perfetto\n"
+    "                      (https://ui.perfetto.dev) or chrome://tracing.\n"
+    "  --perfetto          Perfetto's own protobuf trace: slices per thread with\n"
+    "                      interned names, several times smaller than --chrome.\n"
+    "  --flame-graph       folded stacks (\"main;foo;bar 180\": a call path and\n"
+    "                      its self time in nanoseconds), for flamegraph.pl,\n"
+    "                      inferno or speedscope.\n"
+    "  --svg               an interactive flame graph, one SVG file (click to\n"
+    "                      zoom, Search or Ctrl-F, Escape to reset).\n"
+    "\n"
     "  -d, --data DIR      the session directory (default dynftrace.data).\n"
     "  -o, --output FILE   write to FILE instead of the standard output.\n"
+    "      --tid TID       only these threads (repeatable, or TID,TID).\n"
+    "  -r, --time-range FROM~TO  only the time between FROM and TO since the\n"
+    "                      start of the recording (ns, us, ms, s; FROM~ or ~TO\n"
+    "                      leave a side open), calls cut to it (--flame-graph\n"
+    "                      and --svg).\n"
     "      --no-demangle   keep C++ names as they are in the symbol table.\n"
     "  -h, --help          show this help.\n"
     "\n"
-    "Exit status: 0, 1 when the trace is missing or damaged (the JSON then\n"
-    "holds what comes before the damage and stays valid), 2 on a usage error.\n";
+    "Flame graphs merge the threads by function name; the time of a call still\n"
+    "open when its thread's trace ended counts up to that end.\n"
+    "\n"
+    "Exit status: 0, 1 when the trace is missing or damaged (the output then\n"
+    "holds what comes before the damage and stays valid) or a flame graph has\n"
+    "no timed calls, 2 on a usage error.\n";
 
 struct dump {
 	FILE *out;
@@ -85,6 +105,39 @@ static void json_str(FILE *out, const char *s)
 		}
 	}
 	fputc('"', out);
+}
+
+const char *views_text(const char *s, char *buf, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t at = 0;
+
+	if (!size)
+		return buf;
+	while (*p && at + 1 < size) {
+		unsigned c = *p;
+		int n = c < 0x80	     ? 0
+			: (c & 0xe0) == 0xc0 ? 1
+			: (c & 0xf0) == 0xe0 ? 2
+			: (c & 0xf8) == 0xf0 ? 3
+					     : -1;
+		int ok = n >= 0 && !(c == 0xc0 || c == 0xc1 || c > 0xf4);
+
+		for (int i = 1; ok && i <= n; i++)
+			ok = (p[i] & 0xc0) == 0x80;
+		if (!ok || (n == 0 && (c < 0x20 || c == 0x7f))) {
+			buf[at++] = '?';
+			p++;
+		} else if (at + (size_t)n + 1 < size) {
+			memcpy(buf + at, p, (size_t)n + 1);
+			at += (size_t)n + 1;
+			p += n + 1;
+		} else {
+			break;
+		}
+	}
+	buf[at] = 0;
+	return buf;
 }
 
 static void ev_head(struct dump *d, const char *ph, const struct tr_stream *st, uint64_t ts)
@@ -175,7 +228,7 @@ static int d_other(struct tr_walk *w, const struct tr_event *ev)
 
 static const struct tr_walk_ops d_ops = {d_enter, d_leave, d_other};
 
-int dump_chrome_run(struct tr_session *s, FILE *out)
+int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *out)
 {
 	struct dump d = {.out = out, .first = 1};
 	int ret = 0;
@@ -188,8 +241,11 @@ int dump_chrome_run(struct tr_session *s, FILE *out)
 		char name[256];
 		int dup = 0;
 
+		if (!cli_select_tid(sel, st->tid))
+			continue;
 		for (size_t j = 0; j < i; j++)
-			dup |= s->streams[j].pid == st->pid;
+			dup |=
+			    s->streams[j].pid == st->pid && cli_select_tid(sel, s->streams[j].tid);
 		if (dup)
 			continue;
 		snprintf(name, sizeof(name), "%s", s->info.command ? s->info.command : "");
@@ -207,6 +263,8 @@ int dump_chrome_run(struct tr_session *s, FILE *out)
 		struct tr_walk w;
 		struct tr_event ev;
 
+		if (!cli_select_tid(sel, st->tid))
+			continue;
 		tr_walk_init(&w, &d_ops, &d, st);
 		tr_stream_rewind(st);
 		while (!ret && tr_stream_next(st, &ev) > 0)
@@ -219,45 +277,88 @@ int dump_chrome_run(struct tr_session *s, FILE *out)
 	return views_finish(s, out, 0);
 }
 
+enum dump_format { FMT_NONE, FMT_CHROME, FMT_PERFETTO, FMT_FOLDED, FMT_SVG };
+
 int cmd_dump(int argc, char **argv)
 {
+	static const char *const flags[] = {NULL, "--chrome", "--perfetto", "--flame-graph",
+					    "--svg"};
 	const char *dir = "dynftrace.data", *output = NULL, *v;
+	struct cli_select sel = {0};
 	struct tr_session s;
-	int chrome = 0, r;
+	enum dump_format fmt = FMT_NONE;
+	int r, ret = 2;
 	FILE *out = stdout;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		enum dump_format f = FMT_NONE;
 
-		if ((r = cli_opt(argc, argv, &i, "-o", "--output", &v))) {
+		for (int k = FMT_CHROME; k <= FMT_SVG; k++)
+			if (!strcmp(a, flags[k]))
+				f = (enum dump_format)k;
+		if (f != FMT_NONE) {
+			if (fmt != FMT_NONE && fmt != f) {
+				cli_err("dump: give one output format, not %s and %s", flags[fmt],
+					a);
+				goto out;
+			}
+			fmt = f;
+		} else if ((r = cli_opt(argc, argv, &i, "-o", "--output", &v))) {
 			if (r < 0)
-				return 2;
+				goto out;
 			output = v;
-		} else if (!strcmp(a, "--chrome")) {
-			chrome = 1;
+		} else if ((r = cli_select_opt("dump", argc, argv, &i, &sel)) != CLI_OPT_NONE) {
+			if (r != CLI_OPT_TAKEN) {
+				ret = r;
+				goto out;
+			}
 		} else if ((r = cli_read_opt("dump", usage_text, argc, argv, &i, &dir)) !=
 			   CLI_OPT_TAKEN) {
-			return r;
+			ret = r;
+			goto out;
 		}
 	}
-	if (!chrome) {
-		cli_err("dump: give the output format, --chrome; see 'dynftrace dump --help'");
-		return 2;
+	if (fmt == FMT_NONE) {
+		cli_err("dump: give the output format, --chrome, --perfetto, --flame-graph or "
+			"--svg; see 'dynftrace dump --help'");
+		goto out;
 	}
+	if ((fmt == FMT_CHROME || fmt == FMT_PERFETTO) && sel.has_range) {
+		cli_err("dump: --time-range works with --flame-graph and --svg");
+		goto out;
+	}
+	ret = 1;
 	if (cli_open_session(&s, dir))
-		return 1;
+		goto out;
 	if (output) {
 		out = fopen(output, "w");
 		if (!out) {
 			cli_err("cannot create '%s': %s", output, strerror(errno));
 			tr_close(&s);
-			return 1;
+			goto out;
 		}
 	}
-	r = dump_chrome_run(&s, out);
+	switch (fmt) {
+	case FMT_PERFETTO:
+		r = dump_perfetto_run(&s, &sel, out);
+		break;
+	case FMT_FOLDED:
+		r = dump_folded_run(&s, &sel, out);
+		break;
+	case FMT_SVG:
+		r = dump_svg_run(&s, &sel, out);
+		break;
+	default:
+		r = dump_chrome_run(&s, &sel, out);
+		break;
+	}
 	if (output && fclose(out) && !r) {
 		cli_err("cannot write '%s': %s", output, strerror(errno));
 		r = 1;
 	}
-	return cli_close_session(&s, r, "writing the JSON");
+	ret = cli_close_session(&s, r, "writing the trace");
+out:
+	cli_select_free(&sel);
+	return ret;
 }

@@ -567,34 +567,6 @@ out:
 	return views_finish(s, out, ret);
 }
 
-static int add_tids(struct replay_opts *o, const char *arg)
-{
-	const char *p = arg;
-
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		char tok[16];
-		uint64_t v;
-		pid_t *n;
-
-		if (!len || len >= sizeof(tok))
-			return -EINVAL;
-		memcpy(tok, p, len);
-		tok[len] = 0;
-		if (cli_parse_uint(tok, INT32_MAX, &v) || !v)
-			return -EINVAL;
-		n = realloc(o->tids, (o->ntids + 1) * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		o->tids = n;
-		o->tids[o->ntids++] = (pid_t)v;
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
 int cmd_replay(int argc, char **argv)
 {
 	struct replay_opts o = {0};
@@ -636,7 +608,7 @@ int cmd_replay(int argc, char **argv)
 		} else if ((r = cli_opt(argc, argv, &i, NULL, "--tid", &v))) {
 			if (r < 0)
 				goto out;
-			if (add_tids(&o, v)) {
+			if (cli_parse_tids(v, &o.tids, &o.ntids)) {
 				cli_err("replay: bad thread id list '%s'", v);
 				goto out;
 			}

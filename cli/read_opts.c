@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* read_opts.c - what the commands that read a session share: their common
  * options and opening the session. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -46,4 +48,108 @@ int cli_close_session(struct tr_session *s, int r, const char *doing)
 		cli_err("out of memory while %s", doing);
 	tr_close(s);
 	return r ? 1 : 0;
+}
+
+int cli_parse_tids(const char *arg, pid_t **tids, size_t *ntids)
+{
+	const char *p = arg;
+
+	if (!*p)
+		return -EINVAL;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		char tok[16];
+		uint64_t v;
+		pid_t *n;
+
+		if (!len || len >= sizeof(tok))
+			return -EINVAL;
+		memcpy(tok, p, len);
+		tok[len] = 0;
+		if (cli_parse_uint(tok, INT32_MAX, &v) || !v)
+			return -EINVAL;
+		n = realloc(*tids, (*ntids + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		*tids = n;
+		(*tids)[(*ntids)++] = (pid_t)v;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* "FROM~TO", "FROM~", "~TO": durations since the start of the recording. */
+static int parse_range(const char *arg, struct cli_select *sel)
+{
+	const char *tilde = strchr(arg, '~');
+	char from[64];
+	size_t len;
+
+	if (!tilde || (size_t)(tilde - arg) >= sizeof(from) || (tilde == arg && !tilde[1]))
+		return -EINVAL;
+	len = (size_t)(tilde - arg);
+	memcpy(from, arg, len);
+	from[len] = 0;
+	sel->from_ns = 0;
+	sel->to_ns = UINT64_MAX;
+	if (len && cli_parse_duration(from, &sel->from_ns))
+		return -EINVAL;
+	if (tilde[1] && cli_parse_duration(tilde + 1, &sel->to_ns))
+		return -EINVAL;
+	if (sel->to_ns <= sel->from_ns)
+		return -EINVAL;
+	sel->has_range = 1;
+	return 0;
+}
+
+int cli_select_opt(const char *cmd, int argc, char **argv, int *i, struct cli_select *sel)
+{
+	const char *v;
+	int r;
+
+	if ((r = cli_opt(argc, argv, i, NULL, "--tid", &v))) {
+		if (r < 0)
+			return 2;
+		r = cli_parse_tids(v, &sel->tids, &sel->ntids);
+		if (r == -ENOMEM) {
+			cli_err("out of memory");
+			return 1;
+		}
+		if (r) {
+			cli_err("%s: bad thread id list '%s': give TID or TID,TID,...", cmd, v);
+			return 2;
+		}
+		return CLI_OPT_TAKEN;
+	}
+	if ((r = cli_opt(argc, argv, i, "-r", "--time-range", &v))) {
+		if (r < 0)
+			return 2;
+		if (parse_range(v, sel)) {
+			cli_err("%s: bad time range '%s': give FROM~TO, FROM~ or ~TO, times since "
+				"the start with ns, us, ms or s, FROM before TO",
+				cmd, v);
+			return 2;
+		}
+		return CLI_OPT_TAKEN;
+	}
+	return CLI_OPT_NONE;
+}
+
+int cli_select_tid(const struct cli_select *sel, pid_t tid)
+{
+	if (!sel || !sel->ntids)
+		return 1;
+	for (size_t i = 0; i < sel->ntids; i++)
+		if (sel->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+void cli_select_free(struct cli_select *sel)
+{
+	free(sel->tids);
+	sel->tids = NULL;
+	sel->ntids = 0;
 }

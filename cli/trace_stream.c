@@ -508,78 +508,107 @@ uint64_t tr_base_ts(struct tr_session *s)
 
 /* ---- tracepoint events -------------------------------------------------- */
 
-void tr_tracepoint_format(struct tr_stream *st, const struct tr_event *ev, char *buf, size_t size)
+int tr_tracepoint_fields(struct tr_stream *st, const struct tr_event *ev, char *name,
+			 size_t name_size, int (*fn)(const struct tr_tp_field *, void *),
+			 void *data)
 {
 	const uint8_t *d = (const uint8_t *)ev->text;
-	size_t at = 0, n = (size_t)ev->arg, pos = 0;
+	size_t n = (size_t)ev->arg, pos = 0;
 	const char *desc, *c;
-	int first = 1, bad = 0;
+	int ret;
 
-#define OUT(...)                                                                                   \
-	do {                                                                                       \
-		if (at < size)                                                                     \
-			at += (size_t)snprintf(buf + at, size - at, __VA_ARGS__);                  \
-	} while (0)
 	desc = tr_tracepoint_desc(st->sess, st->proc, ev->func);
 	if (!desc) {
-		snprintf(buf, size, "#%u(%zu bytes)", (unsigned)ev->func, n);
-		return;
+		snprintf(name, name_size, "#%u", (unsigned)ev->func);
+		return -ENOENT;
 	}
 	c = strchr(desc, ' ');
-	OUT("%.*s(", (int)(c ? (size_t)(c - desc) : strlen(desc)), desc);
-	while (c && *c == ' ' && !bad) {
-		char kind = c[1], name[128];
+	snprintf(name, name_size, "%.*s", (int)(c ? (size_t)(c - desc) : strlen(desc)), desc);
+	while (c && *c == ' ') {
+		struct tr_tp_field f = {0};
 		unsigned fsize = 0;
 		int used = 0;
 
-		if (sscanf(c + 1, "%c:%u:%127[^ ]%n", &kind, &fsize, name, &used) != 3) {
-			bad = 1;
-			break;
-		}
+		if (sscanf(c + 1, "%c:%u:%127[^ ]%n", &f.kind, &fsize, f.name, &used) != 3)
+			return -EINVAL;
 		c += 1 + used;
-		OUT("%s%s=", first ? "" : ", ", name);
-		first = 0;
-		if (kind == 's') {
+		if (f.kind == 's') {
 			const uint8_t *z = memchr(d + pos, 0, n - pos);
-			char txt[512];
 
-			if (!z) {
-				bad = 1;
-				break;
-			}
-			if (z - (d + pos) == 1 && d[pos] == 0xff) {
-				OUT("(null)");
-			} else {
-				tr_printable((const char *)d + pos, txt, sizeof(txt));
-				OUT("\"%s\"", txt);
-			}
+			if (!z)
+				return -EINVAL;
+			if (!(z - (d + pos) == 1 && d[pos] == 0xff))
+				f.str = (const char *)d + pos;
 			pos = (size_t)(z - d) + 1;
 		} else {
-			uint64_t v = 0;
-
-			if (fsize == 0 || fsize > 8 || n - pos < fsize) {
-				bad = 1;
-				break;
-			}
+			if (fsize == 0 || fsize > 8 || n - pos < fsize)
+				return -EINVAL;
 			for (unsigned i = 0; i < fsize; i++)
-				v |= (uint64_t)d[pos + i] << (8 * i);
+				f.u |= (uint64_t)d[pos + i] << (8 * i);
 			pos += fsize;
-			if (kind == 'p') {
-				OUT("0x%" PRIx64, v);
-			} else if (kind == 'i') {
-				int64_t sv = fsize < 8 && (v >> (8 * fsize - 1)) & 1
-						 ? (int64_t)(v | ~(uint64_t)0 << (8 * fsize))
-						 : (int64_t)v;
-				OUT("%" PRId64, sv);
-			} else {
-				OUT("%" PRIu64, v);
-			}
+			f.i = fsize < 8 && (f.u >> (8 * fsize - 1)) & 1
+				  ? (int64_t)(f.u | ~(uint64_t)0 << (8 * fsize))
+				  : (int64_t)f.u;
 		}
+		if ((ret = fn(&f, data)))
+			return ret;
 	}
-	if (!bad && pos != n)
-		bad = 1;
-	OUT(")%s", bad ? " <damaged>" : "");
-#undef OUT
-	if (at >= size && size)
+	return pos == n ? 0 : -EINVAL;
+}
+
+struct tp_text {
+	char *buf;
+	size_t size, at;
+	const char *name; /* written before the first field */
+	int started;
+};
+
+#define OUT(t, ...)                                                                                \
+	do {                                                                                       \
+		if ((t)->at < (t)->size)                                                           \
+			(t)->at += (size_t)snprintf((t)->buf + (t)->at, (t)->size - (t)->at,       \
+						    __VA_ARGS__);                                  \
+	} while (0)
+
+static int tp_text_field(const struct tr_tp_field *f, void *data)
+{
+	struct tp_text *t = data;
+	char txt[512];
+
+	if (!t->started)
+		OUT(t, "%s(", t->name);
+	OUT(t, "%s%s=", t->started ? ", " : "", f->name);
+	t->started = 1;
+	if (f->kind == 's' && !f->str)
+		OUT(t, "(null)");
+	else if (f->kind == 's')
+		OUT(t, "\"%s\"", tr_printable(f->str, txt, sizeof(txt)));
+	else if (f->kind == 'p')
+		OUT(t, "0x%" PRIx64, f->u);
+	else if (f->kind == 'i')
+		OUT(t, "%" PRId64, f->i);
+	else
+		OUT(t, "%" PRIu64, f->u);
+	return 0;
+}
+
+void tr_tracepoint_format(struct tr_stream *st, const struct tr_event *ev, char *buf, size_t size)
+{
+	char name[256];
+	struct tp_text t = {.buf = buf, .size = size, .name = name};
+	int r;
+
+	if (!size)
+		return;
+	r = tr_tracepoint_fields(st, ev, name, sizeof(name), tp_text_field, &t);
+	if (r == -ENOENT) {
+		snprintf(buf, size, "#%u(%zu bytes)", (unsigned)ev->func, (size_t)ev->arg);
+		return;
+	}
+	if (!t.started)
+		OUT(&t, "%s(", name);
+	OUT(&t, ")%s", r ? " <damaged>" : "");
+	if (t.at >= size)
 		buf[size - 1] = 0;
 }
+#undef OUT

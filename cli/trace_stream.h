@@ -81,6 +81,24 @@ int tr_stream_scan(struct tr_stream *st);
  * its description ends with " <damaged>". Always fills BUF. */
 void tr_tracepoint_format(struct tr_stream *st, const struct tr_event *ev, char *buf, size_t size);
 
+/* One field of a tracepoint hit (tr_tracepoint_fields). */
+struct tr_tp_field {
+	char name[128];
+	char kind;	 /* 'i' signed, 'u' unsigned, 'p' pointer, 's' string */
+	uint64_t u;	 /* 'u', 'p': the value; 'i': its bits */
+	int64_t i;	 /* 'i': the value, sign-extended */
+	const char *str; /* 's': NUL-terminated inside the mapping, NULL for NULL */
+};
+
+/* The fields of TRACEPOINT event EV of ST, decoded as tr_tracepoint_format
+ * does, each given to FN (a non-zero return stops and is returned); the
+ * tracepoint's name into NAME ("#INDEX" without a description). Returns 0,
+ * -ENOENT without a description, -EINVAL when the payload does not match
+ * it (the fields before the mismatch were given). */
+int tr_tracepoint_fields(struct tr_stream *st, const struct tr_event *ev, char *name,
+			 size_t name_size, int (*fn)(const struct tr_tp_field *, void *),
+			 void *data);
+
 /* Events lost by thread TID of process PID: the larger of the info file's
  * "lost:" lines and the stream's events_discarded, plus its LOST events.
  * The stream, if any, must have been scanned. */

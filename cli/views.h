@@ -29,7 +29,21 @@ int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out);
 enum report_sort { SORT_TOTAL, SORT_SELF, SORT_CALLS, SORT_AVG };
 int report_run(struct tr_session *s, enum report_sort sort, FILE *out);
 
-int dump_chrome_run(struct tr_session *s, FILE *out);
+int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
+/* dump_perfetto.c: Perfetto's protobuf trace of the threads SEL names. */
+int dump_perfetto_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
+/* dump_flame.c: folded stacks (self time in ns) and the SVG flame graph of
+ * the threads and time range of SEL. */
+int dump_folded_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
+int dump_svg_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
+/* cmd_graph.c: the call graph below the functions FOCUS matches (every
+ * call without FOCUS) and their backtraces. */
+int graph_run(struct tr_session *s, const struct cli_select *sel, const struct cli_globs *focus,
+	      FILE *out);
+
+/* S copied into BUF as valid UTF-8 with control characters and bytes that
+ * are not UTF-8 shown as '?' (cmd_dump.c). Returns BUF. */
+const char *views_text(const char *s, char *buf, size_t size);
 
 int info_run(struct tr_session *s, FILE *out);
 

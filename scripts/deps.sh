@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dynftrace needs, only those missing.
 #   scripts/deps.sh build   compiler, make, capstone's headers
-#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind
+#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, protoc and
+#                           chromium (the views' tests: Perfetto trace decoded,
+#                           SVG flame graph run in a browser), python3
 #   scripts/deps.sh bench   + uftrace, valgrind
 set -u
 # libcapstone-dev: the x86 decoder's headers, to build entry relocation
@@ -9,7 +11,7 @@ set -u
 # with dlopen only when it relocates an entry; nothing else needs it.
 want=(gcc make binutils libc6-dev libcapstone-dev)
 case "${1:-build}" in
-test) want+=(clang libclang-rt-14-dev valgrind babeltrace2) ;;
+test) want+=(clang libclang-rt-14-dev valgrind babeltrace2 protobuf-compiler chromium python3) ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
 missing=()

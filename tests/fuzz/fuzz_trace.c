@@ -2,13 +2,14 @@
 /*
  * fuzz_trace.c - libFuzzer harness for the trace reader (cli/trace_session.c,
  * trace_stream.c, trace_merge.c) and the views built on it (replay, report,
- * dump --chrome, info).
+ * dump --chrome, --perfetto, --flame-graph, --svg, graph, info).
  *
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib/core \
  *	-iquote lib/ring -iquote cli \
  *	tests/fuzz/fuzz_trace.c cli/trace_session.c cli/trace_stream.c \
  *	cli/trace_merge.c cli/util.c cli/cmd_replay.c cli/cmd_report.c \
- *	cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c lib/core/elf.c \
+ *	cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c cli/calltree.c \
+ *	cli/strtab.c cli/dump_flame.c cli/dump_perfetto.c cli/cmd_graph.c lib/core/elf.c \
  *	lib/arch/x86_64/elf_site.c -ldl -o fuzz_trace
  *
  * A session directory is made once in $TMPDIR: info, ctf/metadata (the uuid
@@ -105,12 +106,17 @@ static void setup(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct replay_opts ro = {0};
+	/* a range over the first microseconds, one thread, a focus */
+	struct cli_select sel = {.has_range = 1, .from_ns = 500, .to_ns = 20000};
+	struct cli_globs focus = {0};
 	struct tr_session s;
 	size_t done = 0;
 	int fd;
 
 	if (!devnull)
 		setup();
+	if (cli_glob_add(&focus, "foo"))
+		abort();
 	fd = open(stream, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		abort();
@@ -133,9 +139,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cli_glob_free(&ro.filter);
 		cli_glob_free(&ro.notrace);
 		report_run(&s, SORT_SELF, devnull);
-		dump_chrome_run(&s, devnull);
+		dump_chrome_run(&s, &sel, devnull);
+		dump_perfetto_run(&s, NULL, devnull);
+		dump_folded_run(&s, NULL, devnull);
+		dump_svg_run(&s, &sel, devnull);
+		graph_run(&s, &sel, &focus, devnull);
 		info_run(&s, devnull);
 	}
 	tr_close(&s);
+	cli_glob_free(&focus);
 	return 0;
 }
