@@ -678,8 +678,9 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	    check_program(exe, o->prog[0], o->force, o->patch.n != 0))
 		return 1;
 	if (cli_runtime(NULL, lib, NULL, sizeof(lib))) {
-		cli_err("cannot find the runtime libdynftrace.so (next to the dynftrace command, or "
-			"installed with it)");
+		cli_err(
+		    "cannot find the runtime libdynftrace.so (next to the dynftrace command, or "
+		    "installed with it)");
 		return 1;
 	}
 	if (make_dir(dir, fresh))
