@@ -155,8 +155,12 @@ $(B)/man/.stamp: $(B)/dynftrace scripts/manpages.sh scripts/help2man.awk
 	scripts/manpages.sh $(B)/dynftrace $(B)/man '$(LIBDIR)' '$(SONAME)'
 	@touch $@
 
+# pkg-config's paths below the prefix are written from ${prefix} (so that
+# --define-variable=prefix=... moves them all).
+pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 $(B)/dynftrace.pc: Makefile FORCE
-	@printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$(INCLUDEDIR)' 'libdir=$(LIBDIR)' \
+	@printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$(call pc_rel,$(INCLUDEDIR))' \
+		'libdir=$(call pc_rel,$(LIBDIR))' \
 		'# what `dynftrace cflags` prints: an entry site in every function' \
 		'trace_cflags=-fpatchable-function-entry=5' '' \
 		'Name: dynftrace' \

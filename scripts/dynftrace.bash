@@ -34,6 +34,19 @@ _dynftrace_commands()
 # edge with a dash; the term ends at two spaces; deeper lines continue it.
 _dynftrace_options()
 {
+	# and those of the command whose options it takes ("Takes the options
+	# of 'dynftrace record'": live)
+	local of
+	of=$(_dynftrace_help "$1" "$2" | tr '\n' ' ' |
+		sed -n "s/.*[Tt]akes the options of .dynftrace \([a-z-]*\).*/\1/p")
+	{
+		_dynftrace_options1 "$1" "$2"
+		[[ -n $of && $of != "$2" ]] && _dynftrace_options1 "$1" "$of"
+	} | awk -F '\t' '!seen[$1]++'
+}
+
+_dynftrace_options1()
+{
 	_dynftrace_help "$1" "$2" | awk '
 	function flush(    n, alt, k, w, m, d, nv, v, vals, ok) {
 		if (term == "") return
@@ -218,7 +231,8 @@ _dynftrace()
 	# The next argument
 	local n=${#pos[@]} arg
 	arg=${args[n]-}
-	[[ -z $arg && ${args[${#args[@]} - 1]-} == *... ]] && arg=${args[${#args[@]} - 1]}
+	# the last one may repeat (PROG|LIB...)
+	((n && ${#args[@]})) && [[ -z $arg && ${args[-1]} == *... ]] && arg=${args[-1]}
 	case $arg in
 	PROG)
 		if [[ $cur == */* ]]; then
