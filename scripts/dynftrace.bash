@@ -264,9 +264,8 @@ _dynftrace()
 		esac
 		COMPREPLY=($(compgen -W "$list" -- "$cur"))
 		;;
-	DIR) COMPREPLY=($(compgen -d -- "$cur")) ;;
-	"") ;;
-	*) COMPREPLY=($(compgen -f -- "$cur")) ;;
+	DIR*) COMPREPLY=($(compgen -d -- "$cur")) ;;
+	*PROG* | *LIB* | *FILE*) COMPREPLY=($(compgen -f -- "$cur")) ;;
 	esac
 } &&
 	complete -F _dynftrace dynftrace
