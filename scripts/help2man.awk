@@ -145,6 +145,7 @@ function out_block(from, to,    k, min, ind, opts, first, term, rest, pos, d) {
 			}
 			print ".TP"
 			print fmt(trim(term))
+			print ".br" # the text below a short term too
 			if (d != "")
 				out_text(d)
 		} else {
