@@ -76,7 +76,7 @@ int cli_rm_tree(const char *path);
  * The runtime this dynftrace runs programs with. In a build tree the
  * binary's own directory holds libdynftrace.so and its attach link; an
  * installed binary finds its library directory at the path from its own
- * directory that the build recorded (paths.h: BINDIR to LIBDIR, so a tree
+ * directory that the build recorded (install_paths.h: BINDIR to LIBDIR, so a tree
  * installed under DESTDIR or moved whole still finds its own runtime).
  * DIR: the library directory; PRELOAD: the file to preload; ATTACH: the
  * name attach loads it under (DYNFTRACE_ATTACH_SONAME). Each SIZE bytes

@@ -20,7 +20,16 @@
 
 #include "cli.h"
 #include "dynftrace/attach.h"
-#include "paths.h"
+/* Where an installed dynftrace finds its runtime, written by make (its
+ * name is not <paths.h>, the C library's). Compiled outside make (the
+ * fuzzers), the default layout. */
+#if __has_include("install_paths.h")
+#include "install_paths.h"
+#else
+#define DFT_LIBDIR_REL "../lib"
+#define DFT_RUNTIME_SONAME "libdynftrace.so.0"
+#define DFT_RUNTIME_PRIVDIR "dynftrace"
+#endif
 
 int cli_parse_duration(const char *s, uint64_t *ns)
 {

@@ -15,7 +15,7 @@ VER=$(sed -n 's/^#define DYNFTRACE_VERSION "\(.*\)"/\1/p' "$TOP/include/dynftrac
 MK=(make -s -C "$TOP" B_OVERRIDE="$T/b" PREFIX=$PFX LIBDIR=$PFX/lib64 DESTDIR="$ROOT")
 
 # The build's objects are reused (cp -a keeps their times): only what the
-# install layout changes is rebuilt (util.c's paths.h, the links, the pages).
+# install layout changes is rebuilt (util.c's install_paths.h, the links, the pages).
 mkdir -p "$T/b"
 for d in obj cliobj; do
 	[ -d "$B/$d" ] && cp -a "$B/$d" "$T/b/"
