@@ -26,8 +26,8 @@
 #if __has_include("install_paths.h")
 #include "install_paths.h"
 #else
-#define DFT_LIBDIR_REL "../lib"
-#define DFT_RUNTIME_SONAME "libdynftrace.so.0"
+#define DFT_LIBDIR_REL	    "../lib"
+#define DFT_RUNTIME_SONAME  "libdynftrace.so.0"
 #define DFT_RUNTIME_PRIVDIR "dynftrace"
 #endif
 
