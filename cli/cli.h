@@ -45,10 +45,6 @@ int cli_sites_count(const char *path, size_t *total, int *is_static, char *err, 
 #include <stdint.h>
 #include <sys/types.h>
 
-#ifndef DYNFTRACE_LIBDIR
-#define DYNFTRACE_LIBDIR ""
-#endif
-
 /* "10us", "1.5ms", "2s", "300" (ns): 0, -EINVAL or -ERANGE. */
 int cli_parse_duration(const char *s, uint64_t *ns);
 /* Seconds: "2", "0.5", or with a unit as cli_parse_duration takes them
@@ -78,8 +74,17 @@ void cli_glob_free(struct cli_globs *g);
 
 /* Remove PATH and everything below it, never following symbolic links. */
 int cli_rm_tree(const char *path);
-/* The directory of the running dynftrace binary (where libdynftrace.so is). */
-int cli_self_dir(char *buf, size_t size);
+/*
+ * The runtime this dynftrace runs programs with. In a build tree the
+ * binary's own directory holds libdynftrace.so and its attach link; an
+ * installed binary finds its library directory at the path from its own
+ * directory that the build recorded (install_paths.h: BINDIR to LIBDIR, so a tree
+ * installed under DESTDIR or moved whole still finds its own runtime).
+ * DIR: the library directory; PRELOAD: the file to preload; ATTACH: the
+ * name attach loads it under (DYNFTRACE_ATTACH_SONAME). Each SIZE bytes
+ * (any may be NULL). 0, or -ENOENT when no runtime is there.
+ */
+int cli_runtime(char *dir, char *preload, char *attach, size_t size);
 /*
  * Option with a value at argv[*i]: "-d DIR", "-dDIR", "--data DIR" or
  * "--data=DIR" (SOPT or LOPT may be NULL). Returns 1 with *VAL set (and *i

@@ -115,6 +115,26 @@ static int maps_have(pid_t pid, const char *suffix)
 	return found;
 }
 
+/* Does PID map a libdynftrace.so, versioned (installed: libdynftrace.so.0.1.0)
+ * or not (a build tree)? */
+static int maps_have_runtime(pid_t pid)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		const char *base = strrchr(line, '/');
+		found = base && !strncmp(base, "/libdynftrace.so", 16) &&
+			(!base[16] || base[16] == '.');
+	}
+	fclose(f);
+	return found;
+}
+
 /* The runtime's file as the mappings name it (the link resolved). */
 static int runtime_real(char *buf, size_t n)
 {
@@ -187,11 +207,9 @@ static int yama_scope(void)
 
 int attach_runtime_path(char *buf, size_t n)
 {
-	char dir[PATH_MAX];
-	if (cli_self_dir(dir, sizeof(dir)))
-		return -ENOENT;
-	if ((size_t)snprintf(buf, n, "%s/%s", dir, DYNFTRACE_ATTACH_SONAME) >= n)
-		return -ENAMETOOLONG;
+	int err = cli_runtime(NULL, NULL, buf, n);
+	if (err)
+		return err;
 	struct stat st;
 	return stat(buf, &st) ? -errno : 0;
 }
@@ -283,7 +301,7 @@ int attach_check(pid_t pid, const char *runtime, int patch)
 			(int)pid, comm, (int)pid, (int)pid);
 		return 1;
 	}
-	if (maps_have(pid, "/libdynftrace.so")) {
+	if (maps_have_runtime(pid)) {
 		cli_err("process %d (%s) already runs the dynftrace runtime (linked or "
 			"preloaded): start it with DYNFTRACE_CONTROL=1 and use `dynftrace ctl %d`",
 			(int)pid, comm, (int)pid);
@@ -458,7 +476,8 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 	memset(res, 0, sizeof(*res));
 	int err = attach_runtime_path(runtime, sizeof(runtime));
 	if (err) {
-		cli_err("cannot find the runtime %s next to the dynftrace command",
+		cli_err("cannot find the runtime %s (next to the dynftrace command, or "
+			"installed with it)",
 			DYNFTRACE_ATTACH_SONAME);
 		return 1;
 	}
@@ -708,7 +727,8 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 	comm_of(pid, comm, sizeof(comm));
 	char so[PATH_MAX];
 	if (attach_runtime_path(runtime, sizeof(runtime)) || runtime_real(so, sizeof(so))) {
-		cli_err("cannot find the runtime %s next to the dynftrace command",
+		cli_err("cannot find the runtime %s (next to the dynftrace command, or "
+			"installed with it)",
 			DYNFTRACE_ATTACH_SONAME);
 		return 1;
 	}

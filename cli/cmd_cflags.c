@@ -9,10 +9,6 @@
 
 #include "cli.h"
 
-#ifndef DYNFTRACE_LIBDIR
-#define DYNFTRACE_LIBDIR ""
-#endif
-
 static const char usage_text[] =
     "usage: dynftrace cflags [--fentry | --call-ops] [--ldflags]\n"
     "\n"
@@ -29,8 +25,10 @@ static const char usage_text[] =
     "               also reserves an 8-byte literal before each function entry.\n"
     "  --ldflags    print the flags that link with the runtime instead\n"
     "               (-L<dir> -ldynftrace -Wl,-rpath,<dir>, dir being the\n"
-    "               directory of this dynftrace binary). Given with --fentry\n"
-    "               or --call-ops, both are printed on one line.\n"
+    "               runtime's: this binary's own in a build tree, the\n"
+    "               library directory once installed; or use pkg-config\n"
+    "               dynftrace). Given with --fentry or --call-ops, both are\n"
+    "               printed on one line.\n"
     "  -h, --help   show this help.\n";
 
 int cmd_cflags(int argc, char **argv)
@@ -66,8 +64,9 @@ int cmd_cflags(int argc, char **argv)
 		printf("%s\n", flags);
 		return 0;
 	}
-	if (cli_self_dir(dir, sizeof(dir))) {
-		cli_err("cflags: cannot find the directory of the dynftrace binary");
+	if (cli_runtime(dir, NULL, NULL, sizeof(dir))) {
+		cli_err("cflags: cannot find the runtime libdynftrace.so (next to the dynftrace "
+			"command, or installed with it)");
 		return 1;
 	}
 	if (mode)

@@ -697,7 +697,7 @@ static int put_block(void *ctx, const char *name, const char *val)
  */
 static int record_run(struct rec_opts *o, const char *dir, int fresh, int *started)
 {
-	char exe[PATH_MAX], self[PATH_MAX], lib[PATH_MAX + 32], absdir[PATH_MAX], line[128];
+	char exe[PATH_MAX], lib[PATH_MAX], absdir[PATH_MAX], line[128];
 	char shmdir[128];
 	struct sigaction sa, old[3];
 	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
@@ -712,13 +712,10 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	if (resolve(o->prog[0], exe, sizeof(exe)) ||
 	    check_program(exe, o->prog[0], o->force, o))
 		return 1;
-	if (cli_self_dir(self, sizeof(self))) {
-		cli_err("cannot find the directory of the dynftrace binary");
-		return 1;
-	}
-	snprintf(lib, sizeof(lib), "%s/libdynftrace.so", self);
-	if (access(lib, R_OK)) {
-		cli_err("cannot find the runtime: '%s' is missing", lib);
+	if (cli_runtime(NULL, lib, NULL, sizeof(lib))) {
+		cli_err(
+		    "cannot find the runtime libdynftrace.so (next to the dynftrace command, or "
+		    "installed with it)");
 		return 1;
 	}
 	if (make_dir(dir, fresh))

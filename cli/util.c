@@ -19,6 +19,17 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dynftrace/attach.h"
+/* Where an installed dynftrace finds its runtime, written by make (its
+ * name is not <paths.h>, the C library's). Compiled outside make (the
+ * fuzzers), the default layout. */
+#if __has_include("install_paths.h")
+#include "install_paths.h"
+#else
+#define DFT_LIBDIR_REL	    "../lib"
+#define DFT_RUNTIME_SONAME  "libdynftrace.so.0"
+#define DFT_RUNTIME_PRIVDIR "dynftrace"
+#endif
 
 int cli_parse_duration(const char *s, uint64_t *ns)
 {
@@ -211,15 +222,12 @@ int cli_rm_tree(const char *path)
 	return 0;
 }
 
-int cli_self_dir(char *buf, size_t size)
+/* The directory of the running binary. */
+static int exe_dir(char *buf, size_t size)
 {
 	ssize_t n;
 	char *slash;
 
-	if (DYNFTRACE_LIBDIR[0]) {
-		snprintf(buf, size, "%s", DYNFTRACE_LIBDIR);
-		return 0;
-	}
 	n = readlink("/proc/self/exe", buf, size - 1);
 	if (n <= 0)
 		return -ENOENT;
@@ -228,6 +236,40 @@ int cli_self_dir(char *buf, size_t size)
 	if (!slash)
 		return -ENOENT;
 	*(slash == buf ? slash + 1 : slash) = 0;
+	return 0;
+}
+
+int cli_runtime(char *dir, char *preload, char *attach, size_t size)
+{
+	char self[PATH_MAX], d[PATH_MAX], rel[2 * PATH_MAX];
+	char p[PATH_MAX + 64], a[PATH_MAX + 64];
+
+	if (exe_dir(self, sizeof(self)))
+		return -ENOENT;
+	snprintf(p, sizeof(p), "%s/libdynftrace.so", self);
+	if (!access(p, R_OK)) {
+		/* A build tree: everything next to the binary. */
+		snprintf(d, sizeof(d), "%s", self);
+		snprintf(a, sizeof(a), "%s/%s", self, DYNFTRACE_ATTACH_SONAME);
+	} else {
+		/* Installed: the library by its soname (the unversioned name
+		 * belongs to the development files), the attach link in the
+		 * runtime's private directory. */
+		if (DFT_LIBDIR_REL[0] == '/')
+			snprintf(rel, sizeof(rel), "%s", DFT_LIBDIR_REL);
+		else
+			snprintf(rel, sizeof(rel), "%s/%s", self, DFT_LIBDIR_REL);
+		if (!realpath(rel, d))
+			return -ENOENT;
+		snprintf(p, sizeof(p), "%s/%s", d, DFT_RUNTIME_SONAME);
+		if (access(p, R_OK))
+			return -ENOENT;
+		snprintf(a, sizeof(a), "%s/%s/%s", d, DFT_RUNTIME_PRIVDIR, DYNFTRACE_ATTACH_SONAME);
+	}
+	if ((dir && (size_t)snprintf(dir, size, "%s", d) >= size) ||
+	    (preload && (size_t)snprintf(preload, size, "%s", p) >= size) ||
+	    (attach && (size_t)snprintf(attach, size, "%s", a) >= size))
+		return -ENAMETOOLONG;
 	return 0;
 }
 

@@ -3,15 +3,19 @@
 #   scripts/deps.sh build   compiler, make, capstone's headers
 #   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, protoc and
 #                           chromium (the views' tests: Perfetto trace decoded,
-#                           SVG flame graph run in a browser), python3
+#                           SVG flame graph run in a browser), python3, and
+#                           what the install and .deb tests use
 #   scripts/deps.sh bench   + uftrace, valgrind
 set -u
 # libcapstone-dev: the x86 decoder's headers, to build entry relocation
 # (lib/arch/x86_64/reloc.c). The runtime loads libcapstone.so.4 (libcapstone4)
 # with dlopen only when it relocates an entry; nothing else needs it.
 want=(gcc make binutils libc6-dev libcapstone-dev)
+# The tests of installing (tests/sh/install.sh, deb.sh): man pages rendered
+# and checked, pkg-config, a .deb built and checked by lintian.
+pkg="man-db groff-base pkgconf dpkg-dev debhelper lintian"
 case "${1:-build}" in
-test) want+=(clang libclang-rt-14-dev valgrind babeltrace2 protobuf-compiler chromium python3) ;;
+test) want+=(clang libclang-rt-14-dev valgrind babeltrace2 protobuf-compiler chromium python3 $pkg) ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
 missing=()
