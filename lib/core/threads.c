@@ -23,8 +23,20 @@
 
 #include "internal.h"
 
-#define RT_MAX	 8
+#define RT_MAX 8
+/* A sanitizer's thread start-up places its own state on a stack given with
+ * pthread_attr_setstack (TSan needs about 900 KiB of it): such builds take
+ * more. Untouched pages cost no memory. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define RT_STACK (4096 * 1024)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define RT_STACK (4096 * 1024)
+#endif
+#endif
+#ifndef RT_STACK
 #define RT_STACK (256 * 1024)
+#endif
 
 static struct {
 	uintptr_t lo, hi; /* lo == 0: free */
