@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dynftrace needs, only those missing.
 #   scripts/deps.sh build   compiler, make, capstone's headers
-#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind
+#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, the aarch64
+#                           cross compiler and qemu-user
 #   scripts/deps.sh bench   + uftrace, valgrind
 set -u
 # libcapstone-dev: the x86 decoder's headers, to build entry relocation
@@ -9,7 +10,11 @@ set -u
 # with dlopen only when it relocates an entry; nothing else needs it.
 want=(gcc make binutils libc6-dev libcapstone-dev)
 case "${1:-build}" in
-test) want+=(clang libclang-rt-14-dev valgrind babeltrace2) ;;
+# qemu-user, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: the aarch64
+# backend, cross-built and its tests run under qemu-aarch64
+# (make check ARCH=aarch64).
+test) want+=(clang libclang-rt-14-dev valgrind babeltrace2 qemu-user gcc-aarch64-linux-gnu
+	libc6-dev-arm64-cross) ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
 missing=()
