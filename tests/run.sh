@@ -109,6 +109,22 @@ run_config() {
 		run_tap "$cfg/$n" env DYNFTRACE_TEST_CONFIG="$cfg" "${RUN[@]}" "$t"
 	done
 	if [ ${#RUN[@]} -gt 0 ]; then
+		# CALL_OPS and the per-ops routes, site by site (routes-info.sh's
+		# program), built with the flags the cross-built command prints.
+		local co="" cc="${CC_CROSS:-$ARCH-linux-gnu-gcc}" f="-O2 -g -D_GNU_SOURCE -Iinclude"
+		if co=$("${RUN[@]}" "$b/dynftrace" cflags --call-ops) &&
+			$cc $f $co -DPFX=co_ -c tests/routes/funcs.c -o "$b/tests/co.o" &&
+			$cc $f -fpatchable-function-entry=2 -DPFX=tr_ -c tests/routes/funcs.c \
+				-o "$b/tests/tr.o" &&
+			$cc $f -fpatchable-function-entry=2 tests/routes/info.c "$b/tests/co.o" \
+				"$b/tests/tr.o" -L"$b" -ldynftrace -Wl,-rpath,'$ORIGIN/..' -lpthread \
+				-o "$b/tests/routes-info" >"$LOG/build-routes-info.log" 2>&1; then
+			run_tap "$cfg/routes-info ($co)" "${RUN[@]}" "$b/tests/routes-info"
+		else
+			echo "FAIL build routes-info - log: $LOG/build-routes-info.log"
+			failed=$((failed + 1))
+			failed_names+=("build-routes-info")
+		fi
 		local n_sh
 		n_sh=$(ls tests/sh/*.sh | wc -l)
 		echo "SKIP $n_sh shell tests: not ported to a cross runner yet (x86-64 only)"
