@@ -125,6 +125,12 @@ run_config() {
 			failed=$((failed + 1))
 			failed_names+=("build-routes-info")
 		fi
+		# The tests written for an emulated architecture (tests/cross/).
+		for t in tests/cross/*.sh; do
+			local n=$(basename "$t" .sh)
+			[ -n "$pattern" ] && [[ "$n" != *$pattern* ]] && continue
+			run_tap "$cfg/cross-$n" env TOP="$TOP" B="$TOP/$b" RUN_CMD="${RUN[*]}" bash "$t"
+		done
 		local n_sh
 		n_sh=$(ls tests/sh/*.sh | wc -l)
 		echo "SKIP $n_sh shell tests: not ported to a cross runner yet (x86-64 only)"
