@@ -129,7 +129,8 @@ run_config() {
 		for t in tests/cross/*.sh; do
 			local n=$(basename "$t" .sh)
 			[ -n "$pattern" ] && [[ "$n" != *$pattern* ]] && continue
-			run_tap "$cfg/cross-$n" env TOP="$TOP" B="$TOP/$b" RUN_CMD="${RUN[*]}" bash "$t"
+			run_tap "$cfg/cross-$n" env TOP="$TOP" B="$TOP/$b" ARCH="$ARCH" \
+				RUN_CMD="${RUN[*]}" bash "$t"
 		done
 		local n_sh
 		n_sh=$(ls tests/sh/*.sh | wc -l)
