@@ -28,7 +28,7 @@
  * |                | arch_static_call_tramp_valid, arch_static_call_find     |
  * | registers      | ARCH_REGS_ARG, ARCH_REGS_RET_SLOT, arch_vec_kind        |
  * | per thread     | arch_thread_pointer                                     |
- * | clock          | arch_cycles, arch_cycles_constant                       |
+ * | clock          | arch_cycles, arch_cycles_constant, arch_cycles_hz       |
  * | local atomics  | arch_local_cmpxchg, arch_local_xadd, arch_local_add,    |
  * |                | arch_cpu_relax                                          |
  * | raw syscalls   | arch_futex_wake_raw                                     |
@@ -171,7 +171,8 @@ uintptr_t arch_static_call_find(uintptr_t from, uintptr_t to, uintptr_t tramp, i
 
 /* ---- clock --------------------------------------------------------------- */
 
-/* arch_cycles() (inline) reads the cycle counter; arch_cycles_constant()
+/* arch_cycles_hz() (inline): its nominal rate, 0 when unknown (measured
+ * then). arch_cycles() (inline) reads the cycle counter; arch_cycles_constant()
  * (inline: the ring is also built alone, for its tests) says whether it
  * ticks at one constant rate on every CPU and in every power state, so that
  * the ring may scale it to nanoseconds. */

@@ -83,6 +83,15 @@ static inline uint64_t arch_cycles(void)
 	return v;
 }
 
+/* The generic timer's frequency, as the firmware programmed CNTFRQ_EL0
+ * (readable at EL0; the kernel checks it is set). */
+static inline uint64_t arch_cycles_hz(void)
+{
+	uint64_t f;
+	__asm__("mrs %0, cntfrq_el0" : "=r"(f));
+	return f;
+}
+
 /* The generic timer ticks at one system-wide constant rate (CNTFRQ_EL0),
  * in every power state: the architecture requires it (ARM ARM D12.1). */
 static inline int arch_cycles_constant(void)

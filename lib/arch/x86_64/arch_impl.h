@@ -75,6 +75,13 @@ static inline uint64_t arch_cycles(void)
 	return __builtin_ia32_rdtsc();
 }
 
+/* The counter's nominal rate in Hz, 0 when the counter does not say: the
+ * clock then measures it (the TSC's: calibrated against the vDSO). */
+static inline uint64_t arch_cycles_hz(void)
+{
+	return 0;
+}
+
 /* The TSC ticks at one rate in every P- and C-state (the kernel's flags). */
 static inline int arch_cycles_constant(void)
 {
