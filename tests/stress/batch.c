@@ -71,12 +71,13 @@ static unsigned long count_calls(void)
 		dynftrace_get_stats(&a);                                                           \
 		int r_ = (call);                                                                   \
 		dynftrace_get_stats(&b);                                                           \
-		ok(r_ == 0 && b.batches - a.batches == 1 && b.syncs - a.syncs == TINSN_SYNCS &&              \
+		ok(r_ == 0 && b.batches - a.batches == 1 && b.syncs - a.syncs == TINSN_SYNCS &&    \
 		       b.last_batch_sites == (want) && b.sites_enabled == (enabled),               \
-		   "%s: %d, %lu batch, %lu syncs, %lu sites (want 1, %d, %lu), %lu enabled, "       \
+		   "%s: %d, %lu batch, %lu syncs, %lu sites (want 1, %d, %lu), %lu enabled, "      \
 		   "%.3f ms",                                                                      \
-		   desc, r_, b.batches - a.batches, b.syncs - a.syncs, b.last_batch_sites, TINSN_SYNCS,         \
-		   (unsigned long)(want), b.sites_enabled, (double)b.last_batch_ns / 1e6);         \
+		   desc, r_, b.batches - a.batches, b.syncs - a.syncs, b.last_batch_sites,         \
+		   TINSN_SYNCS, (unsigned long)(want), b.sites_enabled,                            \
+		   (double)b.last_batch_ns / 1e6);                                                 \
 	} while (0)
 
 int main(int argc, char **argv)
@@ -132,7 +133,8 @@ int main(int argc, char **argv)
 	}
 	dynftrace_get_stats(&st);
 	diag("%lu traps emulated", st.traps);
-	ok(!st.killed && st.syncs == TINSN_SYNCS * st.batches, "not killed (%s), %lu syncs for %lu batches",
-	   st.killed ? st.kill_reason : "-", st.syncs, st.batches);
+	ok(!st.killed && st.syncs == TINSN_SYNCS * st.batches,
+	   "not killed (%s), %lu syncs for %lu batches", st.killed ? st.kill_reason : "-", st.syncs,
+	   st.batches);
 	return tap_done();
 }
