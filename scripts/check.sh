@@ -6,7 +6,8 @@ set -u
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh test || exit 1
 # x86-64 (every configuration), then the aarch64 backend under qemu-user
-# (its unit tests, default configuration: about 2 minutes).
+# (its unit tests and tests/cross/, default configuration: about 10 minutes
+# on a loaded 2-core machine).
 make check
 rc=$?
 make check ARCH=aarch64 || rc=1

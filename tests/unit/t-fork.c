@@ -3,8 +3,8 @@
  * registers its own ops, traces exactly, patches while a thread of its own
  * runs the code, and exits; the parent keeps patching throughout.
  * config: !tsan -- TSan does not support fork() in multi-threaded processes well. */
-// cross-skip: aarch64: fork() of a multi-threaded process aborts qemu-user 7.2 (its
-// qemu_plugin_vcpu_init_hook assertion), before any check of ours runs.
+// cross-skip: aarch64: fork() of a threaded process aborts qemu-user 7.2 (an assertion)
+// (qemu_plugin_vcpu_init_hook, before any check of ours runs)
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
