@@ -10,12 +10,29 @@
 #                        (PREFIX=/usr/local; BINDIR, LIBDIR, INCLUDEDIR,
 #                        MANDIR, PKGCONFIGDIR, BASHCOMPDIR override parts)
 #   make uninstall       removes what install put there
+#   make ARCH=aarch64    cross-build into build-aarch64/ (gcc-aarch64-linux-gnu);
+#                        `make check ARCH=aarch64` runs the tests under qemu-user
 
+ARCH    ?= x86_64
+ifeq ($(ARCH),x86_64)
 CC      ?= gcc
-ARCH    := x86_64
+NM      := nm
+ARCH_SUFFIX :=
+# Programs that are traced: built with entry sites.
+TRACE_FLAGS := -fpatchable-function-entry=5
+else ifeq ($(ARCH),aarch64)
+CROSS   ?= aarch64-linux-gnu-
+CC      := $(CROSS)gcc
+NM      := $(CROSS)nm
+ARCH_SUFFIX := -aarch64
+# Two NOPs: the first becomes `mov x9, x30` once, the second the patched BL.
+TRACE_FLAGS := -fpatchable-function-entry=2
+else
+$(error ARCH must be x86_64 or aarch64)
+endif
 SAN     ?=
 ifeq ($(SAN),)
-B       := build
+B       := build$(ARCH_SUFFIX)
 SANFLAGS :=
 else ifeq ($(SAN),asan)
 B       := build-asan
@@ -68,10 +85,10 @@ LIB_LDFLAGS := -shared -Wl,--version-script=lib/libdynftrace.map -Wl,-z,defs \
 # generation: it runs inside trap handlers and callbacks where a checked
 # libc call or a canary read is not allowed (graph_fast.c, interpose.c).
 CLI_CFLAGS := $(CFLAGS_COMMON) -D_GNU_SOURCE -iquote $(B)/gen $(CPPFLAGS) $(CFLAGS)
-# Programs that are traced: built with entry sites.
-TRACE_FLAGS := -fpatchable-function-entry=5
-
-LIB_SRCS := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(wildcard lib/arch/$(ARCH)/*.c)
+# Every architecture's compiled-site reader (elf.c's table), the rest of
+# the backend for ARCH only.
+LIB_SRCS := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(wildcard lib/arch/$(ARCH)/*.c) \
+	$(filter-out lib/arch/$(ARCH)/elf_site.c,$(wildcard lib/arch/*/elf_site.c))
 LIB_ASM  := $(wildcard lib/arch/$(ARCH)/*.S)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 
@@ -121,9 +138,14 @@ $(B)/obj/lib/trace/graph_fast.o: LIB_CFLAGS += -mgeneral-regs-only -fno-sanitize
 GRAPH_FAST_DATA := clk_mode clk_p clk_seq dft_self fg_self graph_route_ops ring_tls \
 	ring_waiting ring_wake_seq trace_cfg trace_ring_on trace_roots rcu_gp_ctr \
 	_GLOBAL_OFFSET_TABLE_
+ifeq ($(ARCH),aarch64)
+# gcc's outline atomics would be calls (libgcc's __aarch64_* helpers):
+# inline LL/SC sequences instead, here only.
+$(B)/obj/lib/trace/graph_fast.o: LIB_CFLAGS += -mno-outline-atomics
+endif
 
 $(B)/libdynftrace.so: $(LIB_OBJS) lib/libdynftrace.map
-	@bad=$$(nm -u $(B)/obj/lib/trace/graph_fast.o | awk '{ print $$2 }' | \
+	@bad=$$($(NM) -u $(B)/obj/lib/trace/graph_fast.o | awk '{ print $$2 }' | \
 		grep -vxF -e "$$(echo $(GRAPH_FAST_DATA) | tr ' ' '\n')"); \
 	if [ -n "$$bad" ]; then echo "graph_fast.o calls out: $$bad" >&2; exit 1; fi
 	$(CC) $(LIB_LDFLAGS) -o $@ $(LIB_OBJS)
@@ -208,7 +230,7 @@ $(B)/tests/%: tests/unit/%.c tests/unit/tap.h $(B)/libdynftrace.so
 		-Wl,-rpath,'$$ORIGIN/..' -lpthread -ldl
 
 check:
-	./tests/run.sh
+	ARCH=$(ARCH) ./tests/run.sh
 
 bench: all
 	./bench/run.sh
@@ -217,6 +239,6 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-aarch64
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

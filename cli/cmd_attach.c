@@ -42,6 +42,7 @@
 
 #include <dynftrace/attach.h>
 
+#include "arch_inject.h"
 #include "attach.h"
 #include "cli.h"
 #include "elf.h"
@@ -658,6 +659,11 @@ int cmd_attach(int argc, char **argv)
 		fputs(attach_usage, stdout);
 		return 0;
 	}
+	if (!ARCH_INJ_SUPPORTED) {
+		cli_err("attach: not implemented on this architecture (x86-64 only); "
+			"start the program under 'dynftrace record' or link it with the runtime");
+		return 1;
+	}
 	struct cli_globs patch = {0};
 	int patch_libs = 0, i;
 	const char *v;
@@ -905,6 +911,10 @@ int cmd_detach(int argc, char **argv)
 	if (argc == 2 && cli_is_help(argv[1])) {
 		fputs(detach_usage, stdout);
 		return 0;
+	}
+	if (!ARCH_INJ_SUPPORTED) {
+		cli_err("detach: not implemented on this architecture (x86-64 only)");
+		return 1;
 	}
 	uint64_t pid;
 	if (argc != 2 || cli_parse_uint(argv[1], INT_MAX, &pid)) {

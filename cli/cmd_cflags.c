@@ -9,21 +9,43 @@
 
 #include "cli.h"
 
+/* The site flags of the architecture this command was built for (its
+ * runtime's: lib/arch/<arch>/elf_site.c reads what they leave). */
+#if defined(__aarch64__)
+#define ARCH_NAME     "aarch64"
+#define FLAGS_DEFAULT "-fpatchable-function-entry=2"
+#define FLAGS_CALLOPS "-fpatchable-function-entry=4,2 -falign-functions=8"
+#define FLAGS_FENTRY  NULL /* no -mfentry: -pg calls _mcount after the prologue */
+#define HELP_DEFAULT                                                                               \
+	"  (default)    -fpatchable-function-entry=2 (gcc and clang): two NOPs at\n"               \
+	"               each function entry (mov x9, x30; bl when traced).\n"                      \
+	"  --fentry     not available on aarch64 (no -mfentry).\n"                                 \
+	"  --call-ops   -fpatchable-function-entry=4,2 -falign-functions=8:\n"                     \
+	"               also reserves an aligned 8-byte literal before each entry.\n"
+#else
+#define ARCH_NAME     "x86-64"
+#define FLAGS_DEFAULT "-fpatchable-function-entry=5"
+#define FLAGS_CALLOPS "-fpatchable-function-entry=13,8 -falign-functions=16"
+#define FLAGS_FENTRY  "-pg -mfentry -mrecord-mcount -mnop-mcount"
+#define HELP_DEFAULT                                                                               \
+	"  (default)    -fpatchable-function-entry=5 (gcc and clang): five bytes\n"                \
+	"               of NOPs at each function entry.\n"                                         \
+	"  --fentry     -pg -mfentry -mrecord-mcount -mnop-mcount: gcc only.\n"                    \
+	"               -mnop-mcount needs non-PIE code: also pass -fno-pie to the\n"              \
+	"               compiler and -no-pie to the linker. Link WITHOUT -pg (glibc\n"             \
+	"               defines __fentry__; -pg at link time adds gmon profiling).\n"              \
+	"  --call-ops   -fpatchable-function-entry=13,8 -falign-functions=16:\n"                   \
+	"               also reserves an 8-byte literal before each function entry.\n"
+#endif
+
 static const char usage_text[] =
     "usage: dynftrace cflags [--fentry | --call-ops] [--ldflags]\n"
     "\n"
     "Print the compiler flags that build traceable code: every function gets\n"
     "an entry site that libdynftrace.so patches at run time.\n"
     "\n"
-    "  (default)    -fpatchable-function-entry=5 (gcc and clang): five bytes\n"
-    "               of NOPs at each function entry.\n"
-    "  --fentry     -pg -mfentry -mrecord-mcount -mnop-mcount: gcc only.\n"
-    "               -mnop-mcount needs non-PIE code: also pass -fno-pie to the\n"
-    "               compiler and -no-pie to the linker. Link WITHOUT -pg (glibc\n"
-    "               defines __fentry__; -pg at link time adds gmon profiling).\n"
-    "  --call-ops   -fpatchable-function-entry=13,8 -falign-functions=16:\n"
-    "               also reserves an 8-byte literal before each function entry.\n"
-    "  --ldflags    print the flags that link with the runtime instead\n"
+    "(for " ARCH_NAME ", the architecture this command was built for)\n"
+    "\n" HELP_DEFAULT "  --ldflags    print the flags that link with the runtime instead\n"
     "               (-L<dir> -ldynftrace -Wl,-rpath,<dir>, dir being the\n"
     "               runtime's: this binary's own in a build tree, the\n"
     "               library directory once installed; or use pkg-config\n"
@@ -33,7 +55,7 @@ static const char usage_text[] =
 
 int cmd_cflags(int argc, char **argv)
 {
-	const char *mode = NULL, *flags = "-fpatchable-function-entry=5";
+	const char *mode = NULL, *flags = FLAGS_DEFAULT;
 	int ldflags = 0;
 	char dir[PATH_MAX];
 
@@ -57,9 +79,14 @@ int cmd_cflags(int argc, char **argv)
 		}
 	}
 	if (mode && !strcmp(mode, "--fentry"))
-		flags = "-pg -mfentry -mrecord-mcount -mnop-mcount";
+		flags = FLAGS_FENTRY;
 	else if (mode)
-		flags = "-fpatchable-function-entry=13,8 -falign-functions=16";
+		flags = FLAGS_CALLOPS;
+	if (!flags) {
+		cli_err("cflags: --fentry is not available on " ARCH_NAME
+			" (no -mfentry); use the default flags");
+		return 2;
+	}
 	if (!ldflags) {
 		printf("%s\n", flags);
 		return 0;

@@ -3,8 +3,9 @@
 #   scripts/deps.sh build   compiler, make, capstone's headers
 #   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, protoc and
 #                           chromium (the views' tests: Perfetto trace decoded,
-#                           SVG flame graph run in a browser), python3, and
-#                           what the install and .deb tests use
+#                           SVG flame graph run in a browser), python3, what
+#                           the install and .deb tests use, the aarch64 cross
+#                           compiler and qemu-user
 #   scripts/deps.sh bench   + uftrace, valgrind
 set -u
 # libcapstone-dev: the x86 decoder's headers, to build entry relocation
@@ -15,7 +16,11 @@ want=(gcc make binutils libc6-dev libcapstone-dev)
 # and checked, pkg-config, a .deb built and checked by lintian.
 pkg="man-db groff-base pkgconf dpkg-dev debhelper lintian"
 case "${1:-build}" in
-test) want+=(clang libclang-rt-14-dev valgrind babeltrace2 protobuf-compiler chromium python3 $pkg) ;;
+# qemu-user, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: the aarch64
+# backend, cross-built and its tests run under qemu-aarch64
+# (make check ARCH=aarch64).
+test) want+=(clang libclang-rt-14-dev valgrind babeltrace2 protobuf-compiler chromium python3 $pkg
+	qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross) ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
 missing=()

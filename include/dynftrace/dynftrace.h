@@ -203,6 +203,12 @@ DYNFTRACE_API int dynftrace_set_routes(unsigned routes);
  * restore the argument registers around C code. Far targets are reached
  * through a jump placed near the code (`jmp *addr`).
  *
+ * aarch64: entered by the site's `bl` (after `mov x9, x30`), so x30 =
+ * the return into the traced function and x9 = its own return address;
+ * x0-x8, q0-q7 and the callee-saved registers must be kept, x16 and x17
+ * may be used, and it returns with `mov x16, x30; mov x30, x9; ret x16`.
+ * Far targets: `ldr x16, lit; br x16` placed near the code.
+ *
  * A site holds at most one direct call, and while it does the other ops
  * that select it do not see it. -EBUSY: a selected site already has a direct
  * call, or OPS is registered; -ENOENT: the filter selects nothing;

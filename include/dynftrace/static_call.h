@@ -132,6 +132,8 @@ void dynftrace_static_get_stats(struct dynftrace_static_stats *st);
  * instructions. */
 #if defined(__x86_64__)
 #include <dynftrace/arch/x86_64/static_call.h>
+#elif defined(__aarch64__)
+#include <dynftrace/arch/aarch64/static_call.h>
 #else
 #error "dynftrace: static calls are not implemented for this architecture"
 #endif
@@ -170,7 +172,7 @@ void dynftrace_static_get_stats(struct dynftrace_static_stats *st);
 				     ".long 1b - ., %c0 - ., %c1\n\t"                              \
 				     ".popsection"                                                 \
 				     :                                                             \
-				     : "i"(&dft_scp), "i"(flags)                                   \
+				     : DYNFTRACE_ARCH_SYM(&dft_scp), "i"(flags)                    \
 				     : "memory");                                                  \
 	}))
 #define static_call(name) ((void)DYNFTRACE_SC_SITE(name, 0), __SCT__##name)

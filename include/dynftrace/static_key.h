@@ -136,6 +136,8 @@ int dynftrace_static_key_dec(struct static_key *key);
  * (%c1: the flags, %l[dft_yes]: the jump's target). */
 #if defined(__x86_64__)
 #include <dynftrace/arch/x86_64/static_key.h>
+#elif defined(__aarch64__)
+#include <dynftrace/arch/aarch64/static_key.h>
 #else
 #error "dynftrace: static keys are not implemented for this architecture"
 #endif
@@ -161,7 +163,7 @@ int dynftrace_static_key_dec(struct static_key *key);
 			     ".long 1b - ., %l[dft_yes] - ., %c0 - ., %c1\n\t"                     \
 			     ".popsection"                                                         \
 			     :                                                                     \
-			     : "i"(&dft_kp), "i"(DYNFTRACE_JUMP_FLAGS(x, jwe))                     \
+			     : DYNFTRACE_ARCH_SYM(&dft_kp), "i"(DYNFTRACE_JUMP_FLAGS(x, jwe))      \
 			     :                                                                     \
 			     : dft_yes);                                                           \
 		dft_r = 0;                                                                         \

@@ -12,12 +12,14 @@
  * | group          | operations                                              |
  * |----------------|---------------------------------------------------------|
  * | site insns     | arch_site_nop, arch_nop_fill, arch_site_reaches,        |
+ * |                | arch_site_prologue,                                     |
  * |                | arch_site_call, arch_site_jump, ARCH_SITE_CALLS,        |
  * |                | arch_site_branch_target, arch_marker_before             |
  * | compiled forms | arch_site_compiled, arch_is_nops, arch_entry_marker_len |
  * |                | arch_plt_got_slot                                       |
  * | patch protocol | arch_breakpoint, arch_fill_trap, arch_trap_addr,        |
  * |                | arch_set_ip, arch_emulate, arch_insn_emulatable,        |
+ * |                | arch_insn_swappable, arch_code_written,                 |
  * |                | arch_sync_init, arch_sync_core, arch_sync_memory        |
  * | regions        | arch_stub_write, arch_far_jump_write,                   |
  * |                | arch_far_jump_target, arch_graph_thunk_write            |
@@ -26,15 +28,19 @@
  * |                | arch_static_call_tramp_valid, arch_static_call_find     |
  * | registers      | ARCH_REGS_ARG, ARCH_REGS_RET_SLOT, arch_vec_kind        |
  * | per thread     | arch_thread_pointer                                     |
- * | clock          | arch_cycles, arch_cycles_constant                       |
- * | local atomics  | arch_local_cmpxchg, arch_local_xadd, arch_local_add     |
+ * | clock          | arch_cycles, arch_cycles_constant, arch_cycles_hz       |
+ * | local atomics  | arch_local_cmpxchg, arch_local_xadd, arch_local_add,    |
+ * |                | arch_cpu_relax                                          |
  * | raw syscalls   | arch_futex_wake_raw                                     |
  * | GOT hooks      | arch_got_reloc                                          |
  * | relocation     | arch_reloc_entry, arch_reloc_max, arch_reloc_peek       |
  *
  * Sizes: ARCH_SITE_SIZE (every patchable instruction), ARCH_STUB_SIZE,
  * ARCH_FAR_JUMP_SIZE, ARCH_THUNK_SIZE and ARCH_THUNK_HOOK (the hook's
- * offset from the return address of the thunk's call to the graph entry).
+ * offset from the return address of the thunk's call to the graph entry;
+ * a size of 0: no graph shortcut, the graph tracer takes the per-ops
+ * route), ARCH_BRK_LEN (the breakpoint's bytes), ARCH_SITE_REACH (how far
+ * a site's call reaches: a trampoline region lies within it).
  */
 #ifndef DYNFTRACE_ARCH_OPS_H
 #define DYNFTRACE_ARCH_OPS_H
@@ -69,6 +75,13 @@ void arch_site_jump(uintptr_t site, uintptr_t target, uint8_t out[ARCH_SITE_SIZE
 /* The target of the call or jump INSN at SITE; *IS_CALL says which. 0 when
  * INSN is neither (a NOP, a breakpoint). IS_CALL may be NULL. */
 uintptr_t arch_site_branch_target(uintptr_t site, const uint8_t *insn, int *is_call) HIDDEN;
+/* An instruction the site needs right before it, written once when its
+ * object is found (aarch64: `mov x9, x30`, keeping the return address
+ * from the site's `bl`): its address, the bytes there and the new ones
+ * (4 at most). Its length when it must be written, 0 when nothing is
+ * needed or it is already there, -1 when the bytes there are neither
+ * (the site is refused). */
+int arch_site_prologue(uintptr_t site, uintptr_t *at, uint8_t *old, uint8_t *new) HIDDEN;
 
 /* ---- compiled forms ------------------------------------------------------ */
 
@@ -94,10 +107,21 @@ uintptr_t arch_plt_got_slot(uintptr_t target) HIDDEN;
 
 /* ---- the patch protocol (patch.c) ---------------------------------------- */
 
-/* The breakpoint instruction's first byte, written first at every site of
- * a batch; filling with it makes unused code trap. */
-extern const uint8_t arch_breakpoint HIDDEN;
+/* The breakpoint instruction's first ARCH_BRK_LEN bytes (x86-64: int3,
+ * one byte; aarch64: brk, the whole instruction), written first at every
+ * site of a batch; SIGTRAP from it has si_code ARCH_TRAP_CODE. Filling
+ * with arch_fill_trap makes unused code trap. */
+extern const uint8_t arch_breakpoint[ARCH_BRK_LEN] HIDDEN;
 void arch_fill_trap(void *p, size_t n) HIDDEN;
+/* May the LEN bytes at ADDR go from OLD to NEW by one store while other
+ * threads run them (the architecture's rule for concurrent modification)?
+ * Then a batch of such changes needs no breakpoint: one store each and
+ * one sync. x86-64: never (a 5-byte instruction spans words). */
+int arch_insn_swappable(uintptr_t addr, const uint8_t *old, const uint8_t *new, int len) HIDDEN;
+/* LEN bytes of code at ADDR were written: the cache maintenance the
+ * architecture asks before the sync (x86-64: none, its caches are
+ * coherent with stores). */
+void arch_code_written(uintptr_t addr, size_t len) HIDDEN;
 uintptr_t arch_trap_addr(void *uc) HIDDEN; /* the site a SIGTRAP came from */
 void arch_set_ip(void *uc, uintptr_t ip) HIDDEN;
 /* Run INSN (LEN bytes, being written at ADDR) for the thread that hit the
@@ -147,7 +171,8 @@ uintptr_t arch_static_call_find(uintptr_t from, uintptr_t to, uintptr_t tramp, i
 
 /* ---- clock --------------------------------------------------------------- */
 
-/* arch_cycles() (inline) reads the cycle counter; arch_cycles_constant()
+/* arch_cycles_hz() (inline): its nominal rate, 0 when unknown (measured
+ * then). arch_cycles() (inline) reads the cycle counter; arch_cycles_constant()
  * (inline: the ring is also built alone, for its tests) says whether it
  * ticks at one constant rate on every CPU and in every power state, so that
  * the ring may scale it to nanoseconds. */

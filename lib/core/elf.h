@@ -181,5 +181,6 @@ struct elf_arch {
 			 elf_func_start_fn func_start, const void *ctx);
 };
 extern const struct elf_arch elf_arch_x86_64;
+extern const struct elf_arch elf_arch_aarch64;
 
 #endif

@@ -338,11 +338,22 @@ static void routes_seq_end(void)
 
 /* Seqcount read side of routes_seq: SEQ0 was read (acquire) before the
  * route's state; true if no filter change overlapped those reads. The
- * second read must follow the others: x86 keeps loads in order (TSO), so a
- * compiler barrier does (an acquire fence, which TSan cannot model). */
+ * second read must follow the others: an acquire fence, no instruction on
+ * x86 (its loads stay in order), dmb ishld on aarch64. TSan cannot model
+ * fences: a compiler barrier there (x86 only, where it suffices). */
+#if defined(__SANITIZE_THREAD__)
+#define ROUTES_RMB() barrier()
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ROUTES_RMB() barrier()
+#endif
+#endif
+#ifndef ROUTES_RMB
+#define ROUTES_RMB() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
 #define ROUTES_STABLE(seq0)                                                                        \
 	({                                                                                         \
-		barrier();                                                                         \
+		ROUTES_RMB();                                                                      \
 		!((seq0)&1) && __atomic_load_n(&routes_seq.v, __ATOMIC_RELAXED) == (seq0);         \
 	})
 

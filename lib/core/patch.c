@@ -188,7 +188,7 @@ static int points_has(const struct point_set *p, uintptr_t addr)
  */
 HIDDEN int patch_handle_trap(siginfo_t *si, void *uc)
 {
-	if (si->si_code != SI_KERNEL)
+	if (si->si_code != ARCH_TRAP_CODE)
 		return 0; /* kill(), tgkill(), raise(): never ours */
 	uintptr_t addr = arch_trap_addr(uc);
 	int handled = 0;
@@ -430,7 +430,10 @@ static int writer_open(struct writer *w, const struct patch_entry *e, size_t n)
 }
 
 /* Write LEN bytes at ADDR. Direct stores are byte stores of code the
- * protocol guarantees no thread executes in a torn state. */
+ * protocol guarantees no thread executes in a torn state, except an
+ * aligned word, which is one single-copy atomic store (a whole aarch64
+ * instruction: see arch_insn_swappable). Then the architecture's cache
+ * maintenance (arch_code_written). */
 static int code_write(struct writer *w, uintptr_t addr, const uint8_t *src, size_t len)
 {
 	if (w->procmem_fd >= 0) {
@@ -441,11 +444,19 @@ static int code_write(struct writer *w, uintptr_t addr, const uint8_t *src, size
 				 len, (unsigned long)addr, r < 0 ? strerror(errno) : "short write");
 			return -EIO;
 		}
+		arch_code_written(addr, len);
 		return 0;
 	}
-	volatile uint8_t *dst = (volatile uint8_t *)addr;
-	for (size_t i = 0; i < len; i++)
-		dst[i] = src[i];
+	if (len == 4 && !(addr & 3)) {
+		uint32_t v;
+		memcpy(&v, src, 4);
+		__atomic_store_n((uint32_t *)addr, v, __ATOMIC_RELAXED);
+	} else {
+		volatile uint8_t *dst = (volatile uint8_t *)addr;
+		for (size_t i = 0; i < len; i++)
+			dst[i] = src[i];
+	}
+	arch_code_written(addr, len);
 	return 0;
 }
 
@@ -552,23 +563,46 @@ int patch_batch(const struct patch_entry *entries, size_t n)
 		free(b);
 		return err;
 	}
+	/* Every change one store the architecture allows on running code
+	 * (aarch64: NOP/B/BL words), and a direct writer: one store each and
+	 * one sync, no breakpoint. */
+	size_t nswap = 0;
+	while (w.procmem_fd < 0 && nswap < n &&
+	       arch_insn_swappable(b->e[nswap].addr, b->e[nswap].old, b->e[nswap].new,
+				   b->e[nswap].len))
+		nswap++;
+	if (nswap == n) {
+		for (size_t k = 0; k < n && !err; k++)
+			err = code_write(&w, b->e[k].addr, b->e[k].new, b->e[k].len);
+		do_sync();
+		writer_close(&w);
+		free(b);
+		if (!err) {
+			stat_add(&ctr.batches, 1);
+			stat_add(&ctr.sites_patched, n);
+			WRITE_ONCE(ctr.last_batch_sites, n);
+			WRITE_ONCE(ctr.last_batch_ns, now_ns() - t0);
+		}
+		return err;
+	}
 	__atomic_store_n(&cur_batch, b, __ATOMIC_SEQ_CST);
 
-	const uint8_t int3 = arch_breakpoint;
+	/* BK: the breakpoint's bytes, the first ones of every entry. */
+	const size_t bk = ARCH_BRK_LEN;
 	size_t i = 0, done1 = 0, done2 = 0;
 	for (i = 0; i < n && !err; i++, done1++)
-		err = code_write(&w, b->e[i].addr, &int3, 1);
+		err = code_write(&w, b->e[i].addr, arch_breakpoint, bk);
 	if (!err) {
 		do_sync();
 		for (i = 0; i < n && !err; i++, done2++)
-			if (b->e[i].len > 1)
-				err = code_write(&w, b->e[i].addr + 1, b->e[i].new + 1,
-						 b->e[i].len - 1U);
+			if (b->e[i].len > bk)
+				err = code_write(&w, b->e[i].addr + bk, b->e[i].new + bk,
+						 b->e[i].len - bk);
 	}
 	if (!err) {
 		do_sync();
 		for (i = 0; i < n && !err; i++)
-			err = code_write(&w, b->e[i].addr, b->e[i].new, 1);
+			err = code_write(&w, b->e[i].addr, b->e[i].new, bk);
 		if (!err)
 			do_sync();
 	}
@@ -580,12 +614,12 @@ int patch_batch(const struct patch_entry *entries, size_t n)
 		int rerr = 0;
 		arch_sync_memory();
 		for (i = 0; i < done2 && !rerr; i++)
-			if (b->e[i].len > 1)
-				rerr = code_write(&w, b->e[i].addr + 1, b->e[i].old + 1,
-						  b->e[i].len - 1U);
+			if (b->e[i].len > bk)
+				rerr = code_write(&w, b->e[i].addr + bk, b->e[i].old + bk,
+						  b->e[i].len - bk);
 		arch_sync_core();
 		for (i = 0; i < done1 && !rerr; i++)
-			rerr = code_write(&w, b->e[i].addr, b->e[i].old, 1);
+			rerr = code_write(&w, b->e[i].addr, b->e[i].old, bk);
 		arch_sync_core();
 		if (rerr) {
 			/* Some int3 may remain: keep emulating OLD there forever. */
@@ -765,6 +799,7 @@ int patch_write_atomic(const struct patch_entry *e, size_t n)
 		uint64_t v;
 		memcpy(&v, e[i].new, 8);
 		__atomic_store_n((uint64_t *)e[i].addr, v, __ATOMIC_RELEASE);
+		arch_code_written(e[i].addr, 8);
 	}
 	writer_close(&w);
 	arch_sync_core();

@@ -319,8 +319,8 @@ uintptr_t site_thunk(struct site *s)
 	int reloc = (s->flags & SITE_FL_RELOC) != 0;
 	uintptr_t *at = reloc ? &o->rthunks : &o->thunks;
 	size_t *len = reloc ? &o->rthunks_len : &o->thunks_len;
-	if (!o->region || *len == SIZE_MAX)
-		return 0;
+	if (!THUNK_SIZE || !o->region || *len == SIZE_MAX)
+		return 0; /* no graph shortcut on this architecture */
 	if (!*at && thunks_make(o, reloc, at, len)) {
 		dft_debug("%s: no memory for graph thunks within reach: the per-ops route",
 			  o->path);
@@ -492,11 +492,14 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 
 	size_t n = o->img.nsites;
 	uintptr_t *addrs = malloc((n + 2 * nrcap + 1) * sizeof(*addrs));
-	struct patch_entry *pe = malloc((n + nrcap + 1) * sizeof(*pe));
+	uintptr_t *pro = malloc((n + 1) * sizeof(*pro)); /* prologues' addresses */
+	size_t npro = 0;
+	struct patch_entry *pe = malloc((2 * n + nrcap + 1) * sizeof(*pe));
 	struct patch_entry *lits = malloc((n + 1) * sizeof(*lits));
 	size_t nlit = 0;
 	struct site *nst = realloc(site_tab, (site_count + n + nrcap + 1) * sizeof(*nst));
-	if (!addrs || !pe || !nst || !lits) {
+	if (!addrs || !pe || !nst || !lits || !pro) {
+		free(pro);
 		free(addrs);
 		free(pe);
 		free(lits);
@@ -536,6 +539,27 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		}
 		if (c > 0)
 			nconv++;
+		/* The instruction the site needs before it (aarch64's
+		 * `mov x9, x30`), written with the NOPs. */
+		uintptr_t pat;
+		uint8_t pold[4], pnew[4];
+		int pl = arch_site_prologue(a, &pat, pold, pnew);
+		if (pl < 0) {
+			if (c > 0)
+				nconv--;
+			dft_log("%s: refusing site %#lx: unexpected bytes before it", path,
+				(unsigned long)a);
+			nref++;
+			continue;
+		}
+		if (pl > 0) {
+			struct patch_entry *ppe = &pe[nconv++];
+			ppe->addr = pat;
+			ppe->len = (uint8_t)pl;
+			memcpy(ppe->old, pold, (size_t)pl);
+			memcpy(ppe->new, pnew, (size_t)pl);
+			pro[npro++] = pat;
+		}
 		/* CALL_OPS: the compiler left 8+ NOP bytes before the function
 		 * (-fpatchable-function-entry=13,8); an aligned 8-byte slot
 		 * just before the entry becomes the site's ops literal. */
@@ -563,6 +587,8 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		s->id = site_next_id + (uint32_t)nadd;
 		nadd++;
 	}
+	if (!err && npro)
+		err = patch_points_add(pro, npro);
 	/* Functions built without a site: relocated entries (entries.c),
 	 * their ids after the compiler sites'. */
 	size_t nrel = 0, ncomp = nadd;
@@ -606,6 +632,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 	free(pe);
 	free(lits);
 	free(addrs);
+	free(pro);
 	o->nsites = ncomp;
 	o->id0 = site_next_id;
 	o->nreloc = nadd - ncomp;

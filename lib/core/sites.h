@@ -241,9 +241,9 @@ struct sites_client {
 };
 void sites_set_client(const struct sites_client *c) HIDDEN;
 
-/* Can code at TRAMP (within a REGION_SIZE block) reach [LO, HI) with rel32
- * displacements? sites_reach: the same for [P, P + LEN). */
-#define SITES_REACH ((uintptr_t)0x7fff0000)
+/* Can code at TRAMP (within a REGION_SIZE block) reach [LO, HI) with one
+ * call (rel32, BL)? sites_reach: the same for [P, P + LEN). */
+#define SITES_REACH ARCH_SITE_REACH
 static inline int sites_reaches(uintptr_t tramp, uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t a = tramp < lo ? lo - tramp : tramp - lo;

@@ -97,6 +97,21 @@ uint64_t clock_tick(void)
 	if (clk_calibrating == 1 && clk_tsc0 == 0) {
 		clk_tsc0 = tsc;
 		clk_ns0 = ns;
+		uint64_t hz = arch_cycles_hz();
+		if (hz) {
+			/* The counter says its rate (aarch64: CNTFRQ_EL0): in
+			 * use at once, slewed against the vDSO as below. */
+			struct clk_params np = {
+			    .base_tsc = tsc,
+			    .base_ns = ns,
+			    .mult = (uint64_t)(((unsigned __int128)1000000000 << 32) / hz)};
+			clk_publish(&np);
+			__atomic_store_n(&clk_mode, CLK_TSC, __ATOMIC_RELEASE);
+			clk_calibrating = 2;
+			dft_debug("trace clock: counter at %llu Hz", (unsigned long long)hz);
+			clk_next = ns + 20000000;
+			return 20000000;
+		}
 		clk_next = ns + 5000000; /* first rate over 5 ms */
 		return 5000000;
 	}

@@ -233,7 +233,7 @@ static uint32_t emerg_tail(struct ring_buf *b, uint64_t vp, bool dying, uint64_t
 		}
 		if (dying || (uint32_t)cw == ps)
 			break;
-		__builtin_ia32_pause();
+		arch_cpu_relax();
 	}
 	uint32_t nest = __atomic_load_n(&b->nest, __ATOMIC_ACQUIRE);
 	uint64_t cw = __atomic_load_n(cwp, __ATOMIC_ACQUIRE);

@@ -7,6 +7,8 @@
 #                                          their records written out (gcc -O0
 #                                          takes ~35 s for 100,000 functions
 #                                          in C; gas takes about a second)
+#   ... -S -a aarch64 N                    the same for aarch64: two NOPs at
+#                                          each entry (-fpatchable-function-entry=2)
 #
 # Function I (0 <= I < N) is named P_DDDD (DDDD: I, zero-padded to at least
 # 4 digits) where P cycles through f, g, h (I % 3): f_0000 g_0001 h_0002
@@ -23,12 +25,17 @@
 # __patchable_function_entries section, plus symbols with sizes.
 set -eu
 asm=0
+arch=x86_64
 if [ "${1:-}" = -S ]; then
 	asm=1
 	shift
 fi
+if [ "${1:-}" = -a ]; then
+	arch=$2
+	shift 2
+fi
 n=${1:?usage: genfuncs.sh [-S] N}
-awk -v n="$n" -v asm="$asm" '
+awk -v n="$n" -v asm="$asm" -v arch="$arch" '
 function names() {
 	split("f g h", p, " ")
 	w = length(n - 1 "") < 4 ? 4 : length(n - 1 "")
@@ -58,31 +65,41 @@ function c_file() {
 function asm_file() {
 	print "\t.text"
 	for (i = 0; i < n; i++) {
-		printf "\t.globl\t%s\n\t.type\t%s, @function\n\t.p2align 4\n", name[i], name[i]
-		printf "%s:\n.Lsite%d:\n\t.byte\t0x90, 0x90, 0x90, 0x90, 0x90\n", name[i], i
-		printf "\timulq\t$%d, %%rdi, %%rax\n\taddq\t$%d, %%rax\n\tret\n", 2 * i + 3, i + 1
+		printf "\t.globl\t%s\n\t.type\t%s, %%function\n\t.p2align 4\n", name[i], name[i]
+		if (arch == "aarch64") {
+			m = 2 * i + 3
+			a = i + 1
+			printf "%s:\n.Lsite%d:\n\tnop\n\tnop\n", name[i], i
+			printf "\tmovz\tx1, #%d\n\tmovk\tx1, #%d, lsl #16\n\tmul\tx0, x0, x1\n",
+				m % 65536, int(m / 65536)
+			printf "\tmovz\tx1, #%d\n\tmovk\tx1, #%d, lsl #16\n\tadd\tx0, x0, x1\n\tret\n",
+				a % 65536, int(a / 65536)
+		} else {
+			printf "%s:\n.Lsite%d:\n\t.byte\t0x90, 0x90, 0x90, 0x90, 0x90\n", name[i], i
+			printf "\timulq\t$%d, %%rdi, %%rax\n\taddq\t$%d, %%rax\n\tret\n", 2 * i + 3, i + 1
+		}
 		printf "\t.size\t%s, .-%s\n", name[i], name[i]
 	}
-	print "\t.section\t__patchable_function_entries,\"aw\",@progbits"
+	print "\t.section\t__patchable_function_entries,\"aw\",%progbits"
 	print "\t.p2align 3"
 	for (i = 0; i < n; i++)
 		printf "\t.quad\t.Lsite%d\n", i
-	print "\t.section\t.data.rel.ro,\"aw\",@progbits"
+	print "\t.section\t.data.rel.ro,\"aw\",%progbits"
 	print "\t.p2align 3"
-	print "\t.globl\tgen_nfuncs\n\t.type\tgen_nfuncs, @object\n\t.size\tgen_nfuncs, 8"
+	print "\t.globl\tgen_nfuncs\n\t.type\tgen_nfuncs, %object\n\t.size\tgen_nfuncs, 8"
 	print "gen_nfuncs:\n\t.quad\t" n
-	print "\t.globl\tgen_funcs\n\t.type\tgen_funcs, @object\n\t.size\tgen_funcs, " 8 * n
+	print "\t.globl\tgen_funcs\n\t.type\tgen_funcs, %object\n\t.size\tgen_funcs, " 8 * n
 	print "gen_funcs:"
 	for (i = 0; i < n; i++)
 		printf "\t.quad\t%s\n", name[i]
-	print "\t.globl\tgen_names\n\t.type\tgen_names, @object\n\t.size\tgen_names, " 8 * n
+	print "\t.globl\tgen_names\n\t.type\tgen_names, %object\n\t.size\tgen_names, " 8 * n
 	print "gen_names:"
 	for (i = 0; i < n; i++)
 		printf "\t.quad\t.Lname%d\n", i
-	print "\t.section\t.rodata.str1.1,\"aMS\",@progbits,1"
+	print "\t.section\t.rodata.str1.1,\"aMS\",%progbits,1"
 	for (i = 0; i < n; i++)
 		printf ".Lname%d:\n\t.string\t\"%s\"\n", i, name[i]
-	print "\t.section\t.note.GNU-stack,\"\",@progbits"
+	print "\t.section\t.note.GNU-stack,\"\",%progbits"
 }
 BEGIN {
 	names()

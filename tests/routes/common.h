@@ -16,6 +16,7 @@
 
 #include "funcs.h"
 #include "../unit/tap.h"
+#include "../unit/insn.h"
 
 /* The functions, CALL_OPS build first. */
 enum { NFUNC = 12, NFUNC_CO = 6 };
@@ -143,15 +144,13 @@ static inline const char *rt_lit_wrong(const struct rt_site *s, int want_st, int
 	return NULL;
 }
 
-/* Is the site's code what its state says: NOP5, or a call of TARGET? */
+/* Is the site's code what its state says: the NOP, or a call of TARGET? */
 static inline int rt_code_ok(const struct rt_site *s)
 {
-	static const uint8_t nop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
-	const uint8_t *p = (const uint8_t *)s->ip;
+	const void *p = (const void *)s->ip;
 	if (!s->enabled)
-		return !memcmp(p, nop5, 5);
-	int32_t d;
-	memcpy(&d, p + 1, 4);
-	return p[0] == 0xe8 && s->ip + 5 + (long)d == s->target;
+		return tinsn_is_nop(p);
+	int call = 0;
+	return tinsn_branch(p, &call) == (const void *)s->target && call;
 }
 #endif

@@ -74,6 +74,7 @@ static int load_run(struct load_test *lt)
 	lt->quit = 0;
 	for (int i = 0; i < LOAD_WORKERS; i++)
 		pthread_create(&th[i], NULL, load_worker, lt);
+	lt->rounds = tap_scaled(lt->rounds);
 	for (int r = 0; r < lt->rounds; r++) {
 		__atomic_store_n(&lt->stop, 0, __ATOMIC_RELEASE);
 		pthread_barrier_wait(&lt->bar);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <dynftrace/dynftrace.h>
 #include "tap.h"
+#include "insn.h"
 
 #define NOINLINE __attribute__((noinline))
 static volatile int sink;
@@ -93,8 +94,8 @@ int main(void)
 	dynftrace_get_stats(&st);
 	ok(st.sites_enabled == 0 && !st.killed, "all sites NOP again, not killed (%s)",
 	   st.kill_reason);
-	ok(st.syncs == 3 * st.batches, "3 syncs per batch (%lu syncs, %lu batches)", st.syncs,
-	   st.batches);
+	ok(st.syncs == TINSN_SYNCS * st.batches, "%d syncs per batch (%lu syncs, %lu batches)",
+	   TINSN_SYNCS, st.syncs, st.batches);
 	dynftrace_free_filter(&a);
 	dynftrace_free_filter(&b);
 	return tap_done();

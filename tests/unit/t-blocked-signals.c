@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <dynftrace/dynftrace.h>
 #include "tap.h"
+#include "insn.h"
 
 #define NOINLINE __attribute__((noinline))
 NOINLINE unsigned long hot_a(unsigned long x)
@@ -139,7 +140,7 @@ static int started_blocked(void)
 	pthread_t t;
 	struct worker w = {.how = -1};
 	pthread_create(&t, NULL, child, &w);
-	unsigned long traps = patch_rounds(1000);
+	unsigned long traps = patch_rounds(tap_scaled(1000));
 	/* and this thread too, between batches */
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
@@ -170,7 +171,7 @@ int main(int argc, char **argv)
 	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_create(&t[3], &attr, child, &w[4]);
 	pthread_attr_destroy(&attr);
-	const int rounds = 3000;
+	const int rounds = tap_scaled(3000);
 	unsigned long traps = patch_rounds(rounds);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 4; i++)
@@ -192,13 +193,20 @@ int main(int argc, char **argv)
 	ok(w[4].calls > 0 && w[4].mask_ok,
 	   "a thread created with pthread_attr_setsigmask_np(all): alive, sees SIGTRAP blocked");
 	ok(bad == 0, "every traced call returned the right value (%lu wrong)", bad);
-	ok(!st.killed && st.batches >= 2UL * rounds && st.syncs == 3 * st.batches,
+	ok(!st.killed && st.batches >= 2UL * rounds && st.syncs == TINSN_SYNCS * st.batches,
 	   "%lu batches, %lu syncs, not killed", st.batches, st.syncs);
 	if (traps == 0)
 		diag("no breakpoint was hit this time (timing): emulation not exercised");
 
 	/* Re-exec with SIGTRAP really blocked (raw syscall: the runtime's
-	 * wrappers cannot see it), as a process inheriting that mask. */
+	 * wrappers cannot see it), as a process inheriting that mask. Not
+	 * under qemu-user (run.sh says so): its fork() of a threaded process
+	 * aborts (qemu 7.2, qemu_plugin_vcpu_init_hook), and without
+	 * binfmt_misc the exec of /proc/self/exe cannot run a guest binary. */
+	if (getenv("DFT_TEST_EMULATED")) {
+		skip("re-exec with SIGTRAP blocked: fork/exec under qemu-user");
+		return tap_done();
+	}
 	fflush(stdout);
 	int pfd[2];
 	if (pipe(pfd) != 0)

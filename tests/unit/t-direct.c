@@ -14,6 +14,27 @@ static volatile unsigned long ops_hits;
 static volatile long sink; /* keeps calls of these pure functions */
 
 /* Keeps every register: only memory changes. */
+#if defined(__aarch64__)
+/* Entered by `bl` with x9 the traced function's return address: returns
+ * to x30 with x30 = x9 again (x16, x17 are free at a function's entry). */
+__asm__(".text\n"
+	".globl direct_fn\n"
+	".type direct_fn, %function\n"
+	"direct_fn:\n"
+	"	adrp x16, direct_hits\n"
+	"	add x16, x16, :lo12:direct_hits\n"
+	"	ldr x17, [x16]\n"
+	"	add x17, x17, #1\n"
+	"	str x17, [x16]\n"
+	"	adrp x16, direct_arg0\n"
+	"	str x0, [x16, :lo12:direct_arg0]\n"
+	"	adrp x16, direct_arg5\n"
+	"	str x5, [x16, :lo12:direct_arg5]\n"
+	"	mov x16, x30\n"
+	"	mov x30, x9\n"
+	"	ret x16\n"
+	".size direct_fn, . - direct_fn\n");
+#else
 __asm__(".text\n"
 	".globl direct_fn\n"
 	".type direct_fn, @function\n"
@@ -23,6 +44,7 @@ __asm__(".text\n"
 	"	movq %r9, direct_arg5(%rip)\n"
 	"	ret\n"
 	".size direct_fn, . - direct_fn\n");
+#endif
 void direct_fn(void);
 
 static volatile long zero; /* not pure: the compiler must keep every call */
@@ -78,15 +100,30 @@ int main(void)
 	dynftrace_free_filter(&other);
 
 	/* A far target: a copy of the function far from the code. */
+	volatile unsigned long *hp = &direct_hits;
+#if defined(__aarch64__)
+	uint32_t far_code[10] = {
+	    0x58000110, /* ldr x16, .+32 (&hits) */
+	    0xf9400211, /* ldr x17, [x16] */
+	    0x91000631, /* add x17, x17, #1 */
+	    0xf9000211, /* str x17, [x16] */
+	    0xaa1e03f0, /* mov x16, x30 */
+	    0xaa0903fe, /* mov x30, x9 */
+	    0xd65f0200, /* ret x16 */
+	    0xd503201f, /* nop */
+	};
+	memcpy(&far_code[8], &hp, 8);
+#else
 	uint8_t far_code[] = {0x50,					/* push %rax */
 			      0x48, 0xb8, 0,	0,    0, 0, 0, 0, 0, 0, /* movabs $hits,%rax */
 			      0xf0, 0x48, 0xff, 0x00,			/* lock incq (%rax) */
 			      0x58, 0xc3};				/* pop %rax; ret */
-	volatile unsigned long *hp = &direct_hits;
 	memcpy(far_code + 3, &hp, 8);
+#endif
 	void *far = mmap((void *)0x100000000000UL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	memcpy(far, far_code, sizeof(far_code));
+	__builtin___clear_cache((char *)far, (char *)far + sizeof(far_code));
 	ok(dynftrace_register_direct(&d, (unsigned long)far) == 0, "register a far direct target");
 	sink = target_fn(1, 1, 1, 1, 1, 1);
 	route = NULL;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <dynftrace/dynftrace.h>
 #include "tap.h"
+#include "insn.h"
 
 #define NOINLINE __attribute__((noinline))
 static volatile int sink;
@@ -57,18 +58,19 @@ int main(void)
 
 	dynftrace_for_each_site(find_site, &site);
 	ok(site != 0, "victim_fn has a site");
-	/* Somebody else rewrites the site: a 5-byte NOP of another form. */
+	/* Somebody else rewrites the site: a NOP of another form. */
 	long pg = sysconf(_SC_PAGESIZE);
 	void *page = (void *)(site & ~(unsigned long)(pg - 1));
 	mprotect(page, (size_t)pg * 2, PROT_READ | PROT_WRITE | PROT_EXEC);
-	static const unsigned char other[5] = {0x66, 0x66, 0x66, 0x66, 0x90};
-	memcpy((void *)site, other, 5);
+	memcpy((void *)site, tinsn_other_nop, sizeof(tinsn_other_nop));
 	mprotect(page, (size_t)pg * 2, PROT_READ | PROT_EXEC);
+	__builtin___clear_cache((char *)site, (char *)site + sizeof(tinsn_other_nop));
 
 	dynftrace_set_filter(&b, "victim_fn", 1);
 	int r = dynftrace_register_ops(&b);
 	ok(r == -EFAULT, "register refused with -EFAULT (%d)", r);
-	ok(memcmp((void *)site, other, 5) == 0, "the foreign bytes were not overwritten");
+	ok(memcmp((void *)site, tinsn_other_nop, sizeof(tinsn_other_nop)) == 0,
+	   "the foreign bytes were not overwritten");
 	dynftrace_get_stats(&st);
 	ok(st.killed && strstr(st.kill_reason, "unexpected bytes"), "killed, reason: %s",
 	   st.kill_reason);

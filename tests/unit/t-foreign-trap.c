@@ -15,8 +15,23 @@
 #include <unistd.h>
 #include <dynftrace/dynftrace.h>
 #include "tap.h"
+#include "insn.h"
 
 #define NOINLINE __attribute__((noinline))
+/* The architecture's breakpoint: its SIGTRAP's si_code, and where the
+ * handler finds the program counter. aarch64 leaves pc on the brk: the
+ * handler steps over it, as a debugger does. */
+#if defined(__aarch64__)
+#define TRAP_CODE    TRAP_BRKPT
+#define UC_PC(uc)    ((uc)->uc_mcontext.pc)
+#define TRAP_ASM     "brk #7\n1:\tadr %0, 1b"
+#define TRAP_ADVANCE 4
+#else
+#define TRAP_CODE    SI_KERNEL
+#define UC_PC(uc)    ((uc)->uc_mcontext.gregs[REG_RIP])
+#define TRAP_ASM     "int3\n1:\tlea 1b(%%rip), %0"
+#define TRAP_ADVANCE 0
+#endif
 static int sink;
 NOINLINE int work_a(int x)
 {
@@ -45,8 +60,10 @@ static void note(siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	sigset_t cur;
 	last_code = si->si_code;
-	last_pid_ok = si->si_code == SI_KERNEL || si->si_pid == getpid();
-	last_rip = (unsigned long)uc->uc_mcontext.gregs[REG_RIP];
+	last_pid_ok = si->si_code == TRAP_CODE || si->si_pid == getpid();
+	if (si->si_code == TRAP_CODE)
+		UC_PC(uc) += TRAP_ADVANCE;
+	last_rip = (unsigned long)UC_PC(uc);
 	/* As the kernel would: SIGTRAP (no SA_NODEFER) and sa_mask blocked. */
 	pthread_sigmask(SIG_SETMASK, NULL, &cur);
 	last_mask_ok = sigismember(&cur, SIGTRAP) == 1 && sigismember(&cur, SIGUSR2) == 1;
@@ -89,7 +106,7 @@ __attribute__((section(".preinit_array"), used)) static void (*const preinit)(vo
 static NOINLINE unsigned long do_int3(void)
 {
 	unsigned long after;
-	__asm__ __volatile__("int3\n1:\tlea 1b(%%rip), %0" : "=r"(after)::"memory");
+	__asm__ __volatile__(TRAP_ASM : "=r"(after)::"memory");
 	return after;
 }
 
@@ -177,7 +194,7 @@ int main(void)
 	ok(h_early_n == 2 && last_code == SI_USER && last_pid_ok,
 	   "kill reaches the early handler (code %d)", last_code);
 	unsigned long after = do_int3();
-	ok(h_early_n == 3 && last_code == SI_KERNEL && last_rip == after && last_mask_ok,
+	ok(h_early_n == 3 && last_code == TRAP_CODE && last_rip == after && last_mask_ok,
 	   "int3 reaches the early handler (code %d, pc %#lx, after int3 %#lx)", last_code,
 	   last_rip, after);
 
@@ -193,7 +210,7 @@ int main(void)
 	raise(SIGTRAP);
 	kill(getpid(), SIGTRAP);
 	after = do_int3();
-	ok(late_n() == 3 && h_early_n == 3 && last_code == SI_KERNEL && last_rip == after,
+	ok(late_n() == 3 && h_early_n == 3 && last_code == TRAP_CODE && last_rip == after,
 	   "raise, kill and int3 reach the new handler (%lu)", late_n());
 
 	/* 3. The same while another thread patches sites that a third calls. */
@@ -209,7 +226,7 @@ int main(void)
 		/* kill() is process-directed: another thread may take it */
 		after = do_int3();
 		bad_pc += last_rip != after;
-		bad_code += last_code != SI_KERNEL;
+		bad_code += last_code != TRAP_CODE;
 		work_a(i);
 	}
 	/* Let the patcher get going, in case main was quicker than it. */
@@ -226,7 +243,7 @@ int main(void)
 	   late_n() - n0, 3 * rounds);
 	ok(bad_pc == 0 && bad_code == 0, "right pc and si_code every time (%lu, %lu wrong)", bad_pc,
 	   bad_code);
-	ok(!st.killed && st.syncs == 3 * st.batches, "tracing unharmed (%s)",
+	ok(!st.killed && st.syncs == TINSN_SYNCS * st.batches, "tracing unharmed (%s)",
 	   st.killed ? st.kill_reason : "not killed");
 
 	/* 4. A thread that blocks SIGTRAP. */

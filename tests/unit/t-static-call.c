@@ -8,6 +8,7 @@
 #include <dynftrace/dynftrace.h>
 #include <dynftrace/static_call.h>
 #include "tap.h"
+#include "insn.h"
 #include "static_load.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -64,10 +65,7 @@ static const unsigned char *tramp(void *t)
 /* Does the trampoline jmp straight to F? */
 static int tramp_jmps_to(void *t, void *f)
 {
-	const unsigned char *p = tramp(t);
-	int32_t d;
-	memcpy(&d, p + 1, 4);
-	return p[0] == 0xe9 && (const unsigned char *)p + 5 + d == (const unsigned char *)f;
+	return tinsn_jumps_to(tramp(t), f);
 }
 
 /* Inline sites of KEY whose instruction (found as the runtime does) calls
@@ -84,16 +82,13 @@ static int sites_calling(struct dynftrace_static_call_key *key, void *f, int *no
 		if (k != key)
 			continue;
 		const unsigned char *m = (const unsigned char *)&e->marker + e->marker;
-		for (int i = 0; i < 256; i++) {
+		for (int i = 0; i < 256; i += TINSN_STEP) {
 			const unsigned char *p = m + i;
-			int32_t d;
-			memcpy(&d, p + 1, 4);
-			if ((p[0] == 0xe8 || p[0] == 0xe9) &&
-			    p + 5 + d == (const unsigned char *)f) {
+			if (f && tinsn_branch(p, NULL) == f) {
 				n++;
 				break;
 			}
-			if (p[0] == 0x0f && !memcmp(p, "\x0f\x1f\x44\x00\x00", 5) && !f) {
+			if (tinsn_is_nop(p) && !f) {
 				++*nop_sites;
 				break;
 			}
@@ -159,7 +154,8 @@ int main(void)
 	load_hits = 0;
 	call_scn(5);
 	call_scn2(5);
-	ok(load_hits == 0 && tramp(DYNFTRACE_SCT(scn))[0] == 0xc3, "NULL call: nothing, ret");
+	ok(load_hits == 0 && tinsn_tramp_returns(tramp(DYNFTRACE_SCT(scn))),
+	   "NULL call: nothing, ret");
 	sites_calling(&DYNFTRACE_SCK(scn), NULL, &nops);
 	ok(nops >= 1, "cond site with a call is a NOP while NULL (%d)", nops);
 	ok(static_call_update(scn, v_a) == 0, "update NULL -> v_a");
@@ -195,7 +191,8 @@ int main(void)
 	ok(load_run(&lt) == 0, "updates under load: exact counts in every quiet window");
 	ok(lt.load_iters > 0, "workers ran during the updates (%lu)", lt.load_iters);
 	dynftrace_static_get_stats(&st);
-	ok(st.call_updates >= 16 * 120 * 2, "updates counted (%lu)", st.call_updates);
+	ok(st.call_updates >= (unsigned long)lt.rounds * 120 * 2, "updates counted (%lu)",
+	   st.call_updates);
 	struct dynftrace_stats ds;
 	dynftrace_get_stats(&ds);
 	diag("engine: %lu batches, %lu syncs, %lu traps emulated", ds.batches, ds.syncs, ds.traps);

@@ -9,6 +9,7 @@
 #include <dynftrace/dynftrace.h>
 #include <dynftrace/tracepoint.h>
 #include "tap.h"
+#include "insn.h"
 #include "static_load.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -83,11 +84,9 @@ static int count_tp(struct dynftrace_tracepoint *tp, void *data)
 static void *call_target(void)
 {
 	const unsigned char *t = (const unsigned char *)DYNFTRACE_SCT(tp_func_tp_msg);
-	int32_t d;
-	if (t[0] != 0xe9)
-		return NULL;
-	memcpy(&d, t + 1, 4);
-	return (void *)(t + 5 + d);
+	int call = 1;
+	const void *to = tinsn_branch(t, &call);
+	return call ? NULL : (void *)to;
 }
 
 /* ---- unregister-then-free under load ---- */
@@ -239,7 +238,8 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, free_worker, NULL);
 	int errs = 0;
-	for (int i = 0; i < 1500; i++) {
+	const int cycles = tap_scaled(1500);
+	for (int i = 0; i < cycles; i++) {
 		if (i % 3 == 0)
 			errs += register_trace_tp_plain(cb_persist, &cpersist) != 0;
 		struct heapcb *h = calloc(1, sizeof(*h));
@@ -252,7 +252,7 @@ int main(void)
 	__atomic_store_n(&free_stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	ok(errs == 0, "1500 register/unregister/free cycles under load, no error");
+	ok(errs == 0, "%d register/unregister/free cycles under load, no error", cycles);
 	ok(!trace_tp_plain_enabled(), "all gone");
 
 	struct load_test lt = {

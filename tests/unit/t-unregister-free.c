@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <dynftrace/dynftrace.h>
 #include "tap.h"
+#include "insn.h"
 
 #define NOINLINE __attribute__((noinline))
 NOINLINE unsigned long uf_a(unsigned long x)
@@ -78,7 +79,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	const int rounds = 2000, nworkers = 2;
+	const int rounds = tap_scaled(2000), nworkers = 2;
 	tap_plan(6);
 	pthread_t t[2];
 	for (long i = 0; i < nworkers; i++)
@@ -140,8 +141,8 @@ int main(void)
 	ok(with_calls > 0, "%d of %d ops got callbacks before their unregister", with_calls,
 	   rounds);
 	ok(bad == 0, "traced functions returned the right values (%lu wrong)", bad);
-	ok(!st.killed && st.syncs == 3 * st.batches, "not killed, 3 syncs per batch (%lu, %lu)",
-	   st.syncs, st.batches);
+	ok(!st.killed && st.syncs == TINSN_SYNCS * st.batches,
+	   "not killed, %d syncs per batch (%lu, %lu)", TINSN_SYNCS, st.syncs, st.batches);
 	ok(st.sites_enabled == 0, "every site is a NOP again");
 	return tap_done();
 }

@@ -233,7 +233,27 @@ int arch_insn_emulatable(const uint8_t *insn, int len)
 
 /* ---- site instructions -------------------------------------------------- */
 
-const uint8_t arch_breakpoint = INSN_INT3;
+const uint8_t arch_breakpoint[ARCH_BRK_LEN] = {INSN_INT3};
+
+/* No instruction the engine writes fits one word: the breakpoint protocol
+ * always (Intel SDM 3A 8.1.3, cross-modifying code). */
+int arch_insn_swappable(uintptr_t addr, const uint8_t *old, const uint8_t *new, int len)
+{
+	(void)addr, (void)old, (void)new, (void)len;
+	return 0;
+}
+
+void arch_code_written(uintptr_t addr, size_t len)
+{
+	(void)addr, (void)len; /* coherent instruction fetch */
+}
+
+/* Nothing goes before an x86-64 site. */
+int arch_site_prologue(uintptr_t site, uintptr_t *at, uint8_t *old, uint8_t *new)
+{
+	(void)site, (void)at, (void)old, (void)new;
+	return 0;
+}
 
 void arch_fill_trap(void *p, size_t n)
 {

@@ -7,6 +7,7 @@
 #ifndef DYNFTRACE_ARCH_IMPL_H
 #define DYNFTRACE_ARCH_IMPL_H
 #include <elf.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <fcntl.h>
@@ -22,6 +23,9 @@
 #define ARCH_FAR_JUMP_SIZE 16 /* jmp *0(%rip); .quad target */
 #define ARCH_THUNK_SIZE	   32 /* see arch_graph_thunk_write */
 #define ARCH_THUNK_HOOK	   7
+#define ARCH_BRK_LEN	   1			   /* int3 */
+#define ARCH_TRAP_CODE	   SI_KERNEL		   /* what int3's SIGTRAP carries */
+#define ARCH_SITE_REACH	   ((uintptr_t)0x7fff0000) /* rel32 */
 
 /* Does the site at IP call DEST now (a `call rel32` naming it; any other
  * bytes, a breakpoint of a batch included, say no)? A macro: the light
@@ -71,6 +75,13 @@ static inline uint64_t arch_cycles(void)
 	return __builtin_ia32_rdtsc();
 }
 
+/* The counter's nominal rate in Hz, 0 when the counter does not say: the
+ * clock then measures it (the TSC's: calibrated against the vDSO). */
+static inline uint64_t arch_cycles_hz(void)
+{
+	return 0;
+}
+
 /* The TSC ticks at one rate in every P- and C-state (the kernel's flags). */
 static inline int arch_cycles_constant(void)
 {
@@ -90,6 +101,12 @@ static inline int arch_cycles_constant(void)
 	if (eol)
 		*eol = 0;
 	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
+}
+
+/* A spin-wait loop's hint to the CPU. */
+static inline void arch_cpu_relax(void)
+{
+	__builtin_ia32_pause();
 }
 
 /* One instruction each, no lock prefix: atomic against a signal handler on

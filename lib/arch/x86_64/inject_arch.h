@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/user.h>
 
+#define ARCH_INJ_SUPPORTED 1
+
 struct arch_inj_regs {
 	struct user_regs_struct gp;
 	/* XSAVE area (NT_X86_XSTATE): x87, SSE, AVX, AVX-512, ... as the

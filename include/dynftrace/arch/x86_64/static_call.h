@@ -10,6 +10,11 @@
 #ifndef DYNFTRACE_ARCH_X86_64_STATIC_CALL_H
 #define DYNFTRACE_ARCH_X86_64_STATIC_CALL_H
 
+/* A symbol's address as an asm operand (as in static_key.h). */
+#ifndef DYNFTRACE_ARCH_SYM
+#define DYNFTRACE_ARCH_SYM(x) "i"(x)
+#endif
+
 /* The trampoline, in the defining object. FIRST is its initial instruction. */
 #define DYNFTRACE_SC_TRAMP_JMP_FAR ".byte 0xe9, 0x03, 0x00, 0x00, 0x00"
 #define DYNFTRACE_SC_TRAMP_RET	   ".byte 0xc3, 0xcc, 0xcc, 0xcc, 0xcc"

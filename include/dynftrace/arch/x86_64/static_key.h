@@ -8,6 +8,11 @@
 #ifndef DYNFTRACE_ARCH_X86_64_STATIC_KEY_H
 #define DYNFTRACE_ARCH_X86_64_STATIC_KEY_H
 
+/* A symbol's address as an asm operand (%c prints it). */
+#ifndef DYNFTRACE_ARCH_SYM
+#define DYNFTRACE_ARCH_SYM(x) "i"(x)
+#endif
+
 #define DYNFTRACE_ARCH_JUMP_INSN                                                                   \
 	".if %c1 & 2\n\t"                                                                          \
 	".byte 0xe9\n\t.long %l[dft_yes] - (1b + 5)\n\t"                                           \
