@@ -16,8 +16,10 @@ rc=${PIPESTATUS[0]}
 make check ARCH=aarch64 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 read -r p f < <(awk '/^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3 } END { print p + 0, f + 0 }' "$log")
+# a run that failed without counting (a build error) counts as one failure
+[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
 echo
 echo "all runs (x86-64 and aarch64): $p passed, $f failed"
 echo "$p passed, $f failed"
 [ "$f" -eq 0 ] || rc=1
-exit $rc
+exit "$rc"
