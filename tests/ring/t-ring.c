@@ -203,6 +203,12 @@ __attribute__((format(printf, 2, 3))) static void sbad(struct sres *s, const cha
 
 /* ---- writing ------------------------------------------------------------ */
 
+/* The parent's offset of the function_near event SEQ: from -2^25 to 2^25-1. */
+static int64_t near_off(uint64_t seq)
+{
+	return (int64_t)((seq * 40503u) % (1u << 26)) - (1 << 25);
+}
+
 /* Event SEQ of the basic pattern; returns 1 if written. */
 static int emit_pattern(uint64_t seq, uint64_t *tsum)
 {
@@ -212,11 +218,20 @@ static int emit_pattern(uint64_t seq, uint64_t *tsum)
 	char text[32];
 	switch (seq % 8) {
 	case 0:
-	case 7:
 		p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
 		if (p)
 			memcpy(p, &f, 4);
 		break;
+	case 7: { /* function_near: the low bits of SEQ, an offset of every size */
+		uint64_t near, site = 0x10000000 + seq;
+		if (!fmt_near_pack(f & FMT_NEAR_FUNC_MAX, site, site + (uint64_t)near_off(seq),
+				   &near))
+			return 0;
+		p = ring_event_begin(RING_EV_FUNCTION_NEAR, 6, &ts);
+		if (p)
+			memcpy(p, &near, 6);
+		break;
+	}
 	case 1:
 		p = ring_event_begin(RING_EV_EXIT, 0, &ts);
 		break;
@@ -255,7 +270,7 @@ static int emit_pattern(uint64_t seq, uint64_t *tsum)
 	return 1;
 }
 
-static const unsigned pattern_id[8] = {0, 1, 2, 3, 4, 5, 8, 0};
+static const unsigned pattern_id[8] = {0, 1, 2, 3, 4, 5, 8, 6};
 
 /* Checks events of the basic pattern. Every event but exit carries its
  * sequence number, so after a loss the check resynchronises; gaps are
@@ -277,6 +292,11 @@ static void check_pattern(const struct dec_event *ev, void *arg)
 		return;
 	case 5:
 		seq = strtoull(ev->text + 1, NULL, 10);
+		break;
+	case 6: /* the low 22 bits of SEQ: the rest from the next expected */
+		seq = (s->a_next & ~(uint64_t)FMT_NEAR_FUNC_MAX) | ev->func;
+		if (seq < s->a_next)
+			seq += FMT_NEAR_FUNC_MAX + 1;
 		break;
 	default:
 		seq = ev->func;
@@ -301,6 +321,11 @@ static void check_pattern(const struct dec_event *ev, void *arg)
 		if (ev->u64 != (ev->id == 2 ? seq * 3 : seq + 5))
 			sbad(s, "event %llu: payload %llu", (unsigned long long)seq,
 			     (unsigned long long)ev->u64);
+		break;
+	case 6:
+		if ((int64_t)ev->u64 != near_off(seq))
+			sbad(s, "event %llu: parent offset %lld", (unsigned long long)seq,
+			     (long long)ev->u64);
 		break;
 	case 5:
 		snprintf(text, sizeof(text), "m%llu", (unsigned long long)seq);
@@ -1355,8 +1380,8 @@ static int t_clock(const char *dir)
 
 static const char *ev_name(unsigned id)
 {
-	static const char *n[] = {"entry",  "exit", "function", "call",	     "lost",
-				  "marker", "?",    "?",	"exit_depth"};
+	static const char *n[] = {"entry",  "exit",	     "function", "call",      "lost",
+				  "marker", "function_near", "?",	 "exit_depth"};
 	return id < 9 ? n[id] : "?";
 }
 
@@ -1376,6 +1401,9 @@ static void dump_cb(const struct dec_event *ev, void *arg)
 		break;
 	case 4:
 		printf(" count=%u", ev->func);
+		break;
+	case 6:
+		printf(" func=%u parent_off=%lld", ev->func, (long long)ev->u64);
 		break;
 	case 5:
 		printf(" text=%s", ev->text);
