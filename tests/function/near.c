@@ -91,7 +91,8 @@ int main(int argc, char **argv)
 		s += v[0];
 	}
 	timer_delete(tm);
-	printf("leaf %ld\ncmp %ld\nfrom_handler %d\n", leaf_calls, cmp_calls, (int)in_handler_calls);
+	printf("leaf %ld\ncmp %ld\nfrom_handler %d\n", leaf_calls, cmp_calls,
+	       (int)in_handler_calls);
 	if (getenv("ROUTES"))
 		dynftrace_for_each_site_info(print_route, NULL);
 	return s == 42; /* keep s */

@@ -93,6 +93,7 @@
 #define RING_EV_ENTRY_ASM    0
 #define RING_EV_EXIT_ASM     1
 #define RING_EV_NEAR_ASM     6 /* function_near: 8 bytes, format.h */
+#define RING_EV_FUNCTION_ASM 2
 #define NEAR_FUNC_BITS_ASM   22
 #define NEAR_OFF_BITS_ASM    26
 /* struct clk_params (ring_fast.h), clk_mode: */
