@@ -29,7 +29,7 @@ calls=$(awk -v n="$N" -v l="$LOOPS" 'BEGIN { a=1; b=1; for (i=2; i<=n+1; i++) { 
 cpu() {
 	local TIMEFORMAT='%3U %3S' t
 	t=$( { time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
-	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%d\n", (a[1] + a[2]) * 1e9 }'
+	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%.0f\n", (a[1] + a[2]) * 1e9 }'
 }
 # The tools: NAME, then the command before the program's arguments.
 names=(untraced "dynftrace record (function_graph)" "dynftrace record --overwrite (the newest 4 MiB kept)"
