@@ -77,7 +77,9 @@ int main(int argc, char **argv)
 	timer_t tm;
 	if (timer_create(CLOCK_MONOTONIC, &sev, &tm))
 		return 2;
-	struct itimerspec its = {{0, 100000}, {0, 100000}};
+	struct itimerspec its = {
+	    {0, 1000000},
+	    {0, 1000000}}; /* 1 ms: a handler slower than that (ASan) would starve the loop */
 	timer_settime(tm, 0, &its, NULL);
 	double t0 = now_ms();
 	long s = 0;
