@@ -10,6 +10,8 @@
  * PERCALL_GO=FIFO it waits for a line on FIFO first (a tracer switched on
  * live, bench/percall.sh); "percall W K wait" prints "ready" and measures
  * only after SIGUSR1 (a tracer attaches meanwhile, bench/attach.sh).
+ * "percall W K rdtsc" times K bare rdtsc instead of K calls: the floor of
+ * one timestamp, the yardstick of a graph tracer's two per call.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -50,6 +52,18 @@ int main(int argc, char **argv)
 	}
 	double best = 1e30;
 	long s = 0;
+	if (argc > 3 && !strcmp(argv[3], "rdtsc")) {
+		for (long w = 0; w < windows; w++) {
+			double t0 = now_ns();
+			for (long i = 0; i < k; i++)
+				s += (long)__builtin_ia32_rdtsc();
+			double t = (now_ns() - t0) / (double)k;
+			if (t < best)
+				best = t;
+		}
+		printf("percall %.2f\nchecksum %ld\n", best, s & 1);
+		return 0;
+	}
 	const char *go = getenv("PERCALL_GO");
 	if (go) {
 		char c;

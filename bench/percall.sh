@@ -4,6 +4,12 @@
 # many short windows, so a busy machine does not blur it), for dynftrace's
 # routes and for uftrace on the same binary. Prints a markdown table.
 # Usage: bench/percall.sh [WINDOWS [CALLS_PER_WINDOW [RUNS]]]
+# A bare rdtsc is timed the same way (the floor of one timestamp), and the
+# goal of function_graph, 2 x rdtsc + 3 ns, is computed from it. With
+# FUNTRACE=DIR (a checkout of github.com/yosefk/funtrace) the same loop is
+# also built with funtrace's gcc method (-pg -mfentry
+# -minstrument-return=call, its runtime linked in): a 16-byte event per
+# entry and per exit into an in-memory cyclic buffer.
 set -u
 cd "$(dirname "$0")/.."
 W=${1:-300}
@@ -14,6 +20,12 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 gcc -O2 -fpatchable-function-entry=5 bench/percall.c -o "$T/pc" || exit 1
 gcc -O2 bench/percall.c -o "$T/pcp" || exit 1 # no sites: relocated entries
+if [ -n "${FUNTRACE:-}" ]; then
+	{ gcc -O2 -g -pg -mfentry -minstrument-return=call -c bench/percall.c -o "$T/pcf.o" &&
+		g++ -O2 -g -pthread "$T/pcf.o" "$FUNTRACE/funtrace.cpp" "$FUNTRACE/funtrace_pg.S" \
+			-I"$FUNTRACE" -Wl,--dynamic-list="$FUNTRACE/funtrace.dyn" -ldl -o "$T/pcf"; } \
+		>"$T/funtrace-build.log" 2>&1 || { echo "funtrace did not build: $T/funtrace-build.log" >&2; FUNTRACE=; }
+fi
 # best NAME CMD...: the lowest "percall" of RUNS runs
 best() {
 	local b="" v
@@ -39,7 +51,18 @@ row() {
 	awk -v n="$name" -v v="$v" -v b="$base" 'BEGIN { if (v == "nan") printf "| %s | - | - |\n", n; else printf "| %s | %.2f | %.2f |\n", n, v, v - b }'
 }
 echo "| untraced | $base | - |"
+rdtsc=$(best "$T/pc" "$W" "$K" rdtsc)
+echo "| one bare rdtsc (not a call: the floor of one timestamp) | $rdtsc | - |"
+awk -v r="$rdtsc" 'BEGIN { printf "| goal of function_graph: 2 x rdtsc + 3 ns (overhead) | - | %.2f |\n", 2 * r + 3 }'
 row "dynftrace record (graph shortcut: thunk)" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
+row "dynftrace record --overwrite (flight recorder, on disk at exit)" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record --overwrite -d "$T/d" -- "$T/pc" "$W" "$K"
+row "dynftrace record -T function (graph shortcut: thunk)" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record -T function -d "$T/d" -- "$T/pc" "$W" "$K"
+row "dynftrace record -T function, per-ops route" env DYNFTRACE_CONTROL=0 DYNFTRACE_GRAPH_SHORTCUT=0 "$B/dynftrace" record -T function -d "$T/d" -- "$T/pc" "$W" "$K"
+if [ -n "${FUNTRACE:-}" ]; then
+	row "funtrace (gcc -pg -mfentry -minstrument-return=call, in memory)" env FUNTRACE_FTRACE_EVENTS_IN_BUF=0 "$T/pcf" "$W" "$K"
+else
+	echo "| funtrace | (FUNTRACE=DIR not given) | - |"
+fi
 row "dynftrace record, control socket on" "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
 row "dynftrace record, per-ops route (DYNFTRACE_GRAPH_SHORTCUT=0)" env DYNFTRACE_CONTROL=0 DYNFTRACE_GRAPH_SHORTCUT=0 "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
 row "dynftrace record, list function (DYNFTRACE_ROUTES=list)" env DYNFTRACE_CONTROL=0 DYNFTRACE_ROUTES=list "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"

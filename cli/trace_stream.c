@@ -295,6 +295,19 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 		}
 		at += 12;
 		break;
+	case FMT_EV_FUNCTION_NEAR: {
+		/* A function event whose parent is an offset from the site. */
+		int64_t poff;
+		if (need(st, off, at, 6))
+			return -1;
+		fmt_near_unpack(p, &ev->func, &poff);
+		if (check_func(st, off, ev->func))
+			return -1;
+		ev->type = id = TR_FUNCTION;
+		ev->arg = tr_site(st->proc, ev->func)->addr + (uint64_t)poff;
+		at += 6;
+		break;
+	}
 	case TR_LOST:
 	case TR_EXIT_DEPTH:
 		if (need(st, off, at, 4))

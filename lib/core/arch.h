@@ -22,7 +22,8 @@
  * |                | arch_insn_swappable, arch_code_written,                 |
  * |                | arch_sync_init, arch_sync_core, arch_sync_memory        |
  * | regions        | arch_stub_write, arch_far_jump_write,                   |
- * |                | arch_far_jump_target, arch_graph_thunk_write            |
+ * |                | arch_far_jump_target, arch_graph_thunk_write,           |
+ * |                | arch_graph_thunk_site                                   |
  * | static keys    | arch_jump_label_insn, arch_jump_label_state             |
  * | static calls   | arch_static_call_tramp, arch_static_call_site,          |
  * |                | arch_static_call_tramp_valid, arch_static_call_find     |
@@ -146,6 +147,9 @@ uintptr_t arch_far_jump_target(const uint8_t *at) HIDDEN;
  * are then the preserving ones). */
 void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t gentry,
 			    uintptr_t gexit, int preserve) HIDDEN;
+/* The site of the ordinary graph thunk whose call to GENTRY returns to RET
+ * (the hook less ARCH_THUNK_HOOK); 0 for a preserving thunk. */
+uintptr_t arch_graph_thunk_site(uintptr_t ret) HIDDEN;
 
 /* ---- static keys (jump.c) ------------------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * func_names.c - function names by site id for the readers of the rings
+ * func_names.c - function names (and addresses) by site id for the readers of the rings
  * (control's `trace`, the profile table): a copy of each name, made the
  * first time an id is asked for, kept after its object closes because the
  * events in the rings outlive it. Written under patch_lock (the site table
@@ -15,6 +15,7 @@
 #include "sites.h"
 
 static char **names;
+static uintptr_t *addrs; /* the sites' addresses (ip), 0: unknown */
 static uint32_t names_n;
 
 /* patch_lock held */
@@ -28,10 +29,16 @@ static void names_refresh(void)
 		return;
 	memset(nv + names_n, 0, (n - names_n) * sizeof(*nv));
 	names = nv;
+	uintptr_t *av = realloc(addrs, n * sizeof(*av));
+	if (!av)
+		return;
+	memset(av + names_n, 0, (n - names_n) * sizeof(*av));
+	addrs = av;
 	for (size_t i = 0; i < site_count; i++) {
 		const struct site *s = &site_tab[i];
 		if (s->id < names_n || s->id >= n)
 			continue;
+		addrs[s->id] = s->addr;
 		const char *nm = site_func_name(s);
 		if (nm) {
 			names[s->id] = strdup(nm);
@@ -55,11 +62,23 @@ const char *func_name(uint32_t id)
 	return id < names_n ? names[id] : NULL;
 }
 
+uintptr_t func_addr(uint32_t id)
+{
+	if (id >= names_n) {
+		patch_lock();
+		names_refresh();
+		patch_unlock();
+	}
+	return id < names_n ? addrs[id] : 0;
+}
+
 void func_names_free(void)
 {
 	for (uint32_t i = 0; i < names_n; i++)
 		free(names[i]);
 	free(names);
 	names = NULL;
+	free(addrs);
+	addrs = NULL;
 	names_n = 0;
 }

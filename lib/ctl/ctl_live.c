@@ -500,6 +500,18 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 				fname(u32_at(e, 0), nb, sizeof(nb)),
 				sym_of((uintptr_t)u64_at(e, 4), pb, sizeof(pb)));
 		break;
+	case RING_EV_FUNCTION_NEAR: {
+		uint32_t f;
+		int64_t poff;
+		fmt_near_unpack(e->payload, &f, &poff);
+		uintptr_t site = func_addr(f);
+		len += snprintf(l + len, cap - len, "%16.16s-%-7d %5llu.%06llu: %s <-%s\n",
+				src_comm(s), tid, (unsigned long long)(e->ts / 1000000000ull),
+				(unsigned long long)(e->ts % 1000000000ull / 1000),
+				fname(f, nb, sizeof(nb)),
+				site ? sym_of(site + (uintptr_t)poff, pb, sizeof(pb)) : "?");
+		break;
+	}
 	case RING_EV_MARKER:
 	case RING_EV_TRACEPOINT:
 		len += text_line(c, s, e, l + len, cap - len);

@@ -19,10 +19,13 @@
  *     timestamp in bits 3-15, for an event less than 8192 ns after the
  *     previous one of its packet;
  *   extended header (13 bytes): 7, id (uint32), timestamp (uint64 ns).
+ * A function_graph call is an entry (6 bytes) and an exit (2); a call of
+ * the function tracer a function_near event (8) when its caller is near.
  */
 #ifndef DYNFTRACE_FORMAT_H
 #define DYNFTRACE_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -61,6 +64,26 @@ enum {
 #define FMT_VAR (-1)
 
 /*
+ * function_near: a `function` event whose caller lies near the function
+ * (the same object, as a rule): 48 bits, the site id in the low
+ * FMT_NEAR_FUNC_BITS, then the parent ip minus the site's address (the
+ * ADDR of sites-IMG.txt) as a signed FMT_NEAR_OFF_BITS integer. With its
+ * compact header, 8 bytes: the writer stores header and payload as one
+ * little-endian quadword (tramp.S). Anything that does not fit takes
+ * the 14-byte `function` event.
+ */
+#define FMT_NEAR_FUNC_BITS 22
+#define FMT_NEAR_OFF_BITS  26
+#define FMT_NEAR_FUNC_MAX  ((1u << FMT_NEAR_FUNC_BITS) - 1)
+#define FMT_NEAR_OFF_MIN   (-(INT64_C(1) << (FMT_NEAR_OFF_BITS - 1)))
+#define FMT_NEAR_OFF_MAX   ((INT64_C(1) << (FMT_NEAR_OFF_BITS - 1)) - 1)
+/* clang-format off */
+#define FMT_NEAR_FIELDS \
+	"integer { size = " FMT_STR(FMT_NEAR_FUNC_BITS) "; align = 1; signed = false; } func; " \
+	"integer { size = " FMT_STR(FMT_NEAR_OFF_BITS) "; align = 1; signed = true; } parent_off;"
+/* clang-format on */
+
+/*
  * The events: X(name, id, payload bytes, CTF fields). Ids above
  * FMT_COMPACT_ID_MAX always take the extended header.
  */
@@ -71,20 +94,22 @@ enum {
 	X(call, 3, 12, "uint32_t func; uint64_t duration_ns;")                                     \
 	X(lost, 4, 4, "uint32_t count;")                                                           \
 	X(marker, 5, FMT_VAR, "string { encoding = UTF8; } text;")                                 \
+	X(function_near, 6, 6, FMT_NEAR_FIELDS)                                                    \
 	X(exit_depth, 8, 4, "uint32_t depth;")                                                     \
 	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")
 
 #define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,
 enum { FMT_EVENTS(FMT_ID_) };
 #undef FMT_ID_
-#define FMT_EV_ENTRY	  FMT_EV_ID_entry
-#define FMT_EV_EXIT	  FMT_EV_ID_exit
-#define FMT_EV_FUNCTION	  FMT_EV_ID_function
-#define FMT_EV_CALL	  FMT_EV_ID_call
-#define FMT_EV_LOST	  FMT_EV_ID_lost
-#define FMT_EV_MARKER	  FMT_EV_ID_marker
-#define FMT_EV_EXIT_DEPTH FMT_EV_ID_exit_depth
-#define FMT_EV_TRACEPOINT FMT_EV_ID_tracepoint
+#define FMT_EV_ENTRY	     FMT_EV_ID_entry
+#define FMT_EV_EXIT	     FMT_EV_ID_exit
+#define FMT_EV_FUNCTION	     FMT_EV_ID_function
+#define FMT_EV_CALL	     FMT_EV_ID_call
+#define FMT_EV_LOST	     FMT_EV_ID_lost
+#define FMT_EV_MARKER	     FMT_EV_ID_marker
+#define FMT_EV_FUNCTION_NEAR FMT_EV_ID_function_near
+#define FMT_EV_EXIT_DEPTH    FMT_EV_ID_exit_depth
+#define FMT_EV_TRACEPOINT    FMT_EV_ID_tracepoint
 
 /* The CTF event blocks of the metadata, one string. */
 #define FMT_TSDL_(name, id, size, fields)                                                          \
@@ -130,6 +155,31 @@ static inline int fmt_header(const uint8_t *p, size_t avail, uint32_t *id, uint6
 		*hdr = FMT_COMPACT_HDR;
 	}
 	return 0;
+}
+
+/* The payload of a function_near event of site FUNC at address SITE called
+ * from PARENT, in the low 48 bits; false if it does not fit (the writer then
+ * takes a `function` event). */
+static inline bool fmt_near_pack(uint32_t func, uint64_t site, uint64_t parent, uint64_t *payload)
+{
+	int64_t off = (int64_t)(parent - site);
+	if (func > FMT_NEAR_FUNC_MAX || off < FMT_NEAR_OFF_MIN || off > FMT_NEAR_OFF_MAX)
+		return false;
+	*payload = (uint64_t)func | (((uint64_t)off & ((UINT64_C(1) << FMT_NEAR_OFF_BITS) - 1))
+				     << FMT_NEAR_FUNC_BITS);
+	return true;
+}
+
+/* The site id and the parent's offset from the site's address in the 6-byte
+ * function_near payload at P. */
+static inline void fmt_near_unpack(const uint8_t *p, uint32_t *func, int64_t *off)
+{
+	uint64_t v = 0;
+	memcpy(&v, p, 6);
+	*func = (uint32_t)(v & FMT_NEAR_FUNC_MAX);
+	/* sign-extend the top FMT_NEAR_OFF_BITS of the 48 */
+	*off = (int64_t)(v << (64 - FMT_NEAR_FUNC_BITS - FMT_NEAR_OFF_BITS)) >>
+	       (64 - FMT_NEAR_OFF_BITS);
 }
 
 /* Payload length of event ID whose payload starts at P (AVAIL bytes), or

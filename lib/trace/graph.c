@@ -160,12 +160,19 @@ static void close_dead(struct fg_thread *g, uintptr_t limit)
  * The entry of function ID whose return address is at SLOT: 1 when a shadow
  * entry was pushed, and the function must return through HOOK:
  * dft_return_tramp, written into SLOT here, or a graph thunk's hook (the
- * thunk's own call puts it there, see tramp.S). 0: not traced.
+ * thunk's own call puts it there, see tramp.S). 0: not traced (always,
+ * for the function tracer, which takes the same thunks).
  */
 HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 {
 	if (unlikely(id == UINT32_MAX))
 		return 0;
+	if (READ_ONCE(trace_cfg.kind) == TR_FUNCTION) {
+		/* The function tracer on the shortcut (the assembly entry did
+		 * not take the call): its event, and the call is not hooked. */
+		trace_function_write(id, arch_graph_thunk_site(hook - THUNK_HOOK), *slot);
+		return 0;
+	}
 	struct fg_thread *g = fg_get();
 	if (unlikely(!g)) {
 		ring_count_lost(2);

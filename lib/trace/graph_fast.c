@@ -58,7 +58,8 @@ _Static_assert(__builtin_offsetof(struct fg_thread, depth) == FG_DEPTH &&
 		   __builtin_offsetof(struct shadow_ent, fl) == SE_KIND + 1 &&
 		   __builtin_offsetof(struct shadow_ent, unused) == SE_KIND + 2 &&
 		   SHADOW_MAX == SHADOW_MAX_ASM && THUNK_HOOK == THUNK_HOOK_ASM &&
-		   TR_GRAPH == TR_GRAPH_ASM && SE_RING == SE_RING_ASM,
+		   TR_GRAPH == TR_GRAPH_ASM && TR_FUNCTION == TR_FUNCTION_ASM &&
+		   SE_RING == SE_RING_ASM,
 	       "graph exit: shadow stack layout");
 _Static_assert(__builtin_offsetof(struct ring_buf, offset) == RB_OFFSET &&
 		   __builtin_offsetof(struct ring_buf, last_ts) == RB_LAST_TS &&
@@ -71,7 +72,11 @@ _Static_assert(__builtin_offsetof(struct ring_buf, offset) == RB_OFFSET &&
 		   __builtin_offsetof(struct ring_buf, stop) == RB_STOP &&
 		   RING_NEST_MAX == RING_NEST_MAX_ASM && RING_TS_WRAP == RING_TS_WRAP_ASM &&
 		   RING_COMPACT_HDR == RING_COMPACT_HDR_ASM && RING_EV_EXIT == RING_EV_EXIT_ASM &&
-		   RING_EV_ENTRY == RING_EV_ENTRY_ASM,
+		   RING_EV_ENTRY == RING_EV_ENTRY_ASM &&
+		   RING_EV_FUNCTION_NEAR == RING_EV_NEAR_ASM &&
+		   RING_EV_FUNCTION == RING_EV_FUNCTION_ASM &&
+		   FMT_NEAR_FUNC_BITS == NEAR_FUNC_BITS_ASM &&
+		   FMT_NEAR_OFF_BITS == NEAR_OFF_BITS_ASM && FMT_COMPACT_HDR + 6 == 8,
 	       "graph exit: ring layout");
 _Static_assert(__builtin_offsetof(struct clk_params, base_tsc) == CLK_BASE_TSC &&
 		   __builtin_offsetof(struct clk_params, base_ns) == CLK_BASE_NS &&

@@ -479,7 +479,7 @@ HIDDEN void trace_record_start(void)
 	trace_ops.func = trace_cfg.kind == TR_FUNCTION ? trace_function_func : trace_graph_func;
 	v = dft_getenv("DYNFTRACE_GRAPH_SHORTCUT"); /* 0: the per-ops route (comparisons) */
 	graph_shortcut = !(v && !strcmp(v, "0"));
-	ops_set_graph(graph_shortcut && trace_ops.func == trace_graph_func ? &trace_ops : NULL);
+	ops_set_graph(graph_shortcut ? &trace_ops : NULL); /* function too */
 	if ((trace_cfg.kind == TR_FUNCTION && trace_cfg.filter &&
 	     (err = set_globs(0, trace_cfg.filter))) ||
 	    (trace_cfg.notrace && (err = set_globs(1, trace_cfg.notrace)))) {
@@ -725,7 +725,7 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 	if (!tracing_on || kind == TR_NONE)
 		return 0;
 	trace_ops.func = kind == TR_FUNCTION ? trace_function_func : trace_graph_func;
-	ops_set_graph(graph_shortcut && trace_ops.func == trace_graph_func ? &trace_ops : NULL);
+	ops_set_graph(graph_shortcut ? &trace_ops : NULL); /* function too */
 	err = dynftrace_register_ops(&trace_ops);
 	if (err == -ENODEV)
 		WHY("tracing was stopped for good: %s", dft_kill_reason);

@@ -97,6 +97,7 @@ static inline struct fg_thread *fg_get(void)
 /* The tracers' callbacks (function.c, graph.c), registered by trace.c. */
 struct dynftrace_ops;
 struct dynftrace_regs;
+void trace_function_write(uint32_t id, uintptr_t ip, uintptr_t parent) HIDDEN;
 void trace_function_func(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,
 			 struct dynftrace_regs *regs) HIDDEN;
 void trace_graph_func(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,

@@ -23,7 +23,9 @@ struct dec_event {
 	uint64_t ts;
 	unsigned id;
 	uint32_t func;	  /* entry function call lost(count) exit_depth(depth) */
-	uint64_t u64;	  /* function: parent_ip; call: duration_ns */
+	uint64_t u64;	  /* function: parent_ip; call: duration_ns;
+			     function_near (6): the parent's signed offset from
+			     the site's address, as a two's complement */
 	const char *text; /* marker */
 	int compact;	  /* header kind */
 };
@@ -108,6 +110,8 @@ static inline int dec_payload_size(unsigned id, const uint8_t *p, const uint8_t 
 	case 2:
 	case 3:
 		return 12;
+	case 6:
+		return 6;
 	case 5: {
 		const uint8_t *z = memchr(p, 0, (size_t)(end - p));
 		return z ? (int)(z - p) + 1 : -1;
@@ -275,6 +279,14 @@ static inline int dec_file(const char *path, const uint8_t *uuid, struct dec_str
 				ev.u64 = dec_u64(p + 4);
 			if (id == 5)
 				ev.text = (const char *)p;
+			if (id == 6) { /* 22-bit func, then a 26-bit signed offset */
+				uint64_t w = (uint64_t)p[0] | (uint64_t)p[1] << 8 |
+					     (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+					     (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40;
+				ev.func = (uint32_t)(w % (1u << 22));
+				uint64_t o = w >> 22; /* 26 bits */
+				ev.u64 = o >= (1u << 25) ? o - (UINT64_C(1) << 26) : o;
+			}
 			p += ps;
 			clock = prev_ts = ev.ts;
 			if (!st->events)

@@ -44,6 +44,7 @@
 #include "decode.h"
 #include "internal.h"
 #include "ring.h"
+#include "ring_fast.h"
 
 /* The core's thread state, which the ring's consumer thread marks (hooks.h):
  * defined by the runtime, here by ring.c's own program. */
@@ -203,6 +204,12 @@ __attribute__((format(printf, 2, 3))) static void sbad(struct sres *s, const cha
 
 /* ---- writing ------------------------------------------------------------ */
 
+/* The parent's offset of the function_near event SEQ: from -2^25 to 2^25-1. */
+static int64_t near_off(uint64_t seq)
+{
+	return (int64_t)((seq * 40503u) % (1u << 26)) - (1 << 25);
+}
+
 /* Event SEQ of the basic pattern; returns 1 if written. */
 static int emit_pattern(uint64_t seq, uint64_t *tsum)
 {
@@ -212,11 +219,20 @@ static int emit_pattern(uint64_t seq, uint64_t *tsum)
 	char text[32];
 	switch (seq % 8) {
 	case 0:
-	case 7:
 		p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
 		if (p)
 			memcpy(p, &f, 4);
 		break;
+	case 7: { /* function_near: the low bits of SEQ, an offset of every size */
+		uint64_t near, site = 0x10000000 + seq;
+		if (!fmt_near_pack(f & FMT_NEAR_FUNC_MAX, site, site + (uint64_t)near_off(seq),
+				   &near))
+			return 0;
+		p = ring_event_begin(RING_EV_FUNCTION_NEAR, 6, &ts);
+		if (p)
+			memcpy(p, &near, 6);
+		break;
+	}
 	case 1:
 		p = ring_event_begin(RING_EV_EXIT, 0, &ts);
 		break;
@@ -255,7 +271,7 @@ static int emit_pattern(uint64_t seq, uint64_t *tsum)
 	return 1;
 }
 
-static const unsigned pattern_id[8] = {0, 1, 2, 3, 4, 5, 8, 0};
+static const unsigned pattern_id[8] = {0, 1, 2, 3, 4, 5, 8, 6};
 
 /* Checks events of the basic pattern. Every event but exit carries its
  * sequence number, so after a loss the check resynchronises; gaps are
@@ -277,6 +293,11 @@ static void check_pattern(const struct dec_event *ev, void *arg)
 		return;
 	case 5:
 		seq = strtoull(ev->text + 1, NULL, 10);
+		break;
+	case 6: /* the low 22 bits of SEQ: the rest from the next expected */
+		seq = (s->a_next & ~(uint64_t)FMT_NEAR_FUNC_MAX) | ev->func;
+		if (seq < s->a_next)
+			seq += FMT_NEAR_FUNC_MAX + 1;
 		break;
 	default:
 		seq = ev->func;
@@ -301,6 +322,11 @@ static void check_pattern(const struct dec_event *ev, void *arg)
 		if (ev->u64 != (ev->id == 2 ? seq * 3 : seq + 5))
 			sbad(s, "event %llu: payload %llu", (unsigned long long)seq,
 			     (unsigned long long)ev->u64);
+		break;
+	case 6:
+		if ((int64_t)ev->u64 != near_off(seq))
+			sbad(s, "event %llu: parent offset %lld", (unsigned long long)seq,
+			     (long long)ev->u64);
 		break;
 	case 5:
 		snprintf(text, sizeof(text), "m%llu", (unsigned long long)seq);
@@ -1355,8 +1381,8 @@ static int t_clock(const char *dir)
 
 static const char *ev_name(unsigned id)
 {
-	static const char *n[] = {"entry",  "exit", "function", "call",	     "lost",
-				  "marker", "?",    "?",	"exit_depth"};
+	static const char *n[] = {"entry",  "exit",	     "function", "call",      "lost",
+				  "marker", "function_near", "?",	 "exit_depth"};
 	return id < 9 ? n[id] : "?";
 }
 
@@ -1377,6 +1403,9 @@ static void dump_cb(const struct dec_event *ev, void *arg)
 	case 4:
 		printf(" count=%u", ev->func);
 		break;
+	case 6:
+		printf(" func=%u parent_off=%lld", ev->func, (long long)ev->u64);
+		break;
 	case 5:
 		printf(" text=%s", ev->text);
 		break;
@@ -1385,6 +1414,162 @@ static void dump_cb(const struct dec_event *ev, void *arg)
 		break;
 	}
 	printf("\n");
+}
+
+/* ---- the clock across the wraps of its deltas ------------------------- */
+
+/* The reference conversion, computed another way than the runtime's: the
+ * 64-bit tick delta split in halves, so no product overflows (rate under
+ * 1 ns per tick: MULT < 2^32). */
+static uint64_t cw_ref(uint64_t tsc, uint64_t bt, uint64_t bn, uint64_t mult)
+{
+	if (tsc < bt)
+		return bn;
+	uint64_t d = tsc - bt;
+	return bn + (d >> 32) * mult + (((d & 0xffffffffu) * mult) >> 32);
+}
+
+/* Set the latch (no consumer touches it: DYNFTRACE_CLOCK=vdso) and the
+ * TSC mode. Both copies alike, so either sequence parity reads it. */
+static void cw_latch(uint64_t bt, uint64_t bn, uint64_t mult)
+{
+	for (int i = 0; i < 2; i++) {
+		__atomic_store_n(&clk_p[i].base_tsc, bt, __ATOMIC_RELAXED);
+		__atomic_store_n(&clk_p[i].base_ns, bn, __ATOMIC_RELAXED);
+		__atomic_store_n(&clk_p[i].mult, mult, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&clk_mode, CLK_TSC, __ATOMIC_RELEASE);
+}
+
+#define CW_N 400
+static uint64_t cw_ts[CW_N];
+static uint64_t cw_seen;
+static int cw_bad;
+
+static void cw_check(const struct dec_event *ev, void *arg)
+{
+	(void)arg;
+	if (ev->id != RING_EV_ENTRY || ev->func >= CW_N || ev->func != cw_seen ||
+	    ev->ts != cw_ts[ev->func]) {
+		if (!cw_bad++)
+			diag("event %llu: id %u func %u ts %llu, written at %llu",
+			     (unsigned long long)cw_seen, ev->id, ev->func,
+			     (unsigned long long)ev->ts,
+			     (unsigned long long)(ev->func < CW_N ? cw_ts[ev->func] : 0));
+	}
+	cw_seen++;
+}
+
+/*
+ * An event after a long silence gets its exact time, across the wrap of
+ * every delta the writers use: the 32-bit tick delta of the fast
+ * conversions (ring_fast.h's clk_tsc_to_ns in C; tramp.S's CLOCK_NS, exact
+ * while the signed 64-bit product does not overflow, which is mirrored
+ * here), the 2^32 ns of a 32-bit time, and the 13-bit compact header. The
+ * latch is set by hand, ticks of 0.4 and 0.999 ns.
+ */
+static int t_clockwrap(const char *dir)
+{
+	tap_plan(5);
+	static const uint64_t rates[] = {UINT64_C(1717986918) /* 0.4 ns */,
+					 UINT64_C(4290672329) /* 0.999 ns */};
+	int conv_ok = 1, fast_used = 1, asm_ok = 1, now_ok = 1;
+	for (size_t r = 0; r < 2; r++) {
+		uint64_t m = rates[r], bt = UINT64_C(1) << 40, bn = (UINT64_C(1) << 32) - 1000;
+		uint64_t ovf = (UINT64_C(1) << 63) / m; /* the first product past 2^63 */
+		const uint64_t ds[] = {0,
+				       1,
+				       UINT64_C(1) << 31,
+				       (UINT64_C(1) << 32) - 1,
+				       UINT64_C(1) << 32,
+				       (UINT64_C(1) << 32) + 1,
+				       ovf - 1,
+				       ovf,
+				       ovf + 1,
+				       (UINT64_C(1) << 33) + 12345,
+				       UINT64_C(1) << 40};
+		cw_latch(bt, bn, m);
+		for (size_t i = 0; i < sizeof(ds) / sizeof(ds[0]); i++) {
+			uint64_t ns = 0, want = cw_ref(bt + ds[i], bt, bn, m);
+			bool fast = clk_tsc_to_ns(bt + ds[i], &ns);
+			if (fast && ns != want) {
+				conv_ok = 0;
+				diag("clk_tsc_to_ns(base + %llu) = %llu, want %llu",
+				     (unsigned long long)ds[i], (unsigned long long)ns,
+				     (unsigned long long)want);
+			}
+			if (!fast && ds[i] < (UINT64_C(1) << 32))
+				fast_used = 0;
+			if (clk_apply(bt + ds[i], bt, bn, m) != want) {
+				conv_ok = 0;
+				diag("clk_apply(base + %llu) wrong", (unsigned long long)ds[i]);
+			}
+			/* tramp.S: signed imul, exact unless it overflows (then
+			 * the C path's clk_apply) */
+			int64_t prod;
+			if (!__builtin_mul_overflow((int64_t)ds[i], (int64_t)m, &prod) &&
+			    bn + ((uint64_t)prod >> 32) != want)
+				asm_ok = 0;
+		}
+		/* ring_now (clk_tsc_read) with the counter 2^32 + 5 and 2^40
+		 * ticks past the base: the reference brackets it */
+		const uint64_t backs[] = {(UINT64_C(1) << 32) + 5, UINT64_C(1) << 40};
+		for (size_t i = 0; i < 2; i++) {
+			uint64_t t1 = clk_cycles();
+			uint64_t base = t1 - backs[i];
+			cw_latch(base, bn, m);
+			t1 = clk_cycles();
+			uint64_t now = ring_now();
+			uint64_t t2 = clk_cycles();
+			if (now < cw_ref(t1, base, bn, m) || now > cw_ref(t2, base, bn, m)) {
+				now_ok = 0;
+				diag("ring_now %llu outside [%llu, %llu]", (unsigned long long)now,
+				     (unsigned long long)cw_ref(t1, base, bn, m),
+				     (unsigned long long)cw_ref(t2, base, bn, m));
+			}
+		}
+	}
+	ok(conv_ok, "clk_tsc_to_ns and clk_apply give the reference time on both sides of "
+		    "2^32 ticks, 2^63 products and 2^32 ns");
+	ok(fast_used, "clk_tsc_to_ns converts every delta under 2^32 ticks itself");
+	ok(asm_ok, "tramp.S's conversion (signed product, exact unless it overflows) agrees");
+	ok(now_ok, "ring_now after 2^32 and 2^40 ticks without a latch update is exact");
+
+	/* Events after silences: the latch's time jumps ahead by each gap
+	 * (as after that long without an event, the counter unchanged), the
+	 * event must carry exactly the time the writer returned. */
+	int err = setup(dir, 4096, 8, 0);
+	if (err) {
+		ok(0, "ring_init: %s", strerror(-err));
+		return 1;
+	}
+	static const uint64_t gaps[] = {8191,
+					8192,
+					8193,
+					(UINT64_C(1) << 32) - 1,
+					UINT64_C(1) << 32,
+					(UINT64_C(1) << 32) + 1,
+					(UINT64_C(1) << 33) + 5};
+	uint64_t m = rates[0], bn = UINT64_C(5) << 30;
+	cw_latch(clk_cycles(), bn, m);
+	for (uint32_t i = 0; i < CW_N; i++) {
+		if (i % 50 == 25) {
+			bn += gaps[(i / 50) % (sizeof(gaps) / sizeof(gaps[0]))];
+			cw_latch(clk_cycles(), bn, m);
+		}
+		uint8_t *p;
+		while (!(p = ring_event_begin(RING_EV_ENTRY, 4, &cw_ts[i])))
+			sched_yield();
+		memcpy(p, &i, 4);
+		ring_event_end(p);
+	}
+	ring_shutdown();
+	scan(cw_check);
+	ok(all_valid() && g_ns == 1 && cw_seen == CW_N && !cw_bad,
+	   "%llu events after silences of 8191 ns to 2^33 ns decoded with the times "
+	   "written",
+	   (unsigned long long)cw_seen);
+	return tap_done();
 }
 
 static int t_dump(const char *dir)
@@ -1416,6 +1601,8 @@ int main(int argc, char **argv)
 	const char *m = argv[1], *dir = argc > 2 ? argv[2] : "/tmp/t-ring";
 	if (!strcmp(m, "basic"))
 		return t_basic(dir);
+	if (!strcmp(m, "clockwrap"))
+		return t_clockwrap(dir);
 	if (!strcmp(m, "nested"))
 		return t_nested(dir, argc > 3 ? strtoul(argv[3], NULL, 0) : 0,
 				argc > 4 ? strtoul(argv[4], NULL, 0) : 0);

@@ -52,6 +52,7 @@ run_mode "recording again after shutdown; stream-IMG-TID[.N] names; buffer sizes
 run_mode "readers in memory (overwrite): trace_pipe and trace cursors never return a torn event, count every loss" readers
 run_mode "readers while the consumer records (no-overwrite): the same, and the session has every event" readers disk
 DYNFTRACE_CLOCK=vdso run_mode "clock (vdso): monotonic, equals CLOCK_MONOTONIC" clock
+DYNFTRACE_CLOCK=vdso run_mode "clock across the wraps of its deltas: events after long silences keep their exact time" clockwrap
 if grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo; then
 	DYNFTRACE_CLOCK=tsc run_mode "clock (tsc): calibrated, monotonic, close to CLOCK_MONOTONIC" clock
 else

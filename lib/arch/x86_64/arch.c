@@ -445,6 +445,14 @@ void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t g
 	_Static_assert(ARCH_THUNK_SIZE == 32 && ARCH_THUNK_HOOK == 18 - 11, "thunk layout");
 }
 
+uintptr_t arch_graph_thunk_site(uintptr_t ret)
+{
+	const uint8_t *t = (const uint8_t *)ret - 11;
+	if (t[11] != 0x75 || t[12] != 26 - 13 || t[26] != INSN_JMP)
+		return 0; /* the preserving thunk: jnz 24 */
+	return insn_rel32_target((uintptr_t)t + 26, t + 26) - INSN_SIZE;
+}
+
 /* ---- static keys -------------------------------------------------------- */
 
 void arch_jump_label_insn(uintptr_t code, uintptr_t target, int jmp, uint8_t out[ARCH_SITE_SIZE])

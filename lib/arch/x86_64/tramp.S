@@ -806,8 +806,10 @@ dft_gentry_tmpl_end:
  * handlers) and the header written. Leaves OFF = the event's buffer
  * position and rax = the buffer's data; to FULL when the nest is full
  * (nothing changed), to UNDO with the nest taken. Clobbers rax, rsi, SEQD.
+ * With WORD (an 8-byte event), writes header and WORD's payload (bits
+ * 16-63) as one quadword, WORD clobbered.
  */
-.macro RING_RESERVE off, size, id, seqd, full, undo
+.macro RING_RESERVE off, size, id, seqd, full, undo, word
 	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
 	jae	\full
 	addl	$1, RB_NEST(%r11)
@@ -829,7 +831,13 @@ dft_gentry_tmpl_end:
 	andq	RB_BUF_MASK(%r11), \off
 	movq	RB_DATA(%r11), %rax
 	leal	\id(,%rdx,8), %esi	/* compact header: id | ts << 3 */
+	.ifb	\word
 	movw	%si, (%rax,\off)
+	.else
+	movzwl	%si, %esi
+	orq	%rsi, \word		/* the payload above the header */
+	movq	\word, (%rax,\off)	/* the whole 8-byte event */
+	.endif
 .endm
 
 /*
@@ -929,7 +937,7 @@ dft_gentry_tmpl_end:
 	cmpq	$0, graph_route_ops(%rip)
 	je	.Lge_unlock\sfx
 	cmpl	$TR_GRAPH_ASM, trace_cfg(%rip)
-	jne	.Lge_unlock\sfx
+	jne	.Lge_function\sfx
 	cmpl	$0, trace_ring_on(%rip)
 	je	.Lge_unlock\sfx
 	cmpq	$0, trace_cfg+CFG_TIME_FILTER(%rip)
@@ -997,6 +1005,52 @@ dft_gentry_tmpl_end:
 	movq	REGS_RET(%rsp), %r9
 	movq	REGS_RET+8(%rsp), %rdx
 	jmp	.Lge_push\sfx
+.Lge_function\sfx:
+	/* The function tracer: one event, and the call is not hooked (the
+	 * thunk jumps to the function). The ordinary thunk's `jmp SITE + 5`
+	 * gives the site's address: a function_near event (8 bytes) when the
+	 * caller is near; else (a far caller, or the preserving thunk of a
+	 * relocated entry, whose ip is not the block's site) a `function`
+	 * event with the whole address (14 bytes). */
+	cmpl	$TR_FUNCTION_ASM, trace_cfg(%rip)
+	jne	.Lge_unlock\sfx
+	cmpl	$0, trace_ring_on(%rip)
+	je	.Lge_untraced\sfx
+	movq	ring_tls@gottpoff(%rip), %r11
+	movq	(%r10,%r11), %r11	/* r11 = b */
+	testq	%r11, %r11
+	jz	.Lge_unlock\sfx
+	.if !\all
+	movl	\id, %ecx
+	cmpl	$(1 << NEAR_FUNC_BITS_ASM), %ecx
+	jae	.Lge_far\sfx
+	movq	8(%rbp), %rax		/* thunk + 11 */
+	movslq	16(%rax), %rsi		/* the rel32 of its jmp at thunk + 26 */
+	leaq	15(%rax,%rsi), %rsi	/* SITE = thunk + 31 + rel32 - 5 */
+	movq	\slot(%rbp), %r8	/* the parent: the function's return address */
+	subq	%rsi, %r8		/* parent - SITE */
+	leaq	1 << (NEAR_OFF_BITS_ASM - 1)(%r8), %rax
+	shrq	$NEAR_OFF_BITS_ASM, %rax	/* not within +-2^25: too far */
+	jnz	.Lge_far\sfx
+	shlq	$16 + NEAR_FUNC_BITS_ASM, %r8
+	shlq	$16, %rcx
+	orq	%rcx, %r8		/* r8 = the event, its header bits 0 */
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 6, RING_EV_NEAR_ASM, %r10d, .Lge_unlock\sfx, .Lge_undo\sfx, %r8
+	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 6, .Lge_fwake\sfx
+	jmp	.Lge_untraced\sfx
+	.endif
+.Lge_far\sfx:
+	movq	\slot(%rbp), %r8	/* the parent */
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 12, RING_EV_FUNCTION_ASM, %r10d, .Lge_unlock\sfx, .Lge_undo\sfx
+	movl	\id, %esi
+	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* func */
+	movq	%r8, RING_COMPACT_HDR_ASM + 4(%rax,%rdi)	/* parent_ip */
+	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 12, .Lge_fwake\sfx
+	jmp	.Lge_untraced\sfx
+.Lge_fwake\sfx:
+	movq	%r9, REGS_RET(%rsp)
+	call	dft_graph_ring_wake	/* general registers only */
+	movq	REGS_RET(%rsp), %r9
 .Lge_untraced\sfx:
 	movq	$0, THR_RCU_CTR(%r9)
 	movq	$0, THR_RECURSION(%r9)
