@@ -102,7 +102,13 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 TESTS_C  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/*.c))
 
 .PHONY: all lib cli man examples tests check bench format clean install uninstall FORCE
+# The man pages come from the command's --help: built where it runs (not
+# for a cross build).
+ifeq ($(ARCH),x86_64)
 all: lib cli man examples tests
+else
+all: lib cli examples tests
+endif
 
 lib: $(B)/libdynftrace.so
 cli: $(B)/dynftrace

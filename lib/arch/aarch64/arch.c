@@ -321,6 +321,12 @@ void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t g
 	abort();
 }
 
+uintptr_t arch_graph_thunk_site(uintptr_t ret)
+{
+	(void)ret; /* no graph thunks here, so no thunk's call returns anywhere */
+	return 0;
+}
+
 /* ---- static keys -------------------------------------------------------- */
 
 void arch_jump_label_insn(uintptr_t code, uintptr_t target, int jmp, uint8_t out[ARCH_SITE_SIZE])

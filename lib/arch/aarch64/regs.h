@@ -51,6 +51,7 @@
 #define SE_KIND		 45
 #define SHADOW_MAX_ASM	 4096
 #define TR_GRAPH_ASM	 2
+#define TR_FUNCTION_ASM	 1
 #define SE_RING_ASM	 1
 #define THUNK_HOOK_ASM	 0 /* no graph thunks (ARCH_THUNK_SIZE 0) */
 /* struct trace_cfg (trace_int.h): kind at 0 */
@@ -70,6 +71,10 @@
 #define RING_TS_WRAP_ASM     8192
 #define RING_COMPACT_HDR_ASM 2
 #define RING_EV_ENTRY_ASM    0
+#define RING_EV_NEAR_ASM     6 /* function_near: 8 bytes, format.h */
+#define RING_EV_FUNCTION_ASM 2
+#define NEAR_FUNC_BITS_ASM   22
+#define NEAR_OFF_BITS_ASM    26
 #define RING_EV_EXIT_ASM     1
 /* struct clk_params (ring_fast.h), clk_mode: */
 #define CLK_BASE_TSC 0
