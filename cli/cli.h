@@ -68,8 +68,12 @@ struct cli_globs {
 };
 /* Add ARG; "a,b" adds two patterns. 0 or -ENOMEM. */
 int cli_glob_add(struct cli_globs *g, const char *arg);
-/* Does NAME match one of the patterns? */
+/* Does NAME match one of the patterns (globs or regexes, pattern.h; a
+ * C++ symbol's demangled names too)? */
 int cli_glob_match(const struct cli_globs *g, const char *name);
+/* Is every pattern usable (a regex compiles)? 0, or -1 after saying why,
+ * prefixed with CMD. */
+int cli_glob_check(const struct cli_globs *g, const char *cmd);
 /* "a,b" (malloc'd), NULL when out of memory. */
 char *cli_glob_join(const struct cli_globs *g);
 void cli_glob_free(struct cli_globs *g);
@@ -98,6 +102,10 @@ enum {
  * CLI_OPT_NONE. */
 int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int *i,
 		 const char **dir);
+/* --demangle=simple|full|no (or --no-demangle) and --match=glob|regex at
+ * argument *I: 1 taken, 0 not this option, -1 a usage error said. */
+int cli_demangle_opt(const char *cmd, int argc, char **argv, int *i);
+int cli_match_opt(const char *cmd, int argc, char **argv, int *i);
 /* Open the session in DIR, or say why: 0, or 1 (the command's status). */
 struct tr_session;
 int cli_open_session(struct tr_session *s, const char *dir);
@@ -106,9 +114,9 @@ int cli_open_session(struct tr_session *s, const char *dir);
 int cli_close_session(struct tr_session *s, int r, const char *doing);
 /* Is ARG the flag SOPT or LOPT? */
 int cli_flag(const char *arg, const char *sopt, const char *lopt);
-/* The shortened demangled form of a C++ symbol ("ns::f" for _ZN2ns1fEv),
- * malloc'd, or NULL (not C++, or libstdc++ cannot be loaded). */
-char *cli_demangle(const char *name);
+/* A C++ symbol demangled (malloc'd), STYLE 1: simple (uftrace's
+ * --demangle=simple), 2: full (c++filt's); NULL for another name. */
+char *cli_demangle(const char *name, int style);
 /* Append LINE to DIR/info (O_APPEND, one write, as the runtime does): 0 or
  * -errno. */
 int cli_info_append(const char *dir, const char *line);

@@ -26,7 +26,7 @@
 #include "views.h"
 
 static const char usage_text[] =
-    "usage: dynftrace dump --chrome [-d DIR] [-o FILE] [--no-demangle]\n"
+    "usage: dynftrace dump --chrome [-d DIR] [-o FILE] [--demangle=simple|full|no]\n"
     "\n"
     "Write the trace as Chrome trace-event JSON, for Perfetto\n"
     "(https://ui.perfetto.dev) or chrome://tracing.\n"
@@ -34,7 +34,8 @@ static const char usage_text[] =
     "  --chrome            the output format (the only one for now).\n"
     "  -d, --data DIR      the session directory (default dynftrace.data).\n"
     "  -o, --output FILE   write to FILE instead of the standard output.\n"
-    "      --no-demangle   keep C++ names as they are in the symbol table.\n"
+    "      --demangle=STYLE  C++ names: simple (default), full (as c++filt) or\n"
+    "                      no (the symbol); --no-demangle is --demangle=no.\n"
     "  -h, --help          show this help.\n"
     "\n"
     "Exit status: 0, 1 when the trace is missing or damaged (the JSON then\n"

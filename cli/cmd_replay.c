@@ -46,8 +46,9 @@
 #include "views.h"
 
 static const char usage_text[] =
-    "usage: dynftrace replay [-d DIR] [-F GLOB] [-N GLOB] [-D N] [-t DURATION]\n"
-    "                        [--tid TID] [--no-time] [--no-demangle]\n"
+    "usage: dynftrace replay [-d DIR] [-F PATTERN] [-N PATTERN] [-D N] [-t DURATION]\n"
+    "                        [--tid TID] [--no-time] [--demangle=simple|full|no]\n"
+    "                        [--match=glob|regex]\n"
     "\n"
     "Print the recorded trace as a call graph, threads interleaved by time:\n"
     "\n"
@@ -57,14 +58,21 @@ static const char usage_text[] =
     "     1.234 us [  1234] | } /* main */\n"
     "\n"
     "  -d, --data DIR         the session directory (default dynftrace.data).\n"
-    "  -F, --filter GLOB      show only matching functions and what they call\n"
-    "                         (repeatable; \"a,b\" is two patterns).\n"
-    "  -N, --notrace GLOB     hide matching functions and what they call.\n"
+    "  -F, --filter PATTERN   show only matching functions and what they call\n"
+    "                         (repeatable; \"a,b\" is two patterns). A glob, or\n"
+    "                         a regex when it has regex characters (^$+|(){}\n"
+    "                         or '.' without * ? [); C++ names match in any\n"
+    "                         form (symbol, simple, full).\n"
+    "  -N, --notrace PATTERN  hide matching functions and what they call.\n"
     "  -D, --depth N          show N levels of calls (from the filter's match).\n"
     "  -t, --time-filter DUR  hide calls shorter than DUR (ns, us, ms, s).\n"
     "      --tid TID          only these threads (repeatable, or TID,TID).\n"
     "      --no-time          leave out the duration / timestamp column.\n"
-    "      --no-demangle      show C++ names as they are in the symbol table.\n"
+    "      --demangle=STYLE   C++ names: simple (default: no template arguments\n"
+    "                         or parameters), full (as c++filt) or no (the\n"
+    "                         symbol). --no-demangle is --demangle=no.\n"
+    "      --match=KIND       every pattern is a glob, or a regex (default:\n"
+    "                         decided by its characters).\n"
     "  -h, --help             show this help.\n"
     "\n"
     "Traces of the function tracer print one line per call:\n"
@@ -648,6 +656,8 @@ int cmd_replay(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (cli_glob_check(&o.filter, "replay") || cli_glob_check(&o.notrace, "replay"))
+		goto out;
 	if (cli_open_session(&s, dir)) {
 		ret = 1;
 		goto out;

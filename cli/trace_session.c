@@ -979,7 +979,7 @@ const char *tr_func_name(const struct tr_proc *p, uint32_t id)
 	if (!s)
 		return "?";
 	if (!s->dname_done) {
-		s->dname = tr_demangle ? cli_demangle(s->name) : NULL;
+		s->dname = tr_demangle ? cli_demangle(s->name, tr_demangle) : NULL;
 		s->dname_done = 1;
 	}
 	return s->dname ? s->dname : s->name;
@@ -991,8 +991,8 @@ int tr_func_match(const struct tr_proc *p, uint32_t id, const struct cli_globs *
 
 	if (!s)
 		return 0;
-	return cli_glob_match(globs, tr_func_name(p, id)) ||
-	       (s->dname && cli_glob_match(globs, s->name));
+	/* the symbol and its simple and full demangled names (pattern.c) */
+	return cli_glob_match(globs, s->name);
 }
 
 static const char *base_name(const char *path)
