@@ -68,6 +68,8 @@ struct cli_globs {
 };
 /* Add ARG; "a,b" adds two patterns. 0 or -ENOMEM. */
 int cli_glob_add(struct cli_globs *g, const char *arg);
+/* Add PAT as one pattern (its commas kept). 0 or -ENOMEM. */
+int cli_glob_add_one(struct cli_globs *g, const char *pat);
 /* Does NAME match one of the patterns (globs or regexes, pattern.h; a
  * C++ symbol's demangled names too)? */
 int cli_glob_match(const struct cli_globs *g, const char *name);

@@ -639,6 +639,12 @@ static int write_info(const char *dir, const struct rec_opts *o, uint64_t start)
 		o->buffer_kb, o->overwrite, start);
 	free(filter);
 	free(notrace);
+	if (o->triggers.n) {
+		char *trig = trigger_join(&o->triggers);
+		if (trig)
+			fprintf(f, "trigger: %s\n", trig);
+		free(trig);
+	}
 	if (fflush(f) || ferror(f)) {
 		cli_err("cannot write to the output directory '%s': %s", dir, strerror(errno));
 		ret = 1;

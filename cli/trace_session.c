@@ -247,6 +247,8 @@ static int info_line(char *line, unsigned no, void *d)
 		return info_strdup(&in->filter, v);
 	if (!strcmp(line, "notrace"))
 		return info_strdup(&in->notrace, v);
+	if (!strcmp(line, "trigger"))
+		return info_strdup(&in->trigger, v);
 	if (!strcmp(line, "overwrite")) {
 		if (parse_dec_tok(&v, &n) || n > 1)
 			goto bad;
@@ -941,6 +943,7 @@ void tr_close(struct tr_session *s)
 	free(s->info.command);
 	free(s->info.tracer);
 	free(s->info.filter);
+	free(s->info.trigger);
 	free(s->info.notrace);
 	free(s->info.pids);
 	free(s->info.lost);

@@ -126,6 +126,7 @@ struct tr_unflushed {
 struct tr_info {
 	int version;
 	char *command, *tracer, *filter, *notrace;
+	char *trigger; /* record -T: "FUNC@ACTIONS;..." */
 	uint64_t depth, time_filter_ns, buffer_kb, start_ns, end_ns;
 	int overwrite, has_start, has_end;
 	char (*pids)[32]; /* "pid:" lines: "PID" or "PID.K" (an exec'd image) */

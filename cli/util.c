@@ -160,6 +160,19 @@ int cli_glob_add(struct cli_globs *g, const char *arg)
 	return 0;
 }
 
+int cli_glob_add_one(struct cli_globs *g, const char *pat)
+{
+	char **v = realloc(g->v, (g->n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	g->v = v;
+	if (!(g->v[g->n] = strdup(pat)))
+		return -ENOMEM;
+	g->n++;
+	return 0;
+}
+
 int cli_glob_match(const struct cli_globs *g, const char *name)
 {
 	for (size_t i = 0; i < g->n; i++)

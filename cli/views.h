@@ -18,6 +18,7 @@
 
 struct replay_opts {
 	struct cli_globs filter, notrace;
+	struct cli_globs backtrace; /* -T FUNC@backtrace (and the session's) */
 	uint64_t depth;	  /* 0: unlimited */
 	uint64_t time_ns; /* hide calls shorter than this */
 	pid_t *tids;	  /* only these threads (ntids > 0) */
