@@ -47,6 +47,7 @@ enum kind {
 	K_CLONE,    /* a [clone text] */
 	K_STDSUB,   /* text (simple), b=-1; ctor form: flags=1, text the full name */
 	K_CTORVT,   /* construction vtable for a-in-b */
+	K_EXPR,	    /* an expression (X...E, decltype): parsed, never printed */
 };
 
 #define CV_RESTRICT 1
@@ -207,6 +208,8 @@ static int parse_type(struct dm *d);
 static int parse_encoding(struct dm *d, int top);
 static int parse_name(struct dm *d, int *is_tmpl_fn);
 static int parse_template_args(struct dm *d, int name);
+static int parse_literal(struct dm *d);
+static int parse_template_arg(struct dm *d);
 
 static int parse_number(struct dm *d, long *v)
 {
@@ -525,8 +528,14 @@ static int parse_nested_name(struct dm *d, int *is_tmpl_fn)
 				add_sub(d, cur);
 			continue;
 		}
-		if (c == 'D' && (peek2(d) == 't' || peek2(d) == 'T'))
-			return fail(d); /* decltype prefix */
+		if (c == 'D' && (peek2(d) == 't' || peek2(d) == 'T')) {
+			if (cur >= 0)
+				return fail(d);
+			cur = parse_type(d); /* a decltype prefix (added as a type) */
+			if (cur < 0)
+				return -1;
+			continue;
+		}
 		if (c == 'M') { /* closure's data member initializer scope */
 			d->p++;
 			continue;
@@ -678,13 +687,188 @@ static int parse_literal(struct dm *d)
 	return i;
 }
 
+/* ---- expressions -------------------------------------------------------- */
+/*
+ * Expressions (template arguments X...E, decltype types) are read so that
+ * the substitutions they hold are counted as c++filt counts them, and
+ * kept as one K_EXPR node, which prints nothing: a name that must show
+ * one is refused in the full style, while the simple style, which shows
+ * no template argument, parameter or return type, still reads the rest
+ * (std::map::insert's enable_if<...> return type).
+ */
+static int parse_expr(struct dm *d);
+
+/* Expressions up to 'E' (eaten). */
+static int parse_exprs_to_e(struct dm *d)
+{
+	while (!eat(d, 'E')) {
+		if (!peek(d) || parse_expr(d) < 0)
+			return fail(d);
+	}
+	return 0;
+}
+
+/* <base-unresolved-name>: <source-name> [args] | on <operator> [args] |
+ * dn <destructor>. */
+static int parse_base_unresolved(struct dm *d)
+{
+	int n;
+	if (peek(d) == 'o' && peek2(d) == 'n') {
+		d->p += 2;
+		n = parse_operator(d);
+	} else if (peek(d) == 'd' && peek2(d) == 'n') {
+		d->p += 2;
+		n = peek(d) >= '0' && peek(d) <= '9' ? parse_source_name(d) : parse_type(d);
+	} else {
+		n = parse_source_name(d);
+	}
+	if (n >= 0 && peek(d) == 'I')
+		n = parse_template_args(d, n);
+	return n;
+}
+
+/* [gs] sr ...: the unresolved names of dependent expressions. */
+static int parse_unresolved(struct dm *d)
+{
+	d->p += 2; /* sr */
+	/* As c++filt reads it: a type, then the name (gcc's form); else the
+	 * qualifiers up to 'E', then the name (clang's sr3std...E5value). */
+	const char *at = d->p;
+	int nsubs = d->nsubs, nn = d->nn, depth = d->depth;
+	if (parse_type(d) >= 0 && parse_base_unresolved(d) >= 0 &&
+	    !(peek(d) == 'E' && peek2(d) >= '0' && peek2(d) <= '9'))
+		return 0;
+	d->p = at;
+	d->nsubs = nsubs;
+	d->nn = nn;
+	d->depth = depth;
+	d->bad = 0;
+	if (peek(d) < '0' || peek(d) > '9')
+		return fail(d);
+	while (!eat(d, 'E'))
+		if (!peek(d) || parse_base_unresolved(d) < 0)
+			return fail(d);
+	return parse_base_unresolved(d);
+}
+
+/* fp [cv] [n] _ | fL n p [cv] [n] _ */
+static int parse_function_param(struct dm *d)
+{
+	d->p++; /* f */
+	if (eat(d, 'L')) {
+		long v;
+		if (parse_number(d, &v) < 0)
+			return -1;
+	}
+	if (!eat(d, 'p'))
+		return fail(d);
+	while (eat(d, 'r') || eat(d, 'V') || eat(d, 'K'))
+		;
+	while (peek(d) >= '0' && peek(d) <= '9')
+		d->p++;
+	return eat(d, '_') ? 0 : fail(d);
+}
+
+static const char unary_ops[][3] = {"ps", "ng", "ad", "de", "co", "nt", "pp", "mm",
+				    "sz", "az", "nx", "te", "tw", "sp"};
+static const char binary_ops[][3] = {"pl", "mi", "ml", "dv", "rm", "an", "or", "eo", "aS", "pL",
+				     "mI", "mL", "dV", "rM", "aN", "oR", "eO", "ls", "rs", "lS",
+				     "rS", "eq", "ne", "lt", "gt", "le", "ge", "ss", "aa", "oo",
+				     "cm", "pm", "ix", "ds"};
+
+static int parse_expr(struct dm *d)
+{
+	int c = peek(d), c2 = peek2(d);
+	if (++d->depth > MAX_DEPTH)
+		return fail(d);
+	int r = 0;
+	if (c == 'L') {
+		r = parse_literal(d);
+	} else if (c == 'T') {
+		r = parse_template_param(d);
+		if (r >= 0 && peek(d) == 'I')
+			r = parse_template_args(d, r);
+	} else if (c == 'f' && (c2 == 'p' || c2 == 'L')) {
+		r = parse_function_param(d);
+	} else if (c == 'g' && c2 == 's') {
+		d->p += 2;
+		r = parse_expr(d);
+	} else if (c == 's' && c2 == 'r') {
+		r = parse_unresolved(d);
+	} else if ((c == 'd' || c == 'p') && c2 == 't') {
+		d->p += 2;
+		r = parse_expr(d) < 0 ? -1 : parse_base_unresolved(d);
+	} else if (c == 's' && c2 == 'Z') {
+		d->p += 2;
+		r = peek(d) == 'T' ? parse_template_param(d) : parse_function_param(d);
+	} else if (c == 's' && c2 == 'P') {
+		d->p += 2;
+		while (!eat(d, 'E'))
+			if (!peek(d) || parse_template_arg(d) < 0)
+				return fail(d);
+	} else if ((c == 'c' && c2 == 'l') || (c == 'i' && c2 == 'l')) {
+		d->p += 2;
+		r = parse_exprs_to_e(d);
+	} else if (c == 'c' && c2 == 'v') {
+		d->p += 2;
+		if (parse_type(d) < 0)
+			return -1;
+		r = eat(d, '_') ? parse_exprs_to_e(d) : parse_expr(d);
+	} else if (c == 't' && c2 == 'l') {
+		d->p += 2;
+		r = parse_type(d) < 0 ? -1 : parse_exprs_to_e(d);
+	} else if ((c == 's' && c2 == 't') || (c == 'a' && c2 == 't') || (c == 't' && c2 == 'i')) {
+		d->p += 2;
+		r = parse_type(d);
+	} else if ((c == 'd' || c == 's' || c == 'c' || c == 'r') && c2 == 'c') {
+		d->p += 2;
+		r = parse_type(d) < 0 ? -1 : parse_expr(d);
+	} else if (c == 'o' && c2 == 'n') {
+		r = parse_base_unresolved(d);
+	} else if (c == 'd' && c2 == 'n') {
+		r = parse_base_unresolved(d);
+	} else if (c == 't' && c2 == 'r') {
+		d->p += 2;
+	} else if (c == 'q' && c2 == 'u') {
+		d->p += 2;
+		for (int k = 0; k < 3 && r >= 0; k++)
+			r = parse_expr(d);
+	} else if (c >= '0' && c <= '9') {
+		r = parse_base_unresolved(d);
+	} else {
+		size_t k;
+		for (k = 0; k < sizeof(unary_ops) / sizeof(unary_ops[0]); k++)
+			if (c == unary_ops[k][0] && c2 == unary_ops[k][1])
+				break;
+		if (k < sizeof(unary_ops) / sizeof(unary_ops[0])) {
+			d->p += 2;
+			if ((c == 'p' || c == 'm') && peek(d) == '_') /* prefix ++/-- */
+				d->p++;
+			r = parse_expr(d);
+		} else {
+			for (k = 0; k < sizeof(binary_ops) / sizeof(binary_ops[0]); k++)
+				if (c == binary_ops[k][0] && c2 == binary_ops[k][1])
+					break;
+			if (k == sizeof(binary_ops) / sizeof(binary_ops[0]))
+				return fail(d); /* new, delete, folds, vendor: not handled */
+			d->p += 2;
+			r = parse_expr(d) < 0 ? -1 : parse_expr(d);
+		}
+	}
+	d->depth--;
+	return r < 0 ? -1 : mk(d, K_EXPR);
+}
+
 static int parse_template_arg(struct dm *d)
 {
 	int c = peek(d);
 	if (c == 'L')
 		return parse_literal(d);
-	if (c == 'X')
-		return fail(d); /* expressions: not handled */
+	if (c == 'X') {
+		d->p++;
+		int e = parse_expr(d);
+		return e < 0 || !eat(d, 'E') ? fail(d) : e;
+	}
 	if (c == 'J') {
 		d->p++;
 		int tmp[MAX_LIST], n = 0;
@@ -989,7 +1173,15 @@ static int parse_type(struct dm *d)
 				return mk_text(d, K_NAME, dbuiltins[k].name,
 					       strlen(dbuiltins[k].name));
 			}
-		return fail(d); /* decltype and the rest */
+		if (c2 == 't' || c2 == 'T') { /* decltype: a candidate */
+			d->p += 2;
+			i = parse_expr(d);
+			if (i < 0 || !eat(d, 'E'))
+				return fail(d);
+			add_sub(d, i);
+			break;
+		}
+		return fail(d); /* the rest */
 	}
 	default:
 		return fail(d);
@@ -1634,6 +1826,9 @@ static void print(struct dm *d, int i)
 		break;
 	case K_LITERAL:
 		print_literal(d, x);
+		break;
+	case K_EXPR:
+		d->bad = 3; /* not printed: the name is refused in this style */
 		break;
 	case K_ARGPACK:
 		print_list(d, x->list, x->nlist);
