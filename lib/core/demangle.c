@@ -373,6 +373,11 @@ static int parse_unnamed(struct dm *d)
 static int parse_unqualified(struct dm *d, int scope)
 {
 	int c = peek(d), i;
+	if (c == 'L' && peek2(d) >= '0' && peek2(d) <= '9') {
+		/* internal linkage (a static function): nothing shows */
+		d->p++;
+		c = peek(d);
+	}
 	if (c >= '0' && c <= '9') {
 		i = parse_source_name(d);
 	} else if (c == 'C' || (c == 'D' && peek2(d) >= '0' && peek2(d) <= '9')) {
@@ -383,9 +388,12 @@ static int parse_unqualified(struct dm *d, int scope)
 		if (peek(d) < '0' || peek(d) > '9')
 			return fail(d);
 		d->p++;
-		if (inh && parse_type(d) < 0)
+		int base = inh ? parse_type(d) : -1;
+		if (inh && base < 0)
 			return -1;
-		i = mk1(d, K_CTOR, scope);
+		/* an inheriting constructor is named after the base it
+		 * inherits from, as c++filt shows it */
+		i = mk1(d, K_CTOR, inh ? base : scope);
 		if (i >= 0 && c == 'D')
 			d->n[i].flags = FL_DTOR;
 	} else if (c == 'U') {
