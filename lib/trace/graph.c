@@ -94,8 +94,10 @@ static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 {
 	struct shadow_ent *e = &g->ent[--g->depth];
 	uint64_t dur = now > e->ts ? now - e->ts : 0;
-	/* the time filter inside a time= trigger, its own frame included */
-	uint64_t thresh = g->trig_time ? g->trig_time : READ_ONCE(trace_cfg.time_filter);
+	/* the time filter inside a time= trigger, its own frame included
+	 * (a trigger frame counts in notrace_depth) */
+	uint64_t thresh = unlikely(g->notrace_depth) && g->trig_time ? g->trig_time
+								      : READ_ONCE(trace_cfg.time_filter);
 	if (e->fl & SE_ROOT)
 		g->filter_depth--;
 	if (unwound && e->hooked && *e->slot == e->hook)
@@ -194,8 +196,19 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 	 * them when the function returns. */
 	int trig = unlikely(trace_trigs != NULL) ? trig_enter(g, id) : 0;
 	uint8_t root = 0, fl = 0;
-	int skip = g->notrace_depth > g->trig_n; /* below a graph_notrace function */
-	unsigned max_depth = g->trig_limit ? g->trig_limit : READ_ONCE(trace_cfg.max_depth);
+	int skip = 0;
+	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
+	uint64_t thresh = READ_ONCE(trace_cfg.time_filter);
+	if (unlikely(g->notrace_depth)) {
+		/* below a graph_notrace function, or inside a trigger's frame
+		 * (each counts in notrace_depth: without one, the trigger
+		 * fields, far from the top of the stack, are not read) */
+		skip = g->notrace_depth > g->trig_n;
+		if (g->trig_limit)
+			max_depth = g->trig_limit;
+		if (g->trig_time)
+			thresh = g->trig_time;
+	}
 	if (max_depth && g->depth >= max_depth)
 		skip = 1;
 	const struct root_map *r = __atomic_load_n(&trace_roots, __ATOMIC_ACQUIRE);
@@ -223,7 +236,6 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 	}
 	enum tracer_kind kind = READ_ONCE(trace_cfg.kind);
 	uint64_t ts = 0;
-	uint64_t thresh = g->trig_time ? g->trig_time : READ_ONCE(trace_cfg.time_filter);
 	if (kind == TR_GRAPH && !fl && !thresh) {
 		if (trace_ring_on) {
 			emit_u32(RING_EV_ENTRY, id, &ts);
