@@ -182,18 +182,20 @@ static int trigger_check(const char *cmd, const char *v)
 	for (char *w = strtok_r(acts, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		uint64_t n;
 		int ok = !strcmp(w, "trace_on") || !strcmp(w, "traceon") ||
-			 !strcmp(w, "trace_off") || !strcmp(w, "traceoff") || !strcmp(w, "finish") ||
-			 !strcmp(w, "backtrace") || !strcmp(w, "filter") || !strcmp(w, "notrace") ||
+			 !strcmp(w, "trace_off") || !strcmp(w, "traceoff") ||
+			 !strcmp(w, "finish") || !strcmp(w, "backtrace") || !strcmp(w, "filter") ||
+			 !strcmp(w, "notrace") ||
 			 (!strncmp(w, "depth=", 6) && !cli_parse_uint(w + 6, 65535, &n) && n) ||
 			 (!strncmp(w, "time=", 5) && !cli_parse_duration(w + 5, &n) && n);
 		if (!ok) {
-			snprintf(why, sizeof(why),
-				 !strcmp(w, "trace") || !strcmp(w, "recover") ||
-					 !strncmp(w, "read=", 5) || !strncmp(w, "size=", 5)
-				     ? "uftrace's '%s' action is not supported"
-				     : "unknown action '%s' (depth=N, time=DUR, trace_on, trace_off, "
-				       "finish, backtrace, filter, notrace)",
-				 w);
+			snprintf(
+			    why, sizeof(why),
+			    !strcmp(w, "trace") || !strcmp(w, "recover") ||
+				    !strncmp(w, "read=", 5) || !strncmp(w, "size=", 5)
+				? "uftrace's '%s' action is not supported"
+				: "unknown action '%s' (depth=N, time=DUR, trace_on, trace_off, "
+				  "finish, backtrace, filter, notrace)",
+			    w);
 			cli_err("%s: bad trigger '%s': %s", cmd, v, why);
 			free(acts);
 			return -1;
@@ -266,8 +268,8 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 			    !strncmp(a, "--trigger=", 10)) {
 				if (trigger_check(cmd, v))
 					return 2;
-				char **nv = realloc(o->triggers.v,
-						    (o->triggers.n + 1) * sizeof(*nv));
+				char **nv =
+				    realloc(o->triggers.v, (o->triggers.n + 1) * sizeof(*nv));
 				if (!nv || !(nv[o->triggers.n] = strdup(v))) {
 					if (nv)
 						o->triggers.v = nv;
@@ -757,12 +759,11 @@ static int put_env(void *ctx, const char *name, const char *val)
 static int child_env(const struct rec_opts *o, const char *lib, const char *absdir,
 		     const char *shmdir)
 {
-	static const char *const ours[] = {"DYNFTRACE_FILTER",	  "DYNFTRACE_NOTRACE",
-					   "DYNFTRACE_DEPTH",	  "DYNFTRACE_TIME_FILTER",
-					   "DYNFTRACE_BUFFER_KB", "DYNFTRACE_OVERWRITE",
-					   "DYNFTRACE_DISABLED",  "DYNFTRACE_SHM",
-					   "DYNFTRACE_PATCH",	  "DYNFTRACE_PATCH_LIBS",
-					   "DYNFTRACE_TRIGGER",	  "DYNFTRACE_MATCH"};
+	static const char *const ours[] = {
+	    "DYNFTRACE_FILTER",	     "DYNFTRACE_NOTRACE",   "DYNFTRACE_DEPTH",
+	    "DYNFTRACE_TIME_FILTER", "DYNFTRACE_BUFFER_KB", "DYNFTRACE_OVERWRITE",
+	    "DYNFTRACE_DISABLED",    "DYNFTRACE_SHM",	    "DYNFTRACE_PATCH",
+	    "DYNFTRACE_PATCH_LIBS",  "DYNFTRACE_TRIGGER",   "DYNFTRACE_MATCH"};
 	const char *pre = getenv("LD_PRELOAD");
 	int r = pre && *pre ? set_env("LD_PRELOAD", "%s:%s", lib, pre)
 			    : set_env("LD_PRELOAD", "%s", lib);

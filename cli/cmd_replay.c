@@ -129,9 +129,9 @@ struct replay {
 	struct tr_session *s;
 	const struct replay_opts *o;
 	FILE *out;
-	struct rstream *rs; /* one per stream of the session */
-	uint64_t base;	    /* time origin of the function tracer's timestamps */
-	int flat;	    /* function tracer header */
+	struct rstream *rs;  /* one per stream of the session */
+	uint64_t base;	     /* time origin of the function tracer's timestamps */
+	int flat;	     /* function tracer header */
 	struct cli_globs bt; /* backtrace triggers: -T and the session's */
 };
 
@@ -686,9 +686,10 @@ int cmd_replay(int argc, char **argv)
 			if (r < 0)
 				goto out;
 			if (!at || at == v || strcmp(at + 1, "backtrace")) {
-				cli_err("replay: bad trigger '%s': replay takes FUNC@backtrace (the "
-					"other actions are record's)",
-					v);
+				cli_err(
+				    "replay: bad trigger '%s': replay takes FUNC@backtrace (the "
+				    "other actions are record's)",
+				    v);
 				goto out;
 			}
 			char *fn = strndup(v, (size_t)(at - v));

@@ -80,7 +80,7 @@ struct dm {
 	int nl, lcap;
 	int subs[MAX_SUBS];
 	int nsubs;
-	int tmpl; /* the K_TEMPLATE node whose arguments T_ names, or -1 */
+	int tmpl;		   /* the K_TEMPLATE node whose arguments T_ names, or -1 */
 	uint8_t name_cv, name_ref; /* the qualifiers of the last name parsed */
 	int depth;
 	int bad;
@@ -88,10 +88,10 @@ struct dm {
 	char *out;
 	size_t len, size;
 	int simple;
-	int pack_i;    /* the element pack_node prints, -1: all */
-	int pack_node; /* the K_ARGPACK a pack expansion expands, or -1 */
+	int pack_i;	/* the element pack_node prints, -1: all */
+	int pack_node;	/* the K_ARGPACK a pack expansion expands, or -1 */
 	char last_fake; /* what c++filt believes the last character is */
-	int no_ret;    /* the next encoding prints no return type (local names) */
+	int no_ret;	/* the next encoding prints no return type (local names) */
 };
 
 static int fail(struct dm *d)
@@ -259,8 +259,8 @@ static int parse_source_name(struct dm *d)
 		return fail(d);
 	const char *s = d->p;
 	d->p += len;
-	if (len >= 10 && !strncmp(s, "_GLOBAL_", 8) && (s[8] == '.' || s[8] == '_' || s[8] == '$') &&
-	    s[9] == 'N')
+	if (len >= 10 && !strncmp(s, "_GLOBAL_", 8) &&
+	    (s[8] == '.' || s[8] == '_' || s[8] == '$') && s[9] == 'N')
 		return mk_text(d, K_NAME, "(anonymous namespace)", 21);
 	return mk_text(d, K_NAME, s, (size_t)len);
 }
@@ -270,16 +270,16 @@ struct opdef {
 	const char *name;
 };
 static const struct opdef ops[] = {
-    {"nw", "new"},   {"na", "new[]"}, {"dl", "delete"},	 {"da", "delete[]"}, {"ps", "+"},
-    {"ng", "-"},     {"ad", "&"},     {"de", "*"},	 {"co", "~"},	     {"pl", "+"},
-    {"mi", "-"},     {"ml", "*"},     {"dv", "/"},	 {"rm", "%"},	     {"an", "&"},
-    {"or", "|"},     {"eo", "^"},     {"aS", "="},	 {"pL", "+="},	     {"mI", "-="},
-    {"mL", "*="},    {"dV", "/="},    {"rM", "%="},	 {"aN", "&="},	     {"oR", "|="},
-    {"eO", "^="},    {"ls", "<<"},    {"rs", ">>"},	 {"lS", "<<="},	     {"rS", ">>="},
-    {"eq", "=="},    {"ne", "!="},    {"lt", "<"},	 {"gt", ">"},	     {"le", "<="},
-    {"ge", ">="},    {"ss", "<=>"},   {"nt", "!"},	 {"aa", "&&"},	     {"oo", "||"},
-    {"pp", "++"},    {"mm", "--"},    {"cm", ","},	 {"pm", "->*"},	     {"pt", "->"},
-    {"cl", "()"},    {"ix", "[]"},    {"qu", "?"},	 {"aw", "co_await"},
+    {"nw", "new"}, {"na", "new[]"}, {"dl", "delete"}, {"da", "delete[]"}, {"ps", "+"},
+    {"ng", "-"},   {"ad", "&"},	    {"de", "*"},      {"co", "~"},	  {"pl", "+"},
+    {"mi", "-"},   {"ml", "*"},	    {"dv", "/"},      {"rm", "%"},	  {"an", "&"},
+    {"or", "|"},   {"eo", "^"},	    {"aS", "="},      {"pL", "+="},	  {"mI", "-="},
+    {"mL", "*="},  {"dV", "/="},    {"rM", "%="},     {"aN", "&="},	  {"oR", "|="},
+    {"eO", "^="},  {"ls", "<<"},    {"rs", ">>"},     {"lS", "<<="},	  {"rS", ">>="},
+    {"eq", "=="},  {"ne", "!="},    {"lt", "<"},      {"gt", ">"},	  {"le", "<="},
+    {"ge", ">="},  {"ss", "<=>"},   {"nt", "!"},      {"aa", "&&"},	  {"oo", "||"},
+    {"pp", "++"},  {"mm", "--"},    {"cm", ","},      {"pm", "->*"},	  {"pt", "->"},
+    {"cl", "()"},  {"ix", "[]"},    {"qu", "?"},      {"aw", "co_await"},
 };
 
 static int parse_operator(struct dm *d)
@@ -428,7 +428,8 @@ static int std_sub(struct dm *d, int c, int ctor)
 	for (size_t k = 0; k < sizeof(std_abbrev) / sizeof(std_abbrev[0]); k++)
 		if (std_abbrev[k].c == c) {
 			const char *cn = std_abbrev[k].ctor_name;
-			int i = mk_text(d, K_STDSUB, std_abbrev[k].simple, strlen(std_abbrev[k].simple));
+			int i = mk_text(d, K_STDSUB, std_abbrev[k].simple,
+					strlen(std_abbrev[k].simple));
 			if (i >= 0) {
 				d->n[i].flags = (uint8_t)ctor;
 				/* the constructor's name, and the simple form */
@@ -777,12 +778,12 @@ static int parse_function_param(struct dm *d)
 	return eat(d, '_') ? 0 : fail(d);
 }
 
-static const char unary_ops[][3] = {"ps", "ng", "ad", "de", "co", "nt", "pp", "mm",
-				    "sz", "az", "nx", "te", "tw", "sp"};
-static const char binary_ops[][3] = {"pl", "mi", "ml", "dv", "rm", "an", "or", "eo", "aS", "pL",
-				     "mI", "mL", "dV", "rM", "aN", "oR", "eO", "ls", "rs", "lS",
-				     "rS", "eq", "ne", "lt", "gt", "le", "ge", "ss", "aa", "oo",
-				     "cm", "pm", "ix", "ds"};
+static const char unary_ops[][3] = {"ps", "ng", "ad", "de", "co", "nt", "pp",
+				    "mm", "sz", "az", "nx", "te", "tw", "sp"};
+static const char binary_ops[][3] = {"pl", "mi", "ml", "dv", "rm", "an", "or", "eo", "aS",
+				     "pL", "mI", "mL", "dV", "rM", "aN", "oR", "eO", "ls",
+				     "rs", "lS", "rS", "eq", "ne", "lt", "gt", "le", "ge",
+				     "ss", "aa", "oo", "cm", "pm", "ix", "ds"};
 
 static int parse_expr(struct dm *d)
 {
@@ -956,31 +957,21 @@ struct builtin {
 	const char *name;
 };
 static const struct builtin builtins[] = {
-    {'v', "void"},
-    {'w', "wchar_t"},
-    {'b', "bool"},
-    {'c', "char"},
-    {'a', "signed char"},
-    {'h', "unsigned char"},
-    {'s', "short"},
-    {'t', "unsigned short"},
-    {'i', "int"},
-    {'j', "unsigned int"},
-    {'l', "long"},
-    {'m', "unsigned long"},
-    {'x', "long long"},
-    {'y', "unsigned long long"},
-    {'n', "__int128"},
-    {'o', "unsigned __int128"},
-    {'f', "float"},
-    {'d', "double"},
-    {'e', "long double"},
-    {'g', "__float128"},
+    {'v', "void"},	  {'w', "wchar_t"},
+    {'b', "bool"},	  {'c', "char"},
+    {'a', "signed char"}, {'h', "unsigned char"},
+    {'s', "short"},	  {'t', "unsigned short"},
+    {'i', "int"},	  {'j', "unsigned int"},
+    {'l', "long"},	  {'m', "unsigned long"},
+    {'x', "long long"},	  {'y', "unsigned long long"},
+    {'n', "__int128"},	  {'o', "unsigned __int128"},
+    {'f', "float"},	  {'d', "double"},
+    {'e', "long double"}, {'g', "__float128"},
     {'z', "..."},
 };
 static const struct builtin dbuiltins[] = {
-    {'d', "decimal64"}, {'e', "decimal128"}, {'f', "decimal32"},	 {'h', "half"},
-    {'u', "char8_t"},	{'s', "char16_t"},   {'i', "char32_t"},	 {'n', "decltype(nullptr)"},
+    {'d', "decimal64"}, {'e', "decimal128"},	 {'f', "decimal32"}, {'h', "half"},
+    {'u', "char8_t"},	{'s', "char16_t"},	 {'i', "char32_t"},  {'n', "decltype(nullptr)"},
     {'a', "auto"},	{'c', "decltype(auto)"},
 };
 
@@ -1164,7 +1155,8 @@ static int parse_type(struct dm *d)
 			if (!len || len > 4 || peek(d) != '_')
 				return fail(d);
 			d->p++;
-			static const char *const fl[] = {"_Float16", "_Float32", "_Float64", "_Float128"};
+			static const char *const fl[] = {"_Float16", "_Float32", "_Float64",
+							 "_Float128"};
 			const char *nm = NULL;
 			for (int k = 0; k < 4; k++)
 				if (strlen(fl[k]) - 6 == len && !memcmp(fl[k] + 6, v, len))
@@ -1550,8 +1542,9 @@ static void print_ctor_name(struct dm *d, int n)
 			/* c++filt names an unnamed class's destructor after the
 			 * enclosing class */
 			int b = resolve(d, x->b);
-			n = b >= 0 && (d->n[b].kind == K_UNNAMED || d->n[b].kind == K_LAMBDA) ? x->a
-											    : x->b;
+			n = b >= 0 && (d->n[b].kind == K_UNNAMED || d->n[b].kind == K_LAMBDA)
+				? x->a
+				: x->b;
 		} else if (x->kind == K_TEMPLATE || x->kind == K_ABI)
 			n = x->a;
 		else if (x->kind == K_STDSUB) {
@@ -1577,8 +1570,7 @@ static void print_left(struct dm *d, int i)
 		/* reference collapsing: T& & and T&& & are T&, T&& && is T&& */
 		int c = resolve(d, x->a);
 		uint8_t k = x->kind;
-		while (k != K_PTR && c >= 0 &&
-		       (d->n[c].kind == K_LREF || d->n[c].kind == K_RREF)) {
+		while (k != K_PTR && c >= 0 && (d->n[c].kind == K_LREF || d->n[c].kind == K_RREF)) {
 			if (d->n[c].kind == K_LREF)
 				k = K_LREF;
 			c = resolve(d, d->n[c].a);
@@ -1690,12 +1682,9 @@ static void print_literal(struct dm *d, const struct node *x)
 	const struct node *t = &d->n[x->a];
 	static const struct {
 		const char *type, *suffix;
-	} sfx[] = {{"int", ""},
-		   {"unsigned int", "u"},
-		   {"long", "l"},
-		   {"unsigned long", "ul"},
-		   {"long long", "ll"},
-		   {"unsigned long long", "ull"}};
+	} sfx[] = {{"int", ""},		{"unsigned int", "u"},
+		   {"long", "l"},	{"unsigned long", "ul"},
+		   {"long long", "ll"}, {"unsigned long long", "ull"}};
 	if (t->kind == K_NAME) {
 		if (t->len == 4 && !memcmp(t->text, "bool", 4) && !(x->flags & FL_NEG) &&
 		    x->len == 1 && (x->text[0] == '0' || x->text[0] == '1')) {
@@ -1707,7 +1696,8 @@ static void print_literal(struct dm *d, const struct node *x)
 			return;
 		}
 		for (size_t k = 0; k < sizeof(sfx) / sizeof(sfx[0]); k++)
-			if (strlen(sfx[k].type) == t->len && !memcmp(sfx[k].type, t->text, t->len)) {
+			if (strlen(sfx[k].type) == t->len &&
+			    !memcmp(sfx[k].type, t->text, t->len)) {
 				if (x->flags & FL_NEG)
 					puts_(d, "-");
 				put(d, x->text, x->len);

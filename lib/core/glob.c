@@ -61,7 +61,8 @@ int dft_pattern_check(const char *g, char *why, size_t whylen)
 		return pat_valid(func, why, whylen) ? 0 : -EINVAL;
 	if (!*func || !glob_classes_closed(func)) {
 		if (why)
-			snprintf(why, whylen, *func ? "bad glob '%s': '[' without ']'" : "empty pattern%s",
+			snprintf(why, whylen,
+				 *func ? "bad glob '%s': '[' without ']'" : "empty pattern%s",
 				 func);
 		return -EINVAL;
 	}

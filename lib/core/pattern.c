@@ -49,7 +49,8 @@ enum pat_mode pat_get_mode(void)
 	int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
 	if (m < 0) {
 		enum pat_mode pm = PAT_AUTO;
-		const char *v = dft_getenv ? dft_getenv("DYNFTRACE_MATCH") : getenv("DYNFTRACE_MATCH");
+		const char *v =
+		    dft_getenv ? dft_getenv("DYNFTRACE_MATCH") : getenv("DYNFTRACE_MATCH");
 		if (v)
 			pat_parse_mode(v, &pm);
 		m = (int)pm;

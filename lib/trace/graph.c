@@ -96,8 +96,9 @@ static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 	uint64_t dur = now > e->ts ? now - e->ts : 0;
 	/* the time filter inside a time= trigger, its own frame included
 	 * (a trigger frame counts in notrace_depth) */
-	uint64_t thresh = unlikely(g->notrace_depth) && g->trig_time ? g->trig_time
-								      : READ_ONCE(trace_cfg.time_filter);
+	uint64_t thresh = unlikely(g->notrace_depth) && g->trig_time
+			      ? g->trig_time
+			      : READ_ONCE(trace_cfg.time_filter);
 	if (e->fl & SE_ROOT)
 		g->filter_depth--;
 	if (unwound && e->hooked && *e->slot == e->hook)

@@ -67,13 +67,13 @@ struct shadow_ent {
 	uint8_t fl;	/* SE_* */
 	uint8_t unused; /* (the graph shortcut stores hooked..unused as one word) */
 };
-#define SE_RING	   1 /* its entry event went to the ring: exit goes there too */
-#define SE_SKIP	   2 /* not traced: pushed only to close a trigger frame */
-#define SE_NOTRACE 4 /* a graph_notrace function: nothing below it is traced */
-#define SE_ROOT	   8 /* a graph root (-F, set_graph_function) */
+#define SE_RING	   1  /* its entry event went to the ring: exit goes there too */
+#define SE_SKIP	   2  /* not traced: pushed only to close a trigger frame */
+#define SE_NOTRACE 4  /* a graph_notrace function: nothing below it is traced */
+#define SE_ROOT	   8  /* a graph root (-F, set_graph_function) */
 #define SE_TRIG	   16 /* opened a trigger frame (trigger.c: depth=, time=) */
 
-#define SHADOW_MAX 4096
+#define SHADOW_MAX    4096
 #define TRIG_NEST_MAX 64 /* nested depth=/time= functions applied per thread */
 
 struct fg_thread {

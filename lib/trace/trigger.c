@@ -34,9 +34,17 @@ static int parse_dur(const char *s, uint64_t *ns)
 	static const struct {
 		const char *u;
 		uint64_t mul;
-	} units[] = {{"", 1},	 {"ns", 1},	  {"nsec", 1},	 {"us", 1000}, {"usec", 1000},
-		     {"ms", 1000000}, {"msec", 1000000}, {"s", 1000000000}, {"sec", 1000000000},
-		     {"m", 60000000000ull}, {"min", 60000000000ull}};
+	} units[] = {{"", 1},
+		     {"ns", 1},
+		     {"nsec", 1},
+		     {"us", 1000},
+		     {"usec", 1000},
+		     {"ms", 1000000},
+		     {"msec", 1000000},
+		     {"s", 1000000000},
+		     {"sec", 1000000000},
+		     {"m", 60000000000ull},
+		     {"min", 60000000000ull}};
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 		if (!strcmp(end, units[i].u)) {
 			*ns = v * units[i].mul;

@@ -92,7 +92,8 @@ int main(void)
 	ok(dynftrace_unregister_ops(&b) == -EINVAL, "double unregister -> -EINVAL");
 	/* regexes (pattern.c): anchored alternatives; one that does not compile */
 	ok(dynftrace_set_filter(&a, "^leaf_(a|b)$", 1) == 0, "regex filter ^leaf_(a|b)$");
-	ok(dynftrace_set_filter(&a, "leaf_(", 0) == -EINVAL, "regex that does not compile -> -EINVAL");
+	ok(dynftrace_set_filter(&a, "leaf_(", 0) == -EINVAL,
+	   "regex that does not compile -> -EINVAL");
 	ok(dynftrace_register_ops(&a) == 0, "register a with the regex");
 	hits[0] = 0;
 	leaf_a(1);
