@@ -66,8 +66,14 @@ struct cli_globs {
 };
 /* Add ARG; "a,b" adds two patterns. 0 or -ENOMEM. */
 int cli_glob_add(struct cli_globs *g, const char *arg);
-/* Does NAME match one of the patterns? */
+/* Add PAT as one pattern (its commas kept). 0 or -ENOMEM. */
+int cli_glob_add_one(struct cli_globs *g, const char *pat);
+/* Does NAME match one of the patterns (globs or regexes, pattern.h; a
+ * C++ symbol's demangled names too)? */
 int cli_glob_match(const struct cli_globs *g, const char *name);
+/* Is every pattern usable (a regex compiles)? 0, or -1 after saying why,
+ * prefixed with CMD. */
+int cli_glob_check(const struct cli_globs *g, const char *cmd);
 /* "a,b" (malloc'd), NULL when out of memory. */
 char *cli_glob_join(const struct cli_globs *g);
 void cli_glob_free(struct cli_globs *g);
@@ -125,6 +131,10 @@ int cli_parse_tids(const char *arg, pid_t **tids, size_t *n);
 void cli_select_free(struct cli_select *sel);
 /* Does SEL (NULL: everything) take thread TID? */
 int cli_select_tid(const struct cli_select *sel, pid_t tid);
+/* --demangle=simple|full|no (or --no-demangle) and --match=glob|regex at
+ * argument *I: 1 taken, 0 not this option, -1 a usage error said. */
+int cli_demangle_opt(const char *cmd, int argc, char **argv, int *i);
+int cli_match_opt(const char *cmd, int argc, char **argv, int *i);
 /* Open the session in DIR, or say why: 0, or 1 (the command's status). */
 struct tr_session;
 int cli_open_session(struct tr_session *s, const char *dir);
@@ -133,9 +143,9 @@ int cli_open_session(struct tr_session *s, const char *dir);
 int cli_close_session(struct tr_session *s, int r, const char *doing);
 /* Is ARG the flag SOPT or LOPT? */
 int cli_flag(const char *arg, const char *sopt, const char *lopt);
-/* The shortened demangled form of a C++ symbol ("ns::f" for _ZN2ns1fEv),
- * malloc'd, or NULL (not C++, or libstdc++ cannot be loaded). */
-char *cli_demangle(const char *name);
+/* A C++ symbol demangled (malloc'd), STYLE 1: simple (uftrace's
+ * --demangle=simple), 2: full (c++filt's); NULL for another name. */
+char *cli_demangle(const char *name, int style);
 /* Append LINE to DIR/info (O_APPEND, one write, as the runtime does): 0 or
  * -errno. */
 int cli_info_append(const char *dir, const char *line);

@@ -29,7 +29,8 @@
 
 static const char usage_text[] =
     "usage: dynftrace dump (--chrome | --perfetto | --flame-graph | --svg)\n"
-    "                      [-d DIR] [-o FILE] [--tid TID] [-r FROM~TO] [--no-demangle]\n"
+    "                      [-d DIR] [-o FILE] [--tid TID] [-r FROM~TO]\n"
+    "                      [--demangle=simple|full|no]\n"
     "\n"
     "Write the trace in another tool's format:\n"
     "\n"
@@ -50,7 +51,8 @@ static const char usage_text[] =
     "                      start of the recording (ns, us, ms, s; FROM~ or ~TO\n"
     "                      leave a side open), calls cut to it (--flame-graph\n"
     "                      and --svg).\n"
-    "      --no-demangle   keep C++ names as they are in the symbol table.\n"
+    "      --demangle=STYLE  C++ names: simple (default), full (as c++filt) or\n"
+    "                      no (the symbol); --no-demangle is --demangle=no.\n"
     "  -h, --help          show this help.\n"
     "\n"
     "Flame graphs merge the threads by function name; the time of a call still\n"

@@ -30,7 +30,7 @@
 #include "views.h"
 
 static const char usage_text[] =
-    "usage: dynftrace graph [-d DIR] [--tid TID] [-r FROM~TO] [--no-demangle] [FUNC]\n"
+    "usage: dynftrace graph [-d DIR] [--tid TID] [-r FROM~TO] [--demangle=STYLE] [FUNC]\n"
     "\n"
     "Print the call graph below FUNC (a name or glob) with the paths that led\n"
     "to it (BACKTRACE), or of every call when FUNC is left out: for each call\n"
@@ -41,7 +41,8 @@ static const char usage_text[] =
     "  -r, --time-range FROM~TO  only the time between FROM and TO since the\n"
     "                          start of the recording (ns, us, ms, s; FROM~ or ~TO\n"
     "                          leave a side open); calls are cut to the range.\n"
-    "      --no-demangle       show C++ names as they are in the symbol table.\n"
+    "      --demangle=STYLE    C++ names: simple (default), full (as c++filt) or\n"
+    "                          no (the symbol); --no-demangle is --demangle=no.\n"
     "  -h, --help              show this help.\n"
     "\n"
     "Exit status: 0, 1 when the trace is missing or damaged (the graph of what\n"

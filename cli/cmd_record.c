@@ -51,6 +51,7 @@
 
 #include "attach.h"
 #include "cli.h"
+#include "pattern.h"
 #include "shm_watch.h"
 #include "trace_read.h"
 #include "views.h"
@@ -140,6 +141,8 @@ struct rec_opts {
 	const char *dir;
 	const char *tracer;
 	struct cli_globs filter, notrace, events, patch;
+	struct cli_globs triggers; /* -T FUNC@ACTIONS, whole (their commas are actions') */
+	const char *match;	   /* --match: glob or regex, NULL: decided per pattern */
 	uint64_t depth, time_ns, buffer_kb;
 	int overwrite, disabled, force, patch_libs;
 	/* -p: attach to a running process instead of starting PROG */
@@ -150,12 +153,87 @@ struct rec_opts {
 	char **prog; /* PROG ARGS..., NULL-terminated (argv's end) */
 };
 
+/* Is V a trigger the runtime takes (FUNC@ACTION[,ACTION]...)? 0, or -1
+ * after saying why. The runtime's parser (lib/trace/trigger.c) checks it
+ * again; this one gives the sentence at the command line. */
+static int trigger_check(const char *cmd, const char *v)
+{
+	const char *at = strrchr(v, '@');
+	char func[1024], why[512];
+
+	if (!at || at == v || !at[1] || strchr(v, ';')) {
+		cli_err("%s: bad trigger '%s': give FUNC@ACTION[,ACTION...]", cmd, v);
+		return -1;
+	}
+	struct cli_globs one = {0};
+	if ((size_t)(at - v) >= sizeof(func)) {
+		cli_err("%s: trigger pattern too long", cmd);
+		return -1;
+	}
+	memcpy(func, v, (size_t)(at - v));
+	func[at - v] = 0;
+	char *fv[1] = {func};
+	one.v = fv;
+	one.n = 1;
+	if (cli_glob_check(&one, cmd))
+		return -1;
+	char *acts = strdup(at + 1), *save;
+	if (!acts) {
+		cli_err("out of memory");
+		return -1;
+	}
+	for (char *w = strtok_r(acts, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		uint64_t n;
+		int ok = !strcmp(w, "trace_on") || !strcmp(w, "traceon") ||
+			 !strcmp(w, "trace_off") || !strcmp(w, "traceoff") ||
+			 !strcmp(w, "finish") || !strcmp(w, "backtrace") || !strcmp(w, "filter") ||
+			 !strcmp(w, "notrace") ||
+			 (!strncmp(w, "depth=", 6) && !cli_parse_uint(w + 6, 65535, &n) && n) ||
+			 (!strncmp(w, "time=", 5) && !cli_parse_duration(w + 5, &n) && n);
+		if (!ok) {
+			snprintf(
+			    why, sizeof(why),
+			    !strcmp(w, "trace") || !strcmp(w, "recover") ||
+				    !strncmp(w, "read=", 5) || !strncmp(w, "size=", 5)
+				? "uftrace's '%s' action is not supported"
+				: "unknown action '%s' (depth=N, time=DUR, trace_on, trace_off, "
+				  "finish, backtrace, filter, notrace)",
+			    w);
+			cli_err("%s: bad trigger '%s': %s", cmd, v, why);
+			free(acts);
+			return -1;
+		}
+	}
+	free(acts);
+	return 0;
+}
+
+/* The triggers as DYNFTRACE_TRIGGER takes them: "a;b" (malloc'd). */
+static char *trigger_join(const struct cli_globs *g)
+{
+	size_t len = 1;
+	char *s;
+
+	for (size_t i = 0; i < g->n; i++)
+		len += strlen(g->v[i]) + 1;
+	if (!(s = malloc(len)))
+		return NULL;
+	s[0] = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (i)
+			strcat(s, ";");
+		strcat(s, g->v[i]);
+	}
+	return s;
+}
+
 static void rec_free(struct rec_opts *o)
 {
 	cli_glob_free(&o->filter);
 	cli_glob_free(&o->notrace);
 	cli_glob_free(&o->events);
 	cli_glob_free(&o->patch);
+	cli_glob_free(&o->triggers);
 }
 
 /* Does the filter pattern P name another object's functions (FUNC@OBJECT,
@@ -207,17 +285,49 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 			if (r < 0)
 				return 2;
 			o->dir = v;
-		} else if ((r = cli_opt(argc, argv, &i, "-T", "--tracer", &v))) {
+		} else if ((r = cli_opt(argc, argv, &i, "-T", "--tracer", &v)) ||
+			   (r = cli_opt(argc, argv, &i, NULL, "--trigger", &v))) {
 			if (r < 0)
 				return 2;
+			/* -T as uftrace's users type it: FUNC@ACTION is a
+			 * trigger, a tracer's name (no '@') stays a tracer */
+			if (strchr(v, '@') || !strcmp(a, "--trigger") ||
+			    !strncmp(a, "--trigger=", 10)) {
+				if (trigger_check(cmd, v))
+					return 2;
+				char **nv =
+				    realloc(o->triggers.v, (o->triggers.n + 1) * sizeof(*nv));
+				if (!nv || !(nv[o->triggers.n] = strdup(v))) {
+					if (nv)
+						o->triggers.v = nv;
+					cli_err("out of memory");
+					return 2;
+				}
+				o->triggers.v = nv;
+				o->triggers.n++;
+				continue;
+			}
 			if (strcmp(v, "function_graph") && strcmp(v, "function") &&
 			    strcmp(v, "profile")) {
 				cli_err("%s: unknown tracer '%s': use function_graph, function or "
-					"profile",
+					"profile (or FUNC@ACTION for a trigger)",
 					cmd, v);
 				return 2;
 			}
 			o->tracer = v;
+		} else if ((r = cli_opt(argc, argv, &i, NULL, "--match", &v))) {
+			enum pat_mode m;
+			if (r < 0)
+				return 2;
+			if (pat_parse_mode(v, &m) || m == PAT_AUTO) {
+				cli_err("%s: bad --match '%s': use glob or regex", cmd, v);
+				return 2;
+			}
+			pat_set_mode(m);
+			o->match = v;
+		} else if (live && (r = cli_demangle_opt(cmd, argc, argv, &i))) {
+			if (r < 0)
+				return 2;
 		} else if ((r = cli_opt(argc, argv, &i, "-F", "--filter", &v)) ||
 			   (r = cli_opt(argc, argv, &i, "-N", "--notrace", &v))) {
 			if (r < 0)
@@ -301,6 +411,14 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 			cli_err("%s: unknown option '%s'; see 'dynftrace %s --help'", cmd, a, cmd);
 			return 2;
 		}
+	}
+	if (cli_glob_check(&o->filter, cmd) || cli_glob_check(&o->notrace, cmd) ||
+	    cli_glob_check(&o->patch, cmd))
+		return 2;
+	if (o->triggers.n && strcmp(o->tracer, "function_graph")) {
+		cli_err("%s: triggers (-T FUNC@ACTION) work with the function_graph tracer only",
+			cmd);
+		return 2;
 	}
 	if (filters_to_patch(o, 0)) {
 		cli_err("out of memory");
@@ -558,6 +676,12 @@ static int write_info(const char *dir, const struct rec_opts *o, uint64_t start)
 		o->buffer_kb, o->overwrite, start);
 	free(filter);
 	free(notrace);
+	if (o->triggers.n) {
+		char *trig = trigger_join(&o->triggers);
+		if (trig)
+			fprintf(f, "trigger: %s\n", trig);
+		free(trig);
+	}
 	if (fflush(f) || ferror(f)) {
 		cli_err("cannot write to the output directory '%s': %s", dir, strerror(errno));
 		ret = 1;
@@ -644,6 +768,13 @@ static int rec_settings(const struct rec_opts *o, const char *absdir, const char
 	}
 	if (o->patch_libs)
 		r |= put(ctx, "DYNFTRACE_PATCH_LIBS", "1");
+	if (o->triggers.n) {
+		char *trig = trigger_join(&o->triggers);
+		r |= trig ? put(ctx, "DYNFTRACE_TRIGGER", trig) : -1;
+		free(trig);
+	}
+	if (o->match)
+		r |= put(ctx, "DYNFTRACE_MATCH", o->match);
 	if (*shmdir)
 		r |= put(ctx, "DYNFTRACE_SHM", shmdir);
 	const char *ctl = getenv("DYNFTRACE_CONTROL"); /* live control; =0 turns it off */
@@ -663,11 +794,11 @@ static int put_env(void *ctx, const char *name, const char *val)
 static int child_env(const struct rec_opts *o, const char *lib, const char *absdir,
 		     const char *shmdir)
 {
-	static const char *const ours[] = {"DYNFTRACE_FILTER",	  "DYNFTRACE_NOTRACE",
-					   "DYNFTRACE_DEPTH",	  "DYNFTRACE_TIME_FILTER",
-					   "DYNFTRACE_BUFFER_KB", "DYNFTRACE_OVERWRITE",
-					   "DYNFTRACE_DISABLED",  "DYNFTRACE_SHM",
-					   "DYNFTRACE_PATCH",	  "DYNFTRACE_PATCH_LIBS"};
+	static const char *const ours[] = {
+	    "DYNFTRACE_FILTER",	     "DYNFTRACE_NOTRACE",   "DYNFTRACE_DEPTH",
+	    "DYNFTRACE_TIME_FILTER", "DYNFTRACE_BUFFER_KB", "DYNFTRACE_OVERWRITE",
+	    "DYNFTRACE_DISABLED",    "DYNFTRACE_SHM",	    "DYNFTRACE_PATCH",
+	    "DYNFTRACE_PATCH_LIBS",  "DYNFTRACE_TRIGGER",   "DYNFTRACE_MATCH"};
 	const char *pre = getenv("LD_PRELOAD");
 	int r = pre && *pre ? set_env("LD_PRELOAD", "%s:%s", lib, pre)
 			    : set_env("LD_PRELOAD", "%s", lib);

@@ -46,8 +46,10 @@
 #include "views.h"
 
 static const char usage_text[] =
-    "usage: dynftrace replay [-d DIR] [-F GLOB] [-N GLOB] [-D N] [-t DURATION]\n"
-    "                        [--tid TID] [--no-time] [--no-demangle]\n"
+    "usage: dynftrace replay [-d DIR] [-F PATTERN] [-N PATTERN] [-T FUNC@backtrace]\n"
+    "                        [-D N] [-t DURATION]\n"
+    "                        [--tid TID] [--no-time] [--demangle=simple|full|no]\n"
+    "                        [--match=glob|regex]\n"
     "\n"
     "Print the recorded trace as a call graph, threads interleaved by time:\n"
     "\n"
@@ -57,14 +59,24 @@ static const char usage_text[] =
     "     1.234 us [  1234] | } /* main */\n"
     "\n"
     "  -d, --data DIR         the session directory (default dynftrace.data).\n"
-    "  -F, --filter GLOB      show only matching functions and what they call\n"
-    "                         (repeatable; \"a,b\" is two patterns).\n"
-    "  -N, --notrace GLOB     hide matching functions and what they call.\n"
+    "  -F, --filter PATTERN   show only matching functions and what they call\n"
+    "                         (repeatable; \"a,b\" is two patterns). A glob, or\n"
+    "                         a regex when it has regex characters (^$+|(){}\n"
+    "                         or '.' without * ? [); C++ names match in any\n"
+    "                         form (symbol, simple, full).\n"
+    "  -N, --notrace PATTERN  hide matching functions and what they call.\n"
     "  -D, --depth N          show N levels of calls (from the filter's match).\n"
     "  -t, --time-filter DUR  hide calls shorter than DUR (ns, us, ms, s).\n"
+    "  -T, --trigger FUNC@backtrace\n"
+    "                         before each shown call of FUNC, a comment with\n"
+    "                         its callers (record's -T ...@backtrace too).\n"
     "      --tid TID          only these threads (repeatable, or TID,TID).\n"
     "      --no-time          leave out the duration / timestamp column.\n"
-    "      --no-demangle      show C++ names as they are in the symbol table.\n"
+    "      --demangle=STYLE   C++ names: simple (default: no template arguments\n"
+    "                         or parameters), full (as c++filt) or no (the\n"
+    "                         symbol). --no-demangle is --demangle=no.\n"
+    "      --match=KIND       every pattern is a glob, or a regex (default:\n"
+    "                         decided by its characters).\n"
     "  -h, --help             show this help.\n"
     "\n"
     "Traces of the function tracer print one line per call:\n"
@@ -117,9 +129,10 @@ struct replay {
 	struct tr_session *s;
 	const struct replay_opts *o;
 	FILE *out;
-	struct rstream *rs; /* one per stream of the session */
-	uint64_t base;	    /* time origin of the function tracer's timestamps */
-	int flat;	    /* function tracer header */
+	struct rstream *rs;  /* one per stream of the session */
+	uint64_t base;	     /* time origin of the function tracer's timestamps */
+	int flat;	     /* function tracer header */
+	struct cli_globs bt; /* backtrace triggers: -T and the session's */
 };
 
 static int want_stream(struct tr_stream *st, void *data)
@@ -373,6 +386,21 @@ static const char *mark(unsigned how)
 	return "";
 }
 
+/* The backtrace trigger: the function and its callers, innermost first,
+ * as a comment above its entry. */
+static void print_backtrace(struct replay *r, struct rstream *rs, struct tr_walk *w)
+{
+	char name[1024];
+
+	prefix(r, rs, NULL);
+	fputs("/* backtrace:", r->out);
+	for (size_t k = w->depth; k-- > 0;) {
+		tr_printable(tr_func_name(rs->st->proc, w->stack[k].func), name, sizeof(name));
+		fprintf(r->out, " %s%s", k + 1 == w->depth ? "" : "<- ", name);
+	}
+	fputs(" */\n", r->out);
+}
+
 static int p2_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event *ev)
 {
 	struct rstream *rs = w->data;
@@ -388,6 +416,8 @@ static int p2_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event
 	ret = decide(rs, f->idx, &d);
 	if (ret || !(d.how & D_SHOWN))
 		return ret;
+	if (r->bt.n && tr_func_match(rs->st->proc, f->func, &r->bt))
+		print_backtrace(r, rs, w);
 	tr_printable(tr_func_name(rs->st->proc, f->func), name, sizeof(name));
 	if (d.how & D_LEAF) {
 		prefix(r, rs, &d.dur);
@@ -512,6 +542,33 @@ int views_finish(struct tr_session *s, FILE *out, int ret)
 	return ret;
 }
 
+/* The patterns of the backtrace triggers in TRIG ("f@a,b;g@c"): 0 or
+ * -ENOMEM. */
+static int add_backtraces(struct cli_globs *g, const char *trig)
+{
+	char *copy = strdup(trig), *save;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *t = strtok_r(copy, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+		char *at = strrchr(t, '@');
+
+		if (!at)
+			continue;
+		*at = 0;
+		for (char *a = at + 1; a; a = strchr(a, ',') ? strchr(a, ',') + 1 : NULL)
+			if (!strncmp(a, "backtrace", 9) && (a[9] == ',' || !a[9])) {
+				if (cli_glob_add_one(g, t)) {
+					free(copy);
+					return -ENOMEM;
+				}
+				break;
+			}
+	}
+	free(copy);
+	return 0;
+}
+
 int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out)
 {
 	struct replay r = {.s = s, .o = o, .out = out};
@@ -521,6 +578,13 @@ int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out)
 	int ret = 0;
 
 	r.flat = s->info.tracer && !strcmp(s->info.tracer, "function");
+	for (size_t i = 0; i < o->backtrace.n; i++)
+		if (cli_glob_add_one(&r.bt, o->backtrace.v[i]))
+			return -ENOMEM;
+	if (s->info.trigger && add_backtraces(&r.bt, s->info.trigger)) {
+		cli_glob_free(&r.bt);
+		return -ENOMEM;
+	}
 	r.rs = calloc(s->nstreams ? s->nstreams : 1, sizeof(*r.rs));
 	if (!r.rs)
 		return -ENOMEM;
@@ -564,6 +628,7 @@ out:
 		free(r.rs[i].dec);
 	}
 	free(r.rs);
+	cli_glob_free(&r.bt);
 	return views_finish(s, out, ret);
 }
 
@@ -587,6 +652,26 @@ int cmd_replay(int argc, char **argv)
 				ret = 1;
 				goto out;
 			}
+		} else if ((r = cli_opt(argc, argv, &i, "-T", "--trigger", &v))) {
+			const char *at = v ? strrchr(v, '@') : NULL;
+
+			if (r < 0)
+				goto out;
+			if (!at || at == v || strcmp(at + 1, "backtrace")) {
+				cli_err(
+				    "replay: bad trigger '%s': replay takes FUNC@backtrace (the "
+				    "other actions are record's)",
+				    v);
+				goto out;
+			}
+			char *fn = strndup(v, (size_t)(at - v));
+			if (!fn || cli_glob_add_one(&o.backtrace, fn)) {
+				free(fn);
+				cli_err("out of memory");
+				ret = 1;
+				goto out;
+			}
+			free(fn);
 		} else if ((r = cli_opt(argc, argv, &i, "-D", "--depth", &v))) {
 			if (r < 0)
 				goto out;
@@ -620,6 +705,9 @@ int cmd_replay(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (cli_glob_check(&o.filter, "replay") || cli_glob_check(&o.notrace, "replay") ||
+	    cli_glob_check(&o.backtrace, "replay"))
+		goto out;
 	if (cli_open_session(&s, dir)) {
 		ret = 1;
 		goto out;
@@ -628,6 +716,7 @@ int cmd_replay(int argc, char **argv)
 out:
 	cli_glob_free(&o.filter);
 	cli_glob_free(&o.notrace);
+	cli_glob_free(&o.backtrace);
 	free(o.tids);
 	return ret;
 }

@@ -23,7 +23,8 @@
 #include "views.h"
 
 static const char usage_text[] =
-    "usage: dynftrace report [-d DIR] [-s total|self|calls|avg] [--no-demangle]\n"
+    "usage: dynftrace report [-d DIR] [-s total|self|calls|avg]\n"
+    "                       [--demangle=simple|full|no]\n"
     "\n"
     "Print one line per function, most expensive first:\n"
     "\n"
@@ -40,7 +41,8 @@ static const char usage_text[] =
     "\n"
     "  -d, --data DIR       the session directory (default dynftrace.data).\n"
     "  -s, --sort KEY       total (default), self, calls or avg.\n"
-    "      --no-demangle    show C++ names as they are in the symbol table.\n"
+    "      --demangle=STYLE C++ names: simple (default), full (as c++filt) or\n"
+    "                       no (the symbol); --no-demangle is --demangle=no.\n"
     "  -h, --help           show this help.\n"
     "\n"
     "Exit status: 0, 1 when the trace is missing or damaged (the table then\n"

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "trace_read.h"
+#include "pattern.h"
 
 int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int *i,
 		 const char **dir)
@@ -24,13 +25,53 @@ int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int 
 		*dir = v;
 		return CLI_OPT_TAKEN;
 	}
-	if (!strcmp(a, "--no-demangle")) {
-		tr_demangle = 0;
-		return CLI_OPT_TAKEN;
-	}
+	if ((r = cli_demangle_opt(cmd, argc, argv, i)))
+		return r < 0 ? 2 : CLI_OPT_TAKEN;
+	if ((r = cli_match_opt(cmd, argc, argv, i)))
+		return r < 0 ? 2 : CLI_OPT_TAKEN;
 	cli_err("%s: unknown %s '%s'; see 'dynftrace %s --help'", cmd,
 		a[0] == '-' ? "option" : "argument", a, cmd);
 	return 2;
+}
+
+int cli_demangle_opt(const char *cmd, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r;
+
+	if (!strcmp(argv[*i], "--no-demangle")) {
+		tr_demangle = 0;
+		return 1;
+	}
+	if (!(r = cli_opt(argc, argv, i, NULL, "--demangle", &v)) || r < 0)
+		return r;
+	if (!strcmp(v, "simple"))
+		tr_demangle = 1;
+	else if (!strcmp(v, "full"))
+		tr_demangle = 2;
+	else if (!strcmp(v, "no"))
+		tr_demangle = 0;
+	else {
+		cli_err("%s: bad --demangle '%s': use simple, full or no", cmd, v);
+		return -1;
+	}
+	return 1;
+}
+
+int cli_match_opt(const char *cmd, int argc, char **argv, int *i)
+{
+	const char *v;
+	enum pat_mode m;
+	int r;
+
+	if (!(r = cli_opt(argc, argv, i, NULL, "--match", &v)) || r < 0)
+		return r;
+	if (pat_parse_mode(v, &m)) {
+		cli_err("%s: bad --match '%s': use glob or regex", cmd, v);
+		return -1;
+	}
+	pat_set_mode(m);
+	return 1;
 }
 
 int cli_open_session(struct tr_session *s, const char *dir)

@@ -247,6 +247,8 @@ static int info_line(char *line, unsigned no, void *d)
 		return info_strdup(&in->filter, v);
 	if (!strcmp(line, "notrace"))
 		return info_strdup(&in->notrace, v);
+	if (!strcmp(line, "trigger"))
+		return info_strdup(&in->trigger, v);
 	if (!strcmp(line, "overwrite")) {
 		if (parse_dec_tok(&v, &n) || n > 1)
 			goto bad;
@@ -1028,6 +1030,7 @@ void tr_close(struct tr_session *s)
 	free(s->info.command);
 	free(s->info.tracer);
 	free(s->info.filter);
+	free(s->info.trigger);
 	free(s->info.notrace);
 	free(s->info.pids);
 	free(s->info.lost);
@@ -1066,7 +1069,7 @@ const char *tr_func_name(const struct tr_proc *p, uint32_t id)
 	if (!s)
 		return "?";
 	if (!s->dname_done) {
-		s->dname = tr_demangle ? cli_demangle(s->name) : NULL;
+		s->dname = tr_demangle ? cli_demangle(s->name, tr_demangle) : NULL;
 		s->dname_done = 1;
 	}
 	return s->dname ? s->dname : s->name;
@@ -1078,8 +1081,8 @@ int tr_func_match(const struct tr_proc *p, uint32_t id, const struct cli_globs *
 
 	if (!s)
 		return 0;
-	return cli_glob_match(globs, tr_func_name(p, id)) ||
-	       (s->dname && cli_glob_match(globs, s->name));
+	/* the symbol and its simple and full demangled names (pattern.c) */
+	return cli_glob_match(globs, s->name);
 }
 
 static const char *base_name(const char *path)

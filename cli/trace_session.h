@@ -138,6 +138,7 @@ struct tr_unflushed {
 struct tr_info {
 	int version;
 	char *command, *tracer, *filter, *notrace;
+	char *trigger; /* record -T: "FUNC@ACTIONS;..." */
 	uint64_t depth, time_filter_ns, buffer_kb, start_ns, end_ns;
 	int overwrite, has_start, has_end;
 	char (*pids)[32]; /* "pid:" lines: "PID" or "PID.K" (an exec'd image) */
@@ -182,8 +183,8 @@ void tr_close(struct tr_session *s);
 
 /* The site ID of process P, or NULL. */
 const struct tr_site *tr_site(const struct tr_proc *p, uint32_t id);
-/* Display name of site ID: demangled and shortened for C++ when tr_demangle
- * is set (default), "?" for an unknown id (the reader never delivers one). */
+/* Display name of site ID: a C++ symbol demangled as tr_demangle says
+ * (0: not, 1: simple, the default, 2: full). */
 extern int tr_demangle;
 const char *tr_func_name(const struct tr_proc *p, uint32_t id);
 /* Does a function match GLOBS by its display or its raw name? */

@@ -30,6 +30,8 @@
 #define DFT_RUNTIME_SONAME  "libdynftrace.so.0"
 #define DFT_RUNTIME_PRIVDIR "dynftrace"
 #endif
+#include "demangle.h"
+#include "pattern.h"
 
 int cli_parse_duration(const char *s, uint64_t *ns)
 {
@@ -169,11 +171,59 @@ int cli_glob_add(struct cli_globs *g, const char *arg)
 	return 0;
 }
 
+int cli_glob_add_one(struct cli_globs *g, const char *pat)
+{
+	char **v = realloc(g->v, (g->n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	g->v = v;
+	if (!(g->v[g->n] = strdup(pat)))
+		return -ENOMEM;
+	g->n++;
+	return 0;
+}
+
 int cli_glob_match(const struct cli_globs *g, const char *name)
 {
 	for (size_t i = 0; i < g->n; i++)
-		if (!fnmatch(g->v[i], name, 0))
+		if (pat_match_func(g->v[i], name))
 			return 1;
+	return 0;
+}
+
+int cli_glob_check(const struct cli_globs *g, const char *cmd)
+{
+	char why[512];
+
+	for (size_t i = 0; i < g->n; i++) {
+		const char *v = g->v[i][0] == '!' ? g->v[i] + 1 : g->v[i];
+		char func[1024];
+		size_t flen = strlen(v);
+		const char *m = strstr(v, ":mod:"), *at = NULL;
+
+		/* the function's part: before FUNC@OBJECT's last '@' or :mod: */
+		for (const char *p = v; *p; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '@')
+				at = p;
+		}
+		if (m)
+			flen = (size_t)(m - v);
+		else if (at)
+			flen = (size_t)(at - v);
+		if (flen >= sizeof(func)) {
+			cli_err("%s: pattern too long: '%.40s...'", cmd, v);
+			return -1;
+		}
+		memcpy(func, v, flen);
+		func[flen] = 0;
+		if ((flen || !(m || at)) && !pat_valid(func, why, sizeof(why))) {
+			cli_err("%s: %s", cmd, why);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -328,65 +378,16 @@ int cli_flag(const char *arg, const char *sopt, const char *lopt)
 }
 
 /*
- * C++ names: __cxa_demangle from libstdc++ when it can be loaded (the
- * command itself is C and does not link it), shortened as uftrace shows them:
- * "ns::Cls::method" without the parameter list and qualifiers.
+ * C++ names: the runtime's demangler (lib/core/demangle.c, libc only), in
+ * the style tr_demangle asks for.
  */
-#include <dlfcn.h>
-
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-char *cli_demangle(const char *name)
+char *cli_demangle(const char *name, int style)
 {
-	static demangle_fn fn;
-	static int tried;
-	char *d;
-	size_t len;
+	char buf[8192];
 
 	if (strncmp(name, "_Z", 2))
 		return NULL;
-	if (!tried) {
-		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-
-		tried = 1;
-		if (h)
-			fn = (demangle_fn)dlsym(h, "__cxa_demangle");
-	}
-	if (!fn)
+	if (dft_demangle(name, style == 2 ? DM_FULL : DM_SIMPLE, buf, sizeof(buf)) < 0)
 		return NULL;
-	d = fn(name, NULL, NULL, NULL);
-	if (!d)
-		return NULL;
-	/* Drop " const", "&", "&&" qualifiers, then the parameter list. */
-	for (;;) {
-		len = strlen(d);
-		if (len > 6 && !strcmp(d + len - 6, " const"))
-			d[len - 6] = 0;
-		else if (len > 9 && !strcmp(d + len - 9, " volatile"))
-			d[len - 9] = 0;
-		else if (len > 1 && d[len - 1] == '&' && d[len - 2] != '&' && d[len - 2] != ' ')
-			d[len - 1] = 0;
-		else if (len > 2 && !strcmp(d + len - 2, "&&"))
-			d[len - 2] = 0;
-		else
-			break;
-	}
-	len = strlen(d);
-	if (len && d[len - 1] == ')') {
-		int depth = 0;
-
-		for (size_t i = len; i-- > 0;) {
-			if (d[i] == ')')
-				depth++;
-			else if (d[i] == '(' && --depth == 0) {
-				/* keep "operator()" whole */
-				if (i >= 8 && !strncmp(d + i - 8, "operator", 8) && d[i + 1] == ')')
-					continue;
-				if (i)
-					d[i] = 0;
-				break;
-			}
-		}
-	}
-	return d;
+	return strdup(buf);
 }

@@ -18,9 +18,10 @@
 
 struct replay_opts {
 	struct cli_globs filter, notrace;
-	uint64_t depth;	  /* 0: unlimited */
-	uint64_t time_ns; /* hide calls shorter than this */
-	pid_t *tids;	  /* only these threads (ntids > 0) */
+	struct cli_globs backtrace; /* -T FUNC@backtrace (and the session's) */
+	uint64_t depth;		    /* 0: unlimited */
+	uint64_t time_ns;	    /* hide calls shorter than this */
+	pid_t *tids;		    /* only these threads (ntids > 0) */
 	size_t ntids;
 	int no_time; /* no duration / timestamp column */
 };

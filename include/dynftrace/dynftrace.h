@@ -116,13 +116,20 @@ DYNFTRACE_API int dynftrace_register_ops(struct dynftrace_ops *ops);
 DYNFTRACE_API int dynftrace_unregister_ops(struct dynftrace_ops *ops);
 
 /*
- * Select functions by shell glob (fnmatch: * ? [...]), matched against the
- * function names of the program and its libraries. RESET replaces the
- * selection, otherwise it is added to. "!glob" removes the matches. A NULL
- * or empty GLOB with RESET clears the selection (= all functions; with both
- * selections cleared the ops holds no runtime memory). Works on
- * registered ops too: sites are re-patched at once.
- * -ENOENT: no function matches (nothing changed); -EINVAL: bad glob.
+ * Select functions by pattern, matched against the function names of the
+ * program and its libraries (C++ symbols also by their full and simple
+ * demangled names): a shell glob (fnmatch: * ? [...], the whole name), or
+ * a POSIX extended regex (anywhere in the name) when it holds one of
+ * ^ $ + | ( ) { }, a '.' before * + ? {, or a '.' without * ? [
+ * (DYNFTRACE_MATCH=glob|regex decides for every pattern instead).
+ * FUNC@OBJECT or FUNC:mod:OBJECT limits it to objects whose file name
+ * matches the glob OBJECT. RESET replaces the selection, otherwise it is
+ * added to. "!pattern" removes the matches. A NULL or empty GLOB with
+ * RESET clears the selection (= all functions; with both selections
+ * cleared the ops holds no runtime memory). Works on registered ops too:
+ * sites are re-patched at once.
+ * -ENOENT: no function matches (nothing changed); -EINVAL: bad glob, or a
+ * regex that does not compile.
  */
 DYNFTRACE_API int dynftrace_set_filter(struct dynftrace_ops *ops, const char *glob, int reset);
 

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * glob.c - the shell globs of filters and of the functions to patch: a
+ * glob.c - the patterns of filters and of the functions to patch: a
  * function's name, and optionally its object's (FUNC@OBJECT,
- * FUNC:mod:OBJECT). Pure functions, no state.
+ * FUNC:mod:OBJECT). The function's part is a glob or a regular
+ * expression (pattern.c decides, and matches C++ names demangled too);
+ * the object's part is always a glob of its file name.
  */
+#include <errno.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+#include "pattern.h"
 
-/* Reject what fnmatch would silently take literally: an unclosed '['; and
- * globs longer than DFT_GLOB_MAX. */
-int dft_glob_valid(const char *g)
+static const char *glob_object(const char *glob, size_t *flen);
+
+/* Reject what fnmatch would silently take literally: an unclosed '['. */
+static int glob_classes_closed(const char *g)
 {
-	if (strlen(g) > DFT_GLOB_MAX)
-		return 0;
 	for (const char *p = g; *p; p++) {
 		if (*p == '\\' && p[1]) {
 			p++;
@@ -32,6 +36,42 @@ int dft_glob_valid(const char *g)
 		}
 	}
 	return 1;
+}
+
+int dft_pattern_check(const char *g, char *why, size_t whylen)
+{
+	if (strlen(g) > DFT_GLOB_MAX) {
+		if (why)
+			snprintf(why, whylen, "pattern longer than %d bytes", DFT_GLOB_MAX);
+		return -EINVAL;
+	}
+	char func[DFT_GLOB_MAX + 1];
+	size_t flen = strlen(g);
+	const char *object = glob_object(g, &flen);
+	memcpy(func, g, flen);
+	func[flen] = 0;
+	if (object && !glob_classes_closed(object)) {
+		if (why)
+			snprintf(why, whylen, "bad glob '%s': '[' without ']'", object);
+		return -EINVAL;
+	}
+	if (!flen && object)
+		return 0; /* FUNC@OBJECT's FUNC may be empty: all of it */
+	if (pat_is_regex(func, flen))
+		return pat_valid(func, why, whylen) ? 0 : -EINVAL;
+	if (!*func || !glob_classes_closed(func)) {
+		if (why)
+			snprintf(why, whylen,
+				 *func ? "bad glob '%s': '[' without ']'" : "empty pattern%s",
+				 func);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int dft_glob_valid(const char *g)
+{
+	return dft_pattern_check(g, NULL, 0) == 0;
 }
 
 int dft_glob_match(const char *glob, const char *name)
@@ -90,7 +130,7 @@ int dft_glob_match_in(const char *glob, const char *name, const char *path)
 	size_t flen;
 	const char *object = glob_object(glob, &flen);
 	if (!object)
-		return dft_glob_match(glob, name);
+		return pat_match_func(glob, name);
 	if (!object_matches(object, path))
 		return 0;
 	if (!flen)
@@ -100,7 +140,7 @@ int dft_glob_match_in(const char *glob, const char *name, const char *path)
 		return 0; /* dft_glob_valid refused it */
 	memcpy(func, glob, flen);
 	func[flen] = 0;
-	return dft_glob_match(func, name);
+	return pat_match_func(func, name);
 }
 
 int dft_glob_object(const char *glob, const char *path)

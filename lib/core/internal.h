@@ -185,7 +185,8 @@ int attach_loaded(void) HIDDEN;
  * calls it. */
 void dft_ensure_init(void) HIDDEN;
 
-/* ops.c: shell glob match as filters use it (exact compare without metachars). */
+/* glob.c: shell glob match (exact compare without metachars), for objects'
+ * file names. A function's pattern may be a regex (pattern.h). */
 int dft_glob_match(const char *glob, const char *name) HIDDEN;
 /* The same for function NAME of the object at PATH: GLOB may name the
  * object too, as FUNC@OBJECT or FUNC:mod:OBJECT (OBJECT: a glob of the
@@ -198,8 +199,10 @@ int dft_glob_object(const char *glob, const char *path) HIDDEN;
 /* ops.c: unregister every registered ops (a detach): 0 or -errno. */
 int ops_unregister_all(void) HIDDEN;
 /* 0 for what fnmatch would take literally though a class was meant: an
- * unclosed '['. */
+ * unclosed '['; or a regular expression that does not compile. */
 int dft_glob_valid(const char *glob) HIDDEN;
+/* The same, 0 or -EINVAL with WHY (if not NULL) naming the pattern. */
+int dft_pattern_check(const char *glob, char *why, size_t whylen) HIDDEN;
 
 /* ops.c, at init before sites_init: hands the site table its entries and
  * hooks, reads DYNFTRACE_ROUTES. */

@@ -390,6 +390,22 @@ void ops_set_graph(struct dynftrace_ops *ops)
 	patch_unlock();
 }
 
+/* Sites of the graph ops that must not take the shortcut (patch_lock). */
+static int (*graph_generic)(const struct site *s);
+
+void ops_set_graph_generic(int (*fn)(const struct site *s))
+{
+	patch_lock();
+	graph_generic = fn;
+	patch_unlock();
+}
+
+/* Does S take the graph shortcut of its single ops O? */
+static int graph_route(const struct dynftrace_ops *o, const struct site *s)
+{
+	return (o->state & OPS_ST_GRAPH) && !(graph_generic && graph_generic(s));
+}
+
 #define NO_STUB 0xffffu
 /* In a stub_ops[] entry: the entries must check the site (see above). */
 #define STUB_VERIFY 1ul
@@ -532,7 +548,7 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 		*target = s->obj->blocks;
 		if (o)
 			*route = ROUTE_SINGLE; /* dft_dispatch: the single ops, or the list */
-		if (o && (o->state & OPS_ST_GRAPH) && (route_mask & DYNFTRACE_ROUTE_TRAMP) &&
+		if (o && graph_route(o, s) && (route_mask & DYNFTRACE_ROUTE_TRAMP) &&
 		    (thunk = site_thunk(s)) != 0 && arch_site_reaches(s->at, thunk)) {
 			*target = thunk;
 			*route = ROUTE_GRAPH;
@@ -561,7 +577,7 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 		if (!o) {
 			/* counted but nobody wants it: an inconsistency */
 			*route = ROUTE_LIST;
-		} else if ((o->state & OPS_ST_GRAPH) && (route_mask & DYNFTRACE_ROUTE_TRAMP) &&
+		} else if (graph_route(o, s) && (route_mask & DYNFTRACE_ROUTE_TRAMP) &&
 			   (thunk = site_thunk(s)) != 0) {
 			*target = thunk;
 			*route = ROUTE_GRAPH; /* a jmp to the site's thunk */

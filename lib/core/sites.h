@@ -216,6 +216,10 @@ uint32_t site_id_lookup(uintptr_t ip) HIDDEN;
  * (REGION_GRAPH). Call while OPS is not registered. */
 struct dynftrace_ops;
 void ops_set_graph(struct dynftrace_ops *ops) HIDDEN;
+/* Sites the graph ops takes through its generic route instead of the
+ * shortcut (the tracers' triggers): FN(site) says so, under patch_lock.
+ * NULL: none. Applied from the next patch batch on. */
+void ops_set_graph_generic(int (*fn)(const struct site *s)) HIDDEN;
 /* sites.c: the graph shortcut thunk of S (made with its object's first), 0
  * when there is no memory within reach. patch_lock held. */
 uintptr_t site_thunk(struct site *s) HIDDEN;

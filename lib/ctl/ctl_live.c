@@ -40,6 +40,7 @@
 #include "tp_record.h"
 #include "trace.h"
 #include "func_names.h"
+#include "demangle.h"
 
 #define LIVE_LINE_MAX (RING_MARKER_MAX + 512) /* one formatted event */
 #define INDENT_MAX    400
@@ -246,9 +247,20 @@ static const char *sym_of(uintptr_t a, char *buf, size_t n)
 	return buf;
 }
 
+/* C++ names as the reader shows them (DYNFTRACE_DEMANGLE=simple, the
+ * default, full or no; read once): -1 not read yet, 0 no, 1 simple, 2 full. */
+static int demangle_style = -1;
+
 static const char *fname(uint32_t id, char *buf, size_t n)
 {
 	const char *nm = func_name(id);
+	if (demangle_style < 0) {
+		const char *v = dft_getenv("DYNFTRACE_DEMANGLE");
+		demangle_style = v && !strcmp(v, "no") ? 0 : v && !strcmp(v, "full") ? 2 : 1;
+	}
+	if (nm && demangle_style && !strncmp(nm, "_Z", 2) &&
+	    dft_demangle(nm, demangle_style == 2 ? DM_FULL : DM_SIMPLE, buf, n) >= 0)
+		return buf;
 	if (nm)
 		return nm;
 	snprintf(buf, n, "<id %u>", id);
@@ -412,7 +424,7 @@ static void frame_push(struct live_src *s, uint32_t id, uint64_t ts)
 /* The closing brace line of the top frame, at time TS. */
 static int close_line(struct live_src *s, char *l, size_t cap, uint64_t ts)
 {
-	char d[40], nb[64];
+	char d[40], nb[1024];
 	struct frame *f = &s->stack[--s->depth];
 	fmt_dur(d, sizeof(d), ts > f->ts ? ts - f->ts : 0, 1);
 	return snprintf(l, cap, "%7d) %s |  %*s} /* %s */\n", (int)ring_buf_tid(s->b), d,
@@ -449,7 +461,7 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 	char *l = c->line;
 	size_t cap = sizeof(c->line);
 	int len = 0, tid = (int)ring_buf_tid(s->b);
-	char d[40], nb[64], pb[512];
+	char d[40], nb[1024], pb[512];
 	if (s->cur.lost) {
 		len = snprintf(l, cap, " TID %d [LOST %llu EVENTS]\n", tid,
 			       (unsigned long long)s->cur.lost);

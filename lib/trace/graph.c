@@ -44,6 +44,7 @@
 #include "sites.h"
 #include "trace.h"
 #include "trace_int.h"
+#include "trigger.h"
 
 extern const char dft_return_tramp[] HIDDEN;
 extern const char dft_return_tramp_all[] HIDDEN;
@@ -93,10 +94,19 @@ static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 {
 	struct shadow_ent *e = &g->ent[--g->depth];
 	uint64_t dur = now > e->ts ? now - e->ts : 0;
+	/* the time filter inside a time= trigger, its own frame included
+	 * (a trigger frame counts in notrace_depth) */
+	uint64_t thresh = unlikely(g->notrace_depth) && g->trig_time
+			      ? g->trig_time
+			      : READ_ONCE(trace_cfg.time_filter);
 	if (e->fl & SE_ROOT)
 		g->filter_depth--;
 	if (unwound && e->hooked && *e->slot == e->hook)
 		*e->slot = e->orig; /* still live somewhere? leave it returning right */
+	if (e->fl & SE_TRIG)
+		trig_leave(g);
+	if (e->fl & SE_SKIP)
+		return; /* kept only for its trigger */
 	if (e->fl & SE_NOTRACE) {
 		g->notrace_depth--;
 		return;
@@ -114,7 +124,6 @@ static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 			else
 				emit_exit();
 		} else {
-			uint64_t thresh = READ_ONCE(trace_cfg.time_filter);
 			if (thresh && dur >= thresh && trace_ring_on) {
 				uint64_t ts;
 				/* The frames unwound above this one end before
@@ -190,31 +199,52 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 			limit = (uintptr_t)slot;
 	}
 	close_dead(g, limit);
-	if (g->notrace_depth)
-		return 0; /* below a graph_notrace function */
-	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
-	if (max_depth && g->depth >= max_depth)
-		return 0;
+	/* A trigger (trigger.c) acts first; one that changes the thread's
+	 * limits (TRIG) keeps a frame, traced or not (SE_SKIP), to undo
+	 * them when the function returns. */
+	int trig = unlikely(trace_trigs != NULL) ? trig_enter(g, id) : 0;
 	uint8_t root = 0, fl = 0;
+	int skip = 0;
+	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
+	uint64_t thresh = READ_ONCE(trace_cfg.time_filter);
+	if (unlikely(g->notrace_depth)) {
+		/* below a graph_notrace function, or inside a trigger's frame
+		 * (each counts in notrace_depth: without one, the trigger
+		 * fields, far from the top of the stack, are not read) */
+		skip = g->notrace_depth > g->trig_n;
+		if (g->trig_limit)
+			max_depth = g->trig_limit;
+		if (g->trig_time)
+			thresh = g->trig_time;
+	}
+	if (max_depth && g->depth >= max_depth)
+		skip = 1;
 	const struct root_map *r = __atomic_load_n(&trace_roots, __ATOMIC_ACQUIRE);
-	if (unlikely(r != NULL)) {
+	if (unlikely(r != NULL) && !skip) {
 		uint8_t f = id < r->n ? r->flags[id] : 0;
 		if (f & ROOT_FL_NOTRACE)
 			fl = SE_NOTRACE;
 		else if (r->has_roots && g->filter_depth == 0) {
 			if (!(f & ROOT_FL_ROOT))
-				return 0;
-			root = 1;
+				skip = 1;
+			root = !skip;
 		}
 	}
+	if (skip) {
+		if (!trig)
+			return 0;
+		fl = SE_SKIP;
+	}
 	if (unlikely(g->depth == SHADOW_MAX)) {
+		if (trig)
+			trig_leave(g);
 		g->overflow++;
 		ring_count_lost(2);
 		return 0;
 	}
 	enum tracer_kind kind = READ_ONCE(trace_cfg.kind);
 	uint64_t ts = 0;
-	if (kind == TR_GRAPH && !fl && !READ_ONCE(trace_cfg.time_filter)) {
+	if (kind == TR_GRAPH && !fl && !thresh) {
 		if (trace_ring_on) {
 			emit_u32(RING_EV_ENTRY, id, &ts);
 			if (ts)
@@ -222,8 +252,11 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 			else
 				ring_count_lost(1); /* its exit */
 		}
-		if (!fl)
+		if (!fl) {
+			if (trig)
+				trig_leave(g);
 			return 0;
+		}
 	} else {
 		ts = ring_now();
 	}
@@ -236,7 +269,7 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 	e->id = id;
 	e->hooked = 1;
 	e->kind = (uint8_t)kind;
-	e->fl = fl | (root ? SE_ROOT : 0);
+	e->fl = fl | (root ? SE_ROOT : 0) | (trig ? SE_TRIG : 0);
 	g->filter_depth += root;
 	g->notrace_depth += !!(fl & SE_NOTRACE);
 	if (hook == (uintptr_t)dft_return_tramp || hook == (uintptr_t)dft_return_tramp_all)
@@ -279,7 +312,8 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 	}
 	struct shadow_ent *e = &g->ent[g->depth - 1];
 	uintptr_t orig = e->orig;
-	if (likely(e->kind == TR_GRAPH && !(e->fl & (SE_NOTRACE | SE_ROOT)) && (e->fl & SE_RING))) {
+	if (likely(e->kind == TR_GRAPH && !(e->fl & (SE_NOTRACE | SE_ROOT | SE_TRIG)) &&
+		   (e->fl & SE_RING))) {
 		/* The common case: the exit event carries its own time. */
 		g->depth--;
 		emit_exit();

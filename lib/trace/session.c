@@ -10,4 +10,5 @@
 HIDDEN struct trace_cfg trace_cfg;
 HIDDEN int trace_rec_on;
 HIDDEN int trace_ring_on;
+HIDDEN int trace_ring_made;
 HIDDEN struct root_map *trace_roots;

@@ -52,6 +52,7 @@
 #include "trace_int.h"
 #include "func_names.h"
 #include "tp_record.h"
+#include "trigger.h"
 
 static struct dynftrace_ops trace_ops;
 /* Sites of function_graph/profile take the graph shortcut (ops.c,
@@ -173,21 +174,24 @@ static void build_roots(void)
 {
 	const struct glob_list *rl = &lists[TL_GRAPH_FUNCTION], *nl = &lists[TL_GRAPH_NOTRACE];
 	struct root_map *r = NULL;
-	if (rl->n || nl->n) {
+	/* the filter and notrace triggers are -F and -N (trigger.h) */
+	int tf = trig_has(TRIG_FILTER), tn = trig_has(TRIG_NOTRACE);
+	if (rl->n || nl->n || tf || tn) {
 		uint32_t n = site_next_id;
 		r = calloc(1, sizeof(*r) + n + 1);
 		if (!r)
 			return;
 		r->n = n;
-		r->has_roots = rl->n != 0;
+		r->has_roots = rl->n != 0 || tf;
 		for (size_t i = 0; i < site_count; i++) {
 			const char *nm = site_func_name(&site_tab[i]);
 			uint32_t id = site_tab[i].id;
 			if (!nm || id >= n)
 				continue;
-			if (rl->n && list_selects(rl, &site_tab[i]))
+			uint16_t tfl = tf || tn ? trig_of(&site_tab[i]).flags : 0;
+			if ((rl->n && list_selects(rl, &site_tab[i])) || (tfl & TRIG_FILTER))
 				r->flags[id] |= ROOT_FL_ROOT;
-			if (nl->n && list_selects(nl, &site_tab[i])) {
+			if ((nl->n && list_selects(nl, &site_tab[i])) || (tfl & TRIG_NOTRACE)) {
 				r->flags[id] |= ROOT_FL_NOTRACE;
 				r->has_notrace = 1;
 			}
@@ -205,7 +209,9 @@ static void trace_sites_added(struct dft_object *o)
 {
 	if (trace_rec_on)
 		write_sites(o);
-	if (lists[TL_GRAPH_FUNCTION].n || lists[TL_GRAPH_NOTRACE].n)
+	trig_rebuild();
+	if (lists[TL_GRAPH_FUNCTION].n || lists[TL_GRAPH_NOTRACE].n || trig_has(TRIG_FILTER) ||
+	    trig_has(TRIG_NOTRACE))
 		build_roots();
 }
 
@@ -416,6 +422,15 @@ HIDDEN void trace_record_start(void)
 		trace_cfg.max_depth = (unsigned)strtoul(v, NULL, 10);
 	if ((v = dft_getenv("DYNFTRACE_TIME_FILTER")))
 		trace_cfg.time_filter = strtoull(v, NULL, 10);
+	if ((v = dft_getenv("DYNFTRACE_TRIGGER")) && *v) {
+		char why[300];
+		int terr = trig_init(v, why, sizeof(why));
+		if (terr) {
+			dft_log("bad trigger: %s; not recording",
+				terr == -ENOMEM ? "out of memory" : why);
+			return;
+		}
+	}
 	trace_cfg.filter = dft_getenv("DYNFTRACE_FILTER");
 	trace_cfg.notrace = dft_getenv("DYNFTRACE_NOTRACE");
 	if (trace_cfg.filter && !*trace_cfg.filter)
@@ -460,6 +475,7 @@ HIDDEN void trace_record_start(void)
 	append_line("info", line);
 	trace_rec_on = 1;
 	trace_ring_on = 1;
+	trace_ring_made = 1;
 	patch_lock();
 	write_sites(NULL);
 	/* The state live control starts from (-F with function_graph or
@@ -469,8 +485,11 @@ HIDDEN void trace_record_start(void)
 			   &lists[trace_cfg.kind == TR_FUNCTION ? TL_FILTER : TL_GRAPH_FUNCTION]);
 	if (trace_cfg.notrace)
 		list_parse(trace_cfg.notrace, ",", &lists[TL_NOTRACE]);
-	if (lists[TL_GRAPH_FUNCTION].n)
+	trig_rebuild();
+	if (lists[TL_GRAPH_FUNCTION].n || trig_has(TRIG_FILTER) || trig_has(TRIG_NOTRACE))
 		build_roots();
+	/* triggered sites leave the graph shortcut (ops.c asks) */
+	ops_set_graph_generic(trig_any() ? trig_site_generic : NULL);
 	patch_unlock();
 	tp_record_init(); /* -e GLOB: tracepoints (tp_record.c) */
 
@@ -559,12 +578,6 @@ static int list_parse(const char *text, const char *seps, struct glob_list *out)
 	return err;
 }
 
-/* A non-empty glob the ops API would accept. */
-static int glob_ok(const char *g)
-{
-	return *g && dft_glob_valid(g);
-}
-
 #define WHY(...) ((void)(why && snprintf(why, whylen, __VA_ARGS__)))
 
 /* Every glob of L is valid and matches a function (patch_lock held). */
@@ -572,10 +585,12 @@ static int list_check(const struct glob_list *l, char *why, size_t whylen)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		const char *g = l->v[i][0] == '!' ? l->v[i] + 1 : l->v[i];
-		if (!glob_ok(g)) {
-			WHY("bad glob '%s'", l->v[i]);
+		if (!*g) {
+			WHY("bad pattern '%s'", l->v[i]);
 			return -EINVAL;
 		}
+		if (dft_pattern_check(g, why, whylen))
+			return -EINVAL;
 		size_t k = 0;
 		while (k < site_count &&
 		       !dft_glob_match_in(g, site_func_name(&site_tab[k]), site_tab[k].obj->path))
@@ -743,15 +758,17 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 void trace_ctl_start(size_t kb)
 {
 	ring_keep_exited(RING_KEEP_GONE); /* for `trace` */
-	if (__atomic_load_n(&trace_ring_on, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&trace_ring_made, __ATOMIC_RELAXED))
 		return; /* recording, or a fork child: its parent's ring is restarted */
 	struct ring_config rc = {0};
 	ring_config_size(&rc, kb ? kb : RING_KB_DEFAULT);
 	int err = ring_init(&rc);
 	if (err)
 		dft_log("control: no trace buffers: %s", strerror(-err));
-	else
+	else {
+		__atomic_store_n(&trace_ring_made, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&trace_ring_on, 1, __ATOMIC_RELEASE);
+	}
 }
 
 int trace_set_tracer(const char *name, char *why, size_t whylen)

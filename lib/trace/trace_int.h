@@ -36,6 +36,10 @@ extern int trace_rec_on HIDDEN; /* recording into a session directory: set by
  * control's buffers in memory. Set before any callback can run (trace_init)
  * or before the control thread can start a tracer (trace_ctl_start). */
 extern int trace_ring_on HIDDEN;
+/* The ring exists (recording, or live control's buffers): set with
+ * trace_ring_on, never cleared. trace_ring_on alone is cleared while a
+ * trace_off or finish trigger pauses recording (trigger.c). */
+extern int trace_ring_made HIDDEN;
 
 /* Graph roots (set_graph_function, or -F with function_graph/profile) and
  * graph_notrace functions, by site id; replaced under patch_lock, read
@@ -63,11 +67,14 @@ struct shadow_ent {
 	uint8_t fl;	/* SE_* */
 	uint8_t unused; /* (the graph shortcut stores hooked..unused as one word) */
 };
-#define SE_RING	   1 /* its entry event went to the ring: exit goes there too */
-#define SE_NOTRACE 4 /* a graph_notrace function: nothing below it is traced */
-#define SE_ROOT	   8 /* a graph root (-F, set_graph_function) */
+#define SE_RING	   1  /* its entry event went to the ring: exit goes there too */
+#define SE_SKIP	   2  /* not traced: pushed only to close a trigger frame */
+#define SE_NOTRACE 4  /* a graph_notrace function: nothing below it is traced */
+#define SE_ROOT	   8  /* a graph root (-F, set_graph_function) */
+#define SE_TRIG	   16 /* opened a trigger frame (trigger.c: depth=, time=) */
 
-#define SHADOW_MAX 4096
+#define SHADOW_MAX    4096
+#define TRIG_NEST_MAX 64 /* nested depth=/time= functions applied per thread */
 
 struct fg_thread {
 	uint32_t depth;
@@ -80,6 +87,16 @@ struct fg_thread {
 	uint64_t prof_gen;    /* the profile session its counters belong to */
 	struct fg_thread *prof_next, *prof_prev;
 	struct shadow_ent ent[SHADOW_MAX];
+	/* Triggers (trigger.c; after ent[]: the assembly's offsets stay):
+	 * the thread's limits while depth= or time= functions run, and what
+	 * each of them replaced. */
+	uint32_t trig_n;     /* open trigger frames, each counted in notrace_depth too */
+	uint32_t trig_limit; /* no entry is traced at this shadow depth (0: max_depth's) */
+	uint64_t trig_time;  /* the time filter inside (0: the configured one) */
+	struct {
+		uint32_t limit;
+		uint64_t time;
+	} trig_save[TRIG_NEST_MAX];
 };
 
 extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initial-exec")));

@@ -18,6 +18,10 @@
 # runtime's tracers: SKIPs when recording yields no stream. In the asan
 # configuration the programs are built with ASan as well (TSan: skipped).
 #
+# tests/golden/s-NAME.opts holds more options for its record (a filter,
+# a trigger), s-NAME.ropts for its replay (shell words, quoted as in a
+# shell).
+#
 # GOLDEN_UPDATE=1 writes the outputs of gcc -O0 to s-NAME.expect instead of
 # comparing (read them before committing!). GOLDEN_ONLY=NAME runs one test.
 # Env: TOP B CC SAN.
@@ -193,7 +197,12 @@ for v in "${variants[@]}"; do
 				;;
 			esac
 			rm -rf "$d/data"
-			(cd "$d" && "$DFT" record -d "$d/data" "./$n" >"$d/$n.out" 2>"$d/$n.err")
+			# s-NAME.opts / s-NAME.ropts: more options of record / replay
+			# (shell words, quotes allowed)
+			ropts=() popts=()
+			[ -f "$G/$n.opts" ] && eval "ropts=($(cat "$G/$n.opts"))"
+			[ -f "$G/$n.ropts" ] && eval "popts=($(cat "$G/$n.ropts"))"
+			(cd "$d" && "$DFT" record -d "$d/data" "${ropts[@]}" "./$n" >"$d/$n.out" 2>"$d/$n.err")
 			rc=$?
 			settle "$d/$n" "$d/data"
 			if [ $rc -ne 0 ]; then
@@ -201,7 +210,7 @@ for v in "${variants[@]}"; do
 				diag_file "$d/$n.err"
 				continue
 			fi
-			"$DFT" replay -d "$d/data" --no-time $HIDE >"$d/$n.raw" 2>"$d/$n.rerr"
+			"$DFT" replay -d "$d/data" --no-time $HIDE "${popts[@]}" >"$d/$n.raw" 2>"$d/$n.rerr"
 			rc=$?
 			normalize <"$d/$n.raw" >"$d/$n.got"
 			if [ -n "${GOLDEN_UPDATE:-}" ]; then

@@ -53,7 +53,7 @@ int main(void)
 {
 	struct dynftrace_ops a = {.func = cb0}, b = {.func = cb1};
 	struct dynftrace_stats st;
-	tap_plan(22);
+	tap_plan(27);
 	dynftrace_get_stats(&st);
 	ok(st.sites >= 4, "sites discovered (%lu)", st.sites);
 	ok(st.sites_enabled == 0, "nothing enabled at start");
@@ -91,6 +91,17 @@ int main(void)
 	ok(hits[0] == 0 && hits[1] == 1, "single path: only b (%lu %lu)", hits[0], hits[1]);
 	ok(dynftrace_unregister_ops(&b) == 0, "unregister b");
 	ok(dynftrace_unregister_ops(&b) == -EINVAL, "double unregister -> -EINVAL");
+	/* regexes (pattern.c): anchored alternatives; one that does not compile */
+	ok(dynftrace_set_filter(&a, "^leaf_(a|b)$", 1) == 0, "regex filter ^leaf_(a|b)$");
+	ok(dynftrace_set_filter(&a, "leaf_(", 0) == -EINVAL,
+	   "regex that does not compile -> -EINVAL");
+	ok(dynftrace_register_ops(&a) == 0, "register a with the regex");
+	hits[0] = 0;
+	leaf_a(1);
+	leaf_b(1);
+	other_c(1);
+	ok(hits[0] == 2, "regex: a saw leaf_a and leaf_b only (%lu)", hits[0]);
+	ok(dynftrace_unregister_ops(&a) == 0, "unregister a");
 	dynftrace_get_stats(&st);
 	ok(st.sites_enabled == 0 && !st.killed, "all sites NOP again, not killed (%s)",
 	   st.kill_reason);
