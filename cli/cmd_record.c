@@ -555,10 +555,11 @@ static int check_program(const char *path, const char *prog, int force, struct r
 		return 1;
 	}
 	if (!total && !o->patch.n) {
-		cli_err("%s has no traceable sites, nor have its libraries: rebuild it with the "
-			"flags of 'dynftrace cflags', name functions to patch with -P or -F, or pass "
-			"--force if it dlopen()s traced code",
-			prog);
+		cli_err(
+		    "%s has no traceable sites, nor have its libraries: rebuild it with the "
+		    "flags of 'dynftrace cflags', name functions to patch with -P or -F, or pass "
+		    "--force if it dlopen()s traced code",
+		    prog);
 		return 1;
 	}
 	return 0;
@@ -840,8 +841,7 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	ssize_t n;
 
 	*started = 0;
-	if (resolve(o->prog[0], exe, sizeof(exe)) ||
-	    check_program(exe, o->prog[0], o->force, o))
+	if (resolve(o->prog[0], exe, sizeof(exe)) || check_program(exe, o->prog[0], o->force, o))
 		return 1;
 	if (cli_runtime(NULL, lib, NULL, sizeof(lib))) {
 		cli_err(

@@ -671,8 +671,10 @@ static int fork_line(char *line, unsigned no, void *d)
 	    v > UINT32_MAX || parse_u64(e + 1, 10, &ts, &e) || *e || !ts)
 		goto bad;
 	if (!p->fork_ns || ts > p->fork_ns) {
-		tr_set_err(c->s->err, "%s: line %u: a frame that begins after the fork, or before "
-				      "its 'time:' line", c->path, no);
+		tr_set_err(c->s->err,
+			   "%s: line %u: a frame that begins after the fork, or before "
+			   "its 'time:' line",
+			   c->path, no);
 		return -EINVAL;
 	}
 	if (p->ninherit == c->cap) {
@@ -685,8 +687,8 @@ static int fork_line(char *line, unsigned no, void *d)
 		c->cap = cap;
 	}
 	if (p->ninherit && ts < p->inherit[p->ninherit - 1].ts) {
-		tr_set_err(c->s->err, "%s: line %u: a frame that begins before its caller",
-			   c->path, no);
+		tr_set_err(c->s->err, "%s: line %u: a frame that begins before its caller", c->path,
+			   no);
 		return -EINVAL;
 	}
 	p->inherit[p->ninherit].func = (uint32_t)v;
@@ -716,8 +718,9 @@ static int check_fork(struct tr_session *s, const struct tr_proc *p)
 {
 	for (size_t i = 0; i < p->ninherit; i++)
 		if (!tr_site(p, p->inherit[i].func)) {
-			tr_set_err(s->err, "%s: frame %zu names function id %" PRIu32
-					   ", which %s/sites-%s.txt does not have",
+			tr_set_err(s->err,
+				   "%s: frame %zu names function id %" PRIu32
+				   ", which %s/sites-%s.txt does not have",
 				   p->fork_path, i + 1, p->inherit[i].func, s->dir, p->key);
 			return -EINVAL;
 		}

@@ -66,7 +66,7 @@ struct tr_proc {
 	struct tr_inherit {
 		uint32_t func;
 		uint64_t ts; /* entry time, in the parent */
-	} *inherit;
+	} * inherit;
 	size_t ninherit;
 	char *fork_path; /* for the check of its ids once the sites are read */
 	/* tracepoints-KEY.txt, read on first use by tr_tracepoint_desc() */

@@ -1555,8 +1555,8 @@ static int entry_cmp_addr(const void *key, const void *elem)
 }
 
 /* The compiler site of each entry: at most SITE_WINDOW bytes in (the CET
- * branch target marker and a site marker come first), or up to PREFIX_PAD_MAX before it (a prefix pad with
- * no symbol to move the site to). */
+ * branch target marker and a site marker come first), or up to PREFIX_PAD_MAX before it (a prefix
+ * pad with no symbol to move the site to). */
 static void match_sites(struct elf_image *img)
 {
 	size_t k = 0;

@@ -1009,7 +1009,7 @@ static int set_glob(struct dynftrace_ops *ops, const char *glob, int reset, int 
 {
 	if (!ops)
 		return -EINVAL;
-	if (glob && !dft_glob_valid(glob[0] == '!' ? glob + 1 : glob))
+	if (glob && *glob && !dft_glob_valid(glob[0] == '!' ? glob + 1 : glob))
 		return -EINVAL;
 	int err = api_enter();
 	if (err)
