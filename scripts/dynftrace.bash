@@ -48,7 +48,7 @@ _dynftrace_options()
 _dynftrace_options1()
 {
 	_dynftrace_help "$1" "$2" | awk '
-	function flush(    n, alt, k, w, m, d, nv, v, vals, ok) {
+	function flush(    n, alt, k, w, e, m, d, nv, v, vals, ok) {
 		if (term == "") return
 		d = desc
 		while (gsub(/\([^()]*\)/, "", d)) ;
@@ -67,8 +67,12 @@ _dynftrace_options1()
 		n = split(term, alt, /, /)
 		split(alt[n], w, " ")
 		m = w[2]
+		# "--demangle=STYLE": the option, and STYLE its metavariable (the
+		# command takes "--demangle STYLE" as well)
+		if (split(w[1], e, "=") == 2) m = e[2]
 		for (k = 1; k <= n; k++) {
 			split(alt[k], w, " ")
+			sub(/=.*/, "", w[1])
 			if (w[1] ~ /^-/)
 				print w[1] "\t" m "\t" vals
 		}
