@@ -184,7 +184,8 @@ static int set_list(struct dm *d, int i, const int *tmp, int n)
 		d->lists = l;
 		d->lcap = cap;
 	}
-	memcpy(d->lists + d->nl, tmp, (size_t)n * sizeof(*tmp));
+	if (n) /* an empty list may have no storage yet (memcpy of NULL) */
+		memcpy(d->lists + d->nl, tmp, (size_t)n * sizeof(*tmp));
 	d->n[i].list = d->nl;
 	d->n[i].nlist = n;
 	d->nl += n;
