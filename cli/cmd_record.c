@@ -51,6 +51,7 @@
 
 #include "attach.h"
 #include "cli.h"
+#include "glob.h"
 #include "pattern.h"
 #include "shm_watch.h"
 #include "trace_read.h"
@@ -1111,6 +1112,64 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 }
 
 /* After a recording: say what went wrong without failing. */
+/* Does pattern PAT (FUNC, FUNC@OBJECT or FUNC:mod:OBJECT; a leading '!'
+ * ignored) name one of the functions with a site in the session, by the
+ * runtime's own rules (glob.c)? */
+static int session_has_match(const struct tr_session *s, const char *pat)
+{
+	if (*pat == '!')
+		pat++;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct tr_proc *p = &s->procs[i];
+		for (size_t k = 0; k < p->nsites; k++)
+			if (dft_glob_match_in(pat, p->sites[k].name, p->sites[k].obj))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A filter that matched nothing traces nothing, silently: say so, once per
+ * pattern, naming the option. Only sessions whose processes wrote their
+ * sites are judged (a process that died before naming them proves
+ * nothing).
+ */
+static void report_unmatched(const struct tr_session *s, const char *opt, const struct cli_globs *g,
+			     const struct cli_globs *seen)
+{
+	int any_sites = 0;
+
+	for (size_t i = 0; i < s->nprocs; i++)
+		any_sites |= s->procs[i].has_sites;
+	if (!any_sites)
+		return;
+	for (size_t k = 0; k < g->n; k++) {
+		char func[DFT_GLOB_MAX + 2];
+		const char *pat = g->v[k];
+		int dup = 0;
+
+		if (!strcmp(opt, "-T")) { /* FUNC@ACTIONS: the function's part */
+			const char *at = strrchr(pat, '@');
+			size_t n = at ? (size_t)(at - pat) : strlen(pat);
+			if (n >= sizeof(func))
+				continue;
+			memcpy(func, pat, n);
+			func[n] = 0;
+			pat = func;
+		}
+		for (size_t j = 0; seen && j < seen->n && !dup; j++)
+			dup = !strcmp(seen->v[j], g->v[k]);
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = !strcmp(g->v[j], g->v[k]);
+		if (dup || session_has_match(s, pat))
+			continue;
+		cli_err("warning: %s '%s' matched no function traced in this run%s", opt, pat,
+			strchr(pat, '@') || strstr(pat, ":mod:")
+			    ? ""
+			    : " (another object's functions need FUNC@OBJECT or --patch-libs)");
+	}
+}
+
 static void record_summary(const char *dir, const struct rec_opts *o)
 {
 	struct tr_session s;
@@ -1121,6 +1180,10 @@ static void record_summary(const char *dir, const struct rec_opts *o)
 		tr_close(&s);
 		return;
 	}
+	report_unmatched(&s, "-F", &o->filter, NULL);
+	report_unmatched(&s, "-N", &o->notrace, NULL);
+	report_unmatched(&s, "-P", &o->patch, &o->filter); /* -F FUNC@OBJECT is patched too */
+	report_unmatched(&s, "-T", &o->triggers, NULL);
 	if (!s.nstreams && !s.info.nlost && !o->disabled && strcmp(o->tracer, "profile"))
 		cli_err("warning: no events were recorded (did the program run traced code?)");
 	for (size_t i = 0; i < s.info.nlost; i++)

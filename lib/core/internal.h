@@ -185,17 +185,7 @@ int attach_loaded(void) HIDDEN;
  * calls it. */
 void dft_ensure_init(void) HIDDEN;
 
-/* glob.c: shell glob match (exact compare without metachars), for objects'
- * file names. A function's pattern may be a regex (pattern.h). */
-int dft_glob_match(const char *glob, const char *name) HIDDEN;
-/* The same for function NAME of the object at PATH: GLOB may name the
- * object too, as FUNC@OBJECT or FUNC:mod:OBJECT (OBJECT: a glob of the
- * file name, with or without what follows ".so"). */
-int dft_glob_match_in(const char *glob, const char *name, const char *path) HIDDEN;
-/* Does GLOB name functions of the object at PATH: 1 or 0; -1: GLOB names no
- * object (a plain glob). */
-int dft_glob_object(const char *glob, const char *path) HIDDEN;
-#define DFT_GLOB_MAX 1023 /* longer globs are refused */
+#include "glob.h"
 /* ops.c: unregister every registered ops (a detach): 0 or -errno. */
 int ops_unregister_all(void) HIDDEN;
 /* 0 for what fnmatch would take literally though a class was meant: an

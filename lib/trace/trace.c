@@ -346,11 +346,12 @@ static int tracing_on = 1; /* tctl_lock (trace_init before) */
 static int ops_on;	   /* trace_ops is registered: tctl_lock (trace_init before) */
 static int list_parse(const char *text, const char *seps, struct glob_list *out);
 
+/* A glob that matches nothing now (-ENOENT) is kept: an object loaded
+ * later may match it. The recorder says at the end of the run which
+ * patterns matched no function at all (cmd_record.c). */
 static int set_globs(int notrace, const char *list)
 {
 	char *copy = strdup(list);
-	char none[300] = ""; /* the globs that match nothing, in one message */
-	size_t nlen = 0;
 	int err = 0, first = 1;
 	if (!copy)
 		return -ENOMEM;
@@ -358,22 +359,12 @@ static int set_globs(int notrace, const char *list)
 	     g = strtok_r(NULL, ",", &save)) {
 		err = notrace ? dynftrace_set_notrace(&trace_ops, g, first)
 			      : dynftrace_set_filter(&trace_ops, g, first);
-		if (err == -ENOENT) {
-			int k = snprintf(none + nlen, sizeof(none) - nlen, "%s'%s'",
-					 nlen ? ", " : "", g);
-			if (k > 0)
-				nlen = nlen + (size_t)k < sizeof(none) ? nlen + (size_t)k
-								       : sizeof(none) - 1;
+		if (err == -ENOENT)
 			err = 0;
-		} else if (err == 0) {
+		else if (err == 0)
 			first = 0;
-		}
 	}
 	free(copy);
-	if (nlen && notrace)
-		dft_log("notrace: no function matches %s", none);
-	else if (nlen)
-		dft_log("filter: no function matches %s", none);
 	return err;
 }
 

@@ -95,6 +95,16 @@ for cc in $compilers; do
 		done
 	done
 done
+# a -P pattern that matched no function is reported; one that did is not
+rm -rf "$T/d"
+"$D" record -d "$T/d" -P leaf -P 'nosuch_p*' -- "$T/plain-${compilers%% *}-O2-pie" 2 >/dev/null 2>"$T/err"
+if grep -q "warning: -P 'nosuch_p\*' matched no function" "$T/err" &&
+	[ "$(grep -c 'matched no function' "$T/err")" -eq 1 ]; then
+	ok "-P 'nosuch_p*' (matching nothing) is reported, -P leaf is not"
+else
+	notok "-P 'nosuch_p*' (matching nothing) is reported, -P leaf is not"
+	diag_file "$T/err"
+fi
 # libc's own functions, from 4 threads
 # tests/entries/regs.c: every general, vector and mask register the CPU
 # has comes back from target_fn as it was, on each route and path: the

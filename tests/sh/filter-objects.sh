@@ -52,6 +52,25 @@ rec 5 0 "-F twin:mod:libtwin (the kernel's form)" -F twin:mod:libtwin
 rec 5 1 "-F @libtwin (every function of the library)" -F @libtwin
 rec 3 0 "-F twin -N twin@libtwin" -F twin -N twin@libtwin
 rec 0 0 "-F twin@nosuchlib: nothing" -F twin@nosuchlib -F main@nosuchlib
+# A pattern that matched no function is reported, once, naming the option.
+if grep -q "warning: -F 'twin@nosuchlib' matched no function" "$T/err" &&
+	grep -q "warning: -F 'main@nosuchlib' matched no function" "$T/err" &&
+	[ "$(grep -c 'matched no function' "$T/err")" -eq 2 ]; then
+	ok "the two -F patterns that matched nothing are reported"
+else
+	notok "the unmatched -F patterns are reported"
+	diag_file "$T/err"
+fi
+rec 3 0 "-F twin -N twin@libtwin -N nosuch_n -T 'nosuch_t*@depth=1'" -F twin -N twin@libtwin \
+	-N nosuch_n -T 'nosuch_t*@depth=1'
+if grep -q "warning: -N 'nosuch_n' matched no function" "$T/err" &&
+	grep -q "warning: -T 'nosuch_t\*' matched no function" "$T/err" &&
+	[ "$(grep -c 'matched no function' "$T/err")" -eq 2 ]; then
+	ok "unmatched -N and -T patterns are reported, the matching ones are not"
+else
+	notok "unmatched -N and -T patterns are reported, the matching ones are not"
+	diag_file "$T/err"
+fi
 # the control file takes the same forms
 if [ -z "$SAN" ]; then
 	rm -rf "$T/d"
