@@ -79,41 +79,21 @@
 .macro SAVE_VEC kind
 	cmpb	$VEC_AVX, \kind(%rip)
 	jae	.Lsa\@
-	movdqu	%xmm0, REGS_XMM+0*16(%rsp)
-	movdqu	%xmm1, REGS_XMM+1*16(%rsp)
-	movdqu	%xmm2, REGS_XMM+2*16(%rsp)
-	movdqu	%xmm3, REGS_XMM+3*16(%rsp)
-	movdqu	%xmm4, REGS_XMM+4*16(%rsp)
-	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
-	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
-	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	movdqu	%xmm\n, REGS_XMM+\n*16(%rsp)
+	.endr
 	jmp	.Lsd\@
 .Lsa\@:
-	vmovdqu	%xmm0, REGS_XMM+0*16(%rsp)
-	vmovdqu	%xmm1, REGS_XMM+1*16(%rsp)
-	vmovdqu	%xmm2, REGS_XMM+2*16(%rsp)
-	vmovdqu	%xmm3, REGS_XMM+3*16(%rsp)
-	vmovdqu	%xmm4, REGS_XMM+4*16(%rsp)
-	vmovdqu	%xmm5, REGS_XMM+5*16(%rsp)
-	vmovdqu	%xmm6, REGS_XMM+6*16(%rsp)
-	vmovdqu	%xmm7, REGS_XMM+7*16(%rsp)
-	vextractf128	$1, %ymm0, VEC_UP+0*16(%rsp)
-	vextractf128	$1, %ymm1, VEC_UP+1*16(%rsp)
-	vextractf128	$1, %ymm2, VEC_UP+2*16(%rsp)
-	vextractf128	$1, %ymm3, VEC_UP+3*16(%rsp)
-	vextractf128	$1, %ymm4, VEC_UP+4*16(%rsp)
-	vextractf128	$1, %ymm5, VEC_UP+5*16(%rsp)
-	vextractf128	$1, %ymm6, VEC_UP+6*16(%rsp)
-	vextractf128	$1, %ymm7, VEC_UP+7*16(%rsp)
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	vmovdqu	%xmm\n, REGS_XMM+\n*16(%rsp)
+	.endr
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	vextractf128	$1, %ymm\n, VEC_UP+\n*16(%rsp)
+	.endr
 	je	.Lsz\@			/* VEC_AVX: no zmm */
-	vextracti64x4	$1, %zmm0, VEC_UP_ZMM+0*32(%rsp)
-	vextracti64x4	$1, %zmm1, VEC_UP_ZMM+1*32(%rsp)
-	vextracti64x4	$1, %zmm2, VEC_UP_ZMM+2*32(%rsp)
-	vextracti64x4	$1, %zmm3, VEC_UP_ZMM+3*32(%rsp)
-	vextracti64x4	$1, %zmm4, VEC_UP_ZMM+4*32(%rsp)
-	vextracti64x4	$1, %zmm5, VEC_UP_ZMM+5*32(%rsp)
-	vextracti64x4	$1, %zmm6, VEC_UP_ZMM+6*32(%rsp)
-	vextracti64x4	$1, %zmm7, VEC_UP_ZMM+7*32(%rsp)
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	vextracti64x4	$1, %zmm\n, VEC_UP_ZMM+\n*32(%rsp)
+	.endr
 .Lsz\@:
 	vzeroupper
 .Lsd\@:
@@ -122,41 +102,21 @@
 .macro RESTORE_VEC kind
 	cmpb	$VEC_AVX, \kind(%rip)
 	jae	.Lra\@
-	movdqu	REGS_XMM+0*16(%rsp), %xmm0
-	movdqu	REGS_XMM+1*16(%rsp), %xmm1
-	movdqu	REGS_XMM+2*16(%rsp), %xmm2
-	movdqu	REGS_XMM+3*16(%rsp), %xmm3
-	movdqu	REGS_XMM+4*16(%rsp), %xmm4
-	movdqu	REGS_XMM+5*16(%rsp), %xmm5
-	movdqu	REGS_XMM+6*16(%rsp), %xmm6
-	movdqu	REGS_XMM+7*16(%rsp), %xmm7
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	movdqu	REGS_XMM+\n*16(%rsp), %xmm\n
+	.endr
 	jmp	.Lrd\@
 .Lra\@:
-	vmovdqu	REGS_XMM+0*16(%rsp), %xmm0
-	vmovdqu	REGS_XMM+1*16(%rsp), %xmm1
-	vmovdqu	REGS_XMM+2*16(%rsp), %xmm2
-	vmovdqu	REGS_XMM+3*16(%rsp), %xmm3
-	vmovdqu	REGS_XMM+4*16(%rsp), %xmm4
-	vmovdqu	REGS_XMM+5*16(%rsp), %xmm5
-	vmovdqu	REGS_XMM+6*16(%rsp), %xmm6
-	vmovdqu	REGS_XMM+7*16(%rsp), %xmm7
-	vinsertf128	$1, VEC_UP+0*16(%rsp), %ymm0, %ymm0
-	vinsertf128	$1, VEC_UP+1*16(%rsp), %ymm1, %ymm1
-	vinsertf128	$1, VEC_UP+2*16(%rsp), %ymm2, %ymm2
-	vinsertf128	$1, VEC_UP+3*16(%rsp), %ymm3, %ymm3
-	vinsertf128	$1, VEC_UP+4*16(%rsp), %ymm4, %ymm4
-	vinsertf128	$1, VEC_UP+5*16(%rsp), %ymm5, %ymm5
-	vinsertf128	$1, VEC_UP+6*16(%rsp), %ymm6, %ymm6
-	vinsertf128	$1, VEC_UP+7*16(%rsp), %ymm7, %ymm7
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	vmovdqu	REGS_XMM+\n*16(%rsp), %xmm\n
+	.endr
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	vinsertf128	$1, VEC_UP+\n*16(%rsp), %ymm\n, %ymm\n
+	.endr
 	je	.Lrd\@
-	vinserti64x4	$1, VEC_UP_ZMM+0*32(%rsp), %zmm0, %zmm0
-	vinserti64x4	$1, VEC_UP_ZMM+1*32(%rsp), %zmm1, %zmm1
-	vinserti64x4	$1, VEC_UP_ZMM+2*32(%rsp), %zmm2, %zmm2
-	vinserti64x4	$1, VEC_UP_ZMM+3*32(%rsp), %zmm3, %zmm3
-	vinserti64x4	$1, VEC_UP_ZMM+4*32(%rsp), %zmm4, %zmm4
-	vinserti64x4	$1, VEC_UP_ZMM+5*32(%rsp), %zmm5, %zmm5
-	vinserti64x4	$1, VEC_UP_ZMM+6*32(%rsp), %zmm6, %zmm6
-	vinserti64x4	$1, VEC_UP_ZMM+7*32(%rsp), %zmm7, %zmm7
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	vinserti64x4	$1, VEC_UP_ZMM+\n*32(%rsp), %zmm\n, %zmm\n
+	.endr
 .Lrd\@:
 .endm
 
@@ -286,6 +246,20 @@ dft_caller_tmpl_end:
 .Lsvd\@:
 .endm
 
+/*
+ * Every vector and mask register saved (SAVE_VEC_ALL, with KIND's save
+ * form), xmm0-7 copied into regs->xmm for the callbacks, and regs marked
+ * as the preserving trampolines' (REGS_ALL_MAGIC). Clobbers rax.
+ */
+.macro SAVE_VEC_REGS_ALL kind
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	movdqu	%xmm\n, REGS_XMM+\n*16(%rsp)
+	.endr
+	SAVE_VEC_ALL \kind
+	movabsq	$REGS_ALL_MAGIC, %rax
+	movq	%rax, REGS_RET(%rsp)
+.endm
+
 .macro RESTORE_VEC_ALL kind
 	cmpb	$1, \kind
 	ja	.Lrvz\@
@@ -345,17 +319,7 @@ dft_caller_all_tmpl:
 	SAVE_GPRS
 	movq	0(%rbp), %rax
 	movq	%rax, REGS_RBP(%rsp)
-	movdqu	%xmm0, REGS_XMM+0*16(%rsp)	/* the regs' copy, for callbacks */
-	movdqu	%xmm1, REGS_XMM+1*16(%rsp)
-	movdqu	%xmm2, REGS_XMM+2*16(%rsp)
-	movdqu	%xmm3, REGS_XMM+3*16(%rsp)
-	movdqu	%xmm4, REGS_XMM+4*16(%rsp)
-	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
-	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
-	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
-	SAVE_VEC_ALL dft_caller_all_tmpl_kind(%rip)
-	movabsq	$REGS_ALL_MAGIC, %rax
-	movq	%rax, REGS_RET(%rsp)
+	SAVE_VEC_REGS_ALL dft_caller_all_tmpl_kind(%rip)
 	leaq	16(%rbp), %rax
 	movq	%rax, REGS_SP(%rsp)
 	movq	8(%rbp), %rdi
@@ -1064,17 +1028,7 @@ dft_gentry_tmpl_end:
 .Lge_generic\sfx:
 	/* The generic entry: every argument register saved. */
 	.if \all
-	movdqu	%xmm0, REGS_XMM+0*16(%rsp)	/* the regs' copy, for callbacks */
-	movdqu	%xmm1, REGS_XMM+1*16(%rsp)
-	movdqu	%xmm2, REGS_XMM+2*16(%rsp)
-	movdqu	%xmm3, REGS_XMM+3*16(%rsp)
-	movdqu	%xmm4, REGS_XMM+4*16(%rsp)
-	movdqu	%xmm5, REGS_XMM+5*16(%rsp)
-	movdqu	%xmm6, REGS_XMM+6*16(%rsp)
-	movdqu	%xmm7, REGS_XMM+7*16(%rsp)
-	SAVE_VEC_ALL dft_save_all_kind(%rip)
-	movabsq	$REGS_ALL_MAGIC, %rax
-	movq	%rax, REGS_RET(%rsp)
+	SAVE_VEC_REGS_ALL dft_save_all_kind(%rip)
 	.else
 	SAVE_VEC dft_vec_kind	/* and the ymm/zmm upper parts */
 	.endif
