@@ -40,8 +40,8 @@ const char *dft_reloc_entry_verdict(const struct elf_image *img, const struct el
 				   out, sizeof(out), &r);
 	free(whole);
 	if (!err && r.calls)
-		return "refused: a call among its first instructions (its return address "
-		       "would be the block's)";
+		return "refused: an indirect call among its first instructions (its return "
+		       "address would be the block's)";
 	if (!err)
 		return NULL;
 	snprintf(why, sizeof(why), "refused: %s", r.why);

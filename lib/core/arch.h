@@ -206,7 +206,9 @@ struct arch_reloc {
 	uint8_t covered;   /* bytes after the marker the copy replaces (>= ARCH_SITE_SIZE) */
 	uint8_t unscanned; /* FSIZE was 0: branches into those bytes not looked for */
 	uint8_t ninsn;	   /* instructions copied: map[0..ninsn) */
-	uint8_t calls;	   /* a call was copied: its return address is the block's */
+	uint8_t calls;	   /* an indirect call was copied: its return address is the block's */
+	uint8_t call_pushed; /* a direct call's rewrite: OUT offset just past its push, else 0 */
+	uintptr_t call_target; /* ... and where it jumps (a thread there is moved to it) */
 	uint8_t end;	   /* the jump back's offset in OUT (past the copies) */
 	uint16_t len;	   /* bytes written to OUT */
 	struct {

@@ -73,6 +73,8 @@ struct entry_move {
 	uintptr_t site;		      /* the block's site; its copies follow it */
 	uint8_t orig[ARCH_SITE_SIZE]; /* what the entry's jump replaced */
 	uint8_t covered, ninsn, end;  /* end: the jump back, from the copies' start */
+	uint8_t call_pushed;	      /* a copied call's push done, its jump not: 0 none */
+	uintptr_t call_target;	      /* ... the call's target */
 	struct {
 		uint8_t src, dst; /* from lo; from the copies' start */
 	} map[8];
@@ -451,7 +453,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 			err = -ENOTSUP; /* an unwinder could not get past the block */
 		if (err) {
 			refuse(o, &refused, cand[k],
-			       r.calls ? "a call among its first instructions" : r.why);
+			       r.calls ? "an indirect call among its first instructions" : r.why);
 			if (err == -ENOENT) {
 				dft_log("cannot patch functions by relocation: %s", r.why);
 				break;
@@ -475,6 +477,8 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 			m->covered = r.covered;
 			m->ninsn = r.ninsn;
 			m->end = r.end;
+			m->call_pushed = r.call_pushed;
+			m->call_target = r.call_target;
 			for (int k = 0; k < r.ninsn && k < 8; k++) {
 				m->map[k].src = (uint8_t)(r.map[k].src - r.marker);
 				m->map[k].dst = r.map[k].dst;
@@ -599,6 +603,12 @@ int entries_move_back(const struct dft_object *o, uintptr_t *ip)
 		uintptr_t off = *ip - code;
 		if (off == m->end) {
 			*ip = m->lo + m->covered;
+			return 1;
+		}
+		if (m->call_pushed && off == m->call_pushed) {
+			/* the return address (the original's) is pushed: what the
+			 * original call would have left, entering its target */
+			*ip = m->call_target;
 			return 1;
 		}
 		for (int k = 0; k < m->ninsn && k < 8; k++)

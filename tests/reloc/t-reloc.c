@@ -160,16 +160,31 @@ int main(int argc, char **argv)
 	refused(rc, -ENOTSUP, "jmp at +0 before 5 bytes",
 		"jmp rel8 at +0 with the size unknown: refused");
 
-	/* call rel32 */
+	/* call rel32: pushq RET; jmp T; .quad RET (the callee returns into the
+	 * function itself, past the replaced bytes) */
 	rc = REL(8, D_NEAR, 0xe8, 0x00, 0x10, 0, 0, 0xc3, 0x90, 0x90);
 	why(rc);
-	ok(rc == 0 && out[0] == 0xe8 && (uintptr_t)(D_NEAR + 5 + rd32(out + 1)) == S + 5 + 0x1000 &&
-	       is_jmp(5, D_NEAR, S + 5),
-	   "call rel32 retargeted");
+	ok(rc == 0 && !memcmp(out, "\xff\x35\x05\x00\x00\x00", 6) &&
+	       is_jmp(6, D_NEAR, S + 5 + 0x1000) && rd64(out + 11) == S + 5 && !r.calls &&
+	       r.call_pushed == 6 && r.call_target == S + 5 + 0x1000 && is_jmp(19, D_NEAR, S + 5),
+	   "call rel32: pushq 5(%%rip) (the original's return point); jmp target");
 	rc = REL(8, D_FAR, 0xe8, 0x00, 0x10, 0, 0, 0xc3, 0x90, 0x90);
-	ok(rc == 0 && !memcmp(out, "\xff\x15\x02\x00\x00\x00\xeb\x08", 8) &&
-	       rd64(out + 8) == S + 5 + 0x1000 && is_far_jmp(16, S + 5) && r.len == 30,
-	   "call out of reach: call *2(%%rip); jmp +8; .quad");
+	ok(rc == 0 && !memcmp(out, "\xff\x35\x06\x00\x00\x00\xff\x25\x08\x00\x00\x00", 12) &&
+	       rd64(out + 12) == S + 5 && rd64(out + 20) == S + 5 + 0x1000 &&
+	       is_far_jmp(28, S + 5) && r.len == 42 && r.call_pushed == 6,
+	   "call out of reach: pushq 6(%%rip); jmp *8(%%rip); .quad RET; .quad target");
+	/* sub $8,%rsp; call rel32 (redis's dictFetchValue): the copies then the call */
+	rc = REL(16, D_NEAR, 0x48, 0x83, 0xec, 0x08, 0xe8, 0x00, 0x10, 0, 0, 0xc3);
+	why(rc);
+	ok(rc == 0 && r.covered == 9 && r.ninsn == 2 &&
+	       !memcmp(out, "\x48\x83\xec\x08\xff\x35", 6) && rd64(out + 4 + 11) == S + 9 &&
+	       r.call_pushed == 4 + 6 && r.map[1].dst == 4,
+	   "sub; call: the call's rewrite returns to +9, after the replaced bytes");
+	/* call *%rax (indirect): copied, flagged for the caller's refusal */
+	rc = REL(16, D_NEAR, 0xff, 0xd0, 0x48, 0x89, 0xc3, 0xc3);
+	why(rc);
+	ok(rc == 0 && r.calls && !r.call_pushed && out[0] == 0xff && out[1] == 0xd0,
+	   "call *%%rax: copied as is and flagged (its return address would be the block's)");
 
 	/* jrcxz +7; mov %rax,%rbx; nop */
 	rc = REL(16, D_NEAR, 0xe3, 0x05, 0x48, 0x89, 0xc3, 0x90, 0x90, 0xc3);

@@ -12,9 +12,9 @@
 D=$B/dynftrace
 SRC=$TOP/tests/entries/prog.c
 FUNCS="st_square st_cube st_sum g_scale main"
-# The relocator refuses an entry whose first instructions hold a call (gcc -O2
-# may start st_cube with one): listed, with that reason.
-CALLFIRST="refused: a call among its first instructions.*"
+# The relocator refuses an entry whose first instructions hold an indirect
+# call: listed, with that reason (a direct call is relocated).
+CALLFIRST="refused: an indirect call among its first instructions.*"
 
 if [ ! -x "$D" ]; then
 	notok "$D is not built"
@@ -44,7 +44,7 @@ for cc in $compilers; do
 				grep -qxE "$f	(entry|$CALLFIRST)" "$d/list" || bad="$bad $f"
 			done
 			if [ -z "$bad" ]; then
-				ok "$cc $opt $pie: every function listed by name, as 'entry' (or refused for a call among its first instructions)"
+				ok "$cc $opt $pie: every function listed by name, as 'entry' (or refused for an indirect call among its first instructions)"
 			else
 				notok "$cc $opt $pie: missing or not 'entry':$bad"
 				diag_file "$d/list"

@@ -95,6 +95,27 @@ for cc in $compilers; do
 		done
 	done
 done
+# a function that begins with a call (sub; call) is relocated; exceptions
+# thrown by its callee unwind through it (the callee returns into it)
+if g++ -O2 "$TOP/tests/entries/callfirst.cc" -o "$T/callfirst" 2>"$T/build.log"; then
+	rm -rf "$T/d"
+	got=$("$D" record -d "$T/d" -P 'mid*' -P 'thrower*' -- "$T/callfirst" 9 2>"$T/err")
+	"$D" replay -d "$T/d" >"$T/replay" 2>&1
+	nm=$(grep -c '^.*| mid() {' "$T/replay")
+	nu=$(grep -c '} /\* mid \*/ (unwound)' "$T/replay")
+	verdict=$("$D" sites --all "$T/callfirst" 2>/dev/null | grep '^_Z3midi')
+	if [ "$got" = "60 3" ] && [ "$nm" -eq 9 ] && [ "$nu" -eq 3 ] &&
+		[ "${verdict#*	}" = entry ]; then
+		ok "a function beginning with a call: relocated, 9 calls, 3 unwound by exceptions, output as untraced"
+	else
+		notok "a function beginning with a call: '$got' (want '60 3'), $nm mid() (want 9), $nu unwound (want 3), verdict '$verdict'"
+		diag_file "$T/err"
+		diag_file "$T/replay"
+	fi
+else
+	notok "build tests/entries/callfirst.cc"
+	diag_file "$T/build.log"
+fi
 # a -P pattern that matched no function is reported; one that did is not
 rm -rf "$T/d"
 "$D" record -d "$T/d" -P leaf -P 'nosuch_p*' -- "$T/plain-${compilers%% *}-O2-pie" 2 >/dev/null 2>"$T/err"

@@ -13,8 +13,15 @@
  *     (refused out of ±2 GiB: the operand's address cannot change);
  *   - jmp/jcc rel8/rel32: rel32 forms; out of reach `jmp *0(%rip); .quad T`,
  *     behind an inverted short jcc for a jcc;
- *   - call rel32: call rel32, else `call *2(%rip); jmp +8; .quad T`; either
- *     way the pushed return address is the block's, which goes on after it;
+ *   - call rel32 (always the last instruction copied: it is 5 bytes long
+ *     and ends past the replaced bytes): `pushq 5(%rip); jmp T; .quad RET`,
+ *     else `pushq 6(%rip); jmp *8(%rip); .quad RET; .quad T`, RET being the
+ *     original call's end. The callee returns into the function itself,
+ *     whose unwind information describes that point, rather than into the
+ *     block, which has none (a thread between the push and the jump is
+ *     moved back to T: the state a call would have left);
+ *   - an indirect call is copied as is: its return address would be the
+ *     block's, so the caller (entries.c) refuses it (calls);
  *   - loop, loope, loopne, jrcxz, jecxz (rel8 only): the instruction itself
  *     hopping over a short jmp onto a jump to its target;
  *   - a branch to another copied instruction goes to that one's copy; one to
@@ -50,6 +57,16 @@
 /* The longest rewrite: [67] loop +2; jmp +14; jmp *0(%rip); .quad. */
 #define RELOC_INSN_OUT (1 + 2 + 2 + FAR_JMP_SIZE)
 #define RELOC_MAX      (RELOC_INSNS * RELOC_INSN_OUT + FAR_JMP_SIZE)
+/* A call's rewrite (see the top): pushq; jmp rel32; .quad, or pushq;
+ * jmp *; .quad; .quad. It is the last copy and follows instructions of
+ * fewer than ARCH_SITE_SIZE bytes, at least 2 each when rewritten longer
+ * than themselves, so the block stays within RELOC_MAX (checked below). */
+#define CALL_PUSH_LEN 6
+#define CALL_NEAR_OUT (CALL_PUSH_LEN + INSN_SIZE + 8)
+#define CALL_FAR_OUT  (CALL_PUSH_LEN + 6 + 8 + 8)
+_Static_assert((ARCH_SITE_SIZE - 1) / 2 * RELOC_INSN_OUT + 1 + CALL_FAR_OUT + FAR_JMP_SIZE <=
+		   RELOC_MAX,
+	       "a call's rewrite fits the block");
 
 _Static_assert(RELOC_INSNS <= ARRAY_SIZE(((struct arch_reloc *)0)->map) && RELOC_MAX < 256,
 	       "struct arch_reloc's map holds every copy's offset");
@@ -143,6 +160,8 @@ struct insn {
 	uint8_t addr32;	  /* loop: 67 prefix (ecx) */
 	uint8_t disp_off; /* RIP-relative: the disp32's offset in the insn, else 0 */
 	uintptr_t target; /* branch target, or the RIP-relative operand's address */
+	uintptr_t next;	  /* the original's next instruction (a call's return) */
+	uint8_t icall;	  /* an indirect call */
 	char mnem[CS_MNEMONIC_SIZE];
 };
 
@@ -199,6 +218,8 @@ static void classify(const uint8_t *p, int len, uintptr_t at, struct insn *in)
 		in->kind = K_BAD, in->op = BAD_XBEGIN, in->target = end + rel32(p, len);
 	} else if (op == INSN_INT3 || op == 0xf1) {
 		in->kind = K_BAD, in->op = BAD_BREAKPOINT;
+	} else if (op == 0xff && (reg == 2 || reg == 3)) {
+		in->icall = 1; /* call *, lcall *: copied as is */
 	} else if (op == INSN_RET || op == 0xc2 || op == 0xca || op == 0xcb || op == 0xcf ||
 		   op == 0xf4 || (op == 0x0f && (op2 == 0x0b || op2 == 0xb9 || op2 == 0xff)) ||
 		   (op == 0xff && (reg == 4 || reg == 5))) {
@@ -262,6 +283,7 @@ static int decode(const uint8_t *code, size_t off, size_t limit, uintptr_t src, 
 	memset(in, 0, sizeof(*in));
 	in->off = (uint8_t)off;
 	in->len = (uint8_t)len;
+	in->next = src + off + (uintptr_t)len;
 	snprintf(in->mnem, sizeof(in->mnem), "%s", cs.insn->mnemonic);
 	classify(code + off, len, src + off, in);
 
@@ -354,20 +376,27 @@ static int emit(uint8_t *p, uintptr_t at, const uint8_t *code, const struct insn
 			p[0] = (uint8_t)(0x70 | (in->op ^ 1)), p[1] = FAR_JMP_SIZE;
 		return 2 + emit_jmp(p ? p + 2 : NULL, at + 2, target);
 	case K_CALL:
-		if (reach32(at + INSN_SIZE, target)) {
+		/* pushq RET; jmp T (CALL_PUSH_LEN: where a thread between the
+		 * two has the call's effect but the jump) */
+		if (reach32(at + CALL_PUSH_LEN + INSN_SIZE, target)) {
 			if (p) {
-				p[0] = INSN_CALL;
-				put32(p + 1, at + INSN_SIZE, target);
+				static const uint8_t push_rip[CALL_PUSH_LEN] = {0xff, 0x35, 5,
+										0,    0,    0};
+				memcpy(p, push_rip, CALL_PUSH_LEN);
+				p[6] = INSN_JMP;
+				put32(p + 7, at + CALL_PUSH_LEN + INSN_SIZE, target);
+				memcpy(p + 11, &in->next, 8);
 			}
-			return INSN_SIZE;
+			return CALL_NEAR_OUT;
 		}
 		if (p) {
-			/* call *2(%rip); jmp +8; .quad target */
-			static const uint8_t call_rip[8] = {0xff, 0x15, 2, 0, 0, 0, 0xeb, 8};
-			memcpy(p, call_rip, 8);
-			memcpy(p + 8, &target, 8);
+			static const uint8_t push_jmp[12] = {0xff, 0x35, 6, 0, 0, 0,
+							     0xff, 0x25, 8, 0, 0, 0};
+			memcpy(p, push_jmp, 12);
+			memcpy(p + 12, &in->next, 8);
+			memcpy(p + 20, &target, 8);
 		}
-		return 16;
+		return CALL_FAR_OUT;
 	case K_LOOP:
 		/* loop +2 (to the jump to TARGET); jmp +N (over it) */
 		n = in->addr32;
@@ -513,6 +542,8 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 		pos += emit(NULL, dst + (uintptr_t)pos, code, &ins[i],
 			    into[i] < 0 ? ins[i].target : dst);
 	}
+	if (pos + FAR_JMP_SIZE > RELOC_MAX)
+		return refuse(r, -EINVAL, "the block would take %d bytes", pos + FAR_JMP_SIZE);
 	for (int i = 0; i < n; i++) {
 		uintptr_t at = dst + (uintptr_t)blk[i];
 		if (ins[i].disp_off && !reach32(at + ins[i].len, ins[i].target))
@@ -523,7 +554,12 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 		     into[i] < 0 ? ins[i].target : dst + (uintptr_t)blk[into[i]]);
 		r->map[i].src = ins[i].off;
 		r->map[i].dst = (uint8_t)blk[i];
-		r->calls |= ins[i].kind == K_CALL;
+		r->calls |= ins[i].icall;
+		if (ins[i].kind == K_CALL) {
+			r->call_pushed = (uint8_t)(blk[i] + CALL_PUSH_LEN);
+			r->call_target =
+			    into[i] < 0 ? ins[i].target : dst + (uintptr_t)blk[into[i]];
+		}
 	}
 	r->ninsn = (uint8_t)n;
 	r->end = (uint8_t)pos;
