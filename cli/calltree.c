@@ -267,7 +267,7 @@ static int c_other(struct tr_walk *w, const struct tr_event *ev)
 	return 0;
 }
 
-static const struct tr_walk_ops c_ops = {c_enter, c_leave, c_other};
+static const struct tr_walk_ops c_ops = {.enter = c_enter, .leave = c_leave, .other = c_other};
 
 int ct_build(struct calltree *t, struct tr_session *s, const struct ct_build *b)
 {

@@ -26,5 +26,6 @@ struct fg_thread *fg_alloc(void)
 
 void fg_free(struct fg_thread *g)
 {
+	ctx_free(g);
 	munmap(g, sizeof(*g));
 }
