@@ -19,9 +19,11 @@
  *     not hold our stack pointer, is the stack makecontext gave it. The
  *     current frames go aside under OUCP. Any other UCP (a getcontext of
  *     this very stack: a jump back, as longjmp) is left to stack position.
- *   - swapcontext returns while another context is current: the thread
- *     switched back without a wrapper (makecontext's uc_link, after its
- *     function returned; a switch from code not hooked): ours come back.
+ *   - a context on a stack of its own starts with a base mark (SE_BASE):
+ *     while it has no frame open, every traced entry takes the slow path,
+ *     so the thread's return to another context without a wrapper
+ *     (makecontext's uc_link after its function returned, a jump) is found
+ *     at its first traced entry or return.
  *   - longjmp, siglongjmp, _longjmp, __longjmp_chk (wrapped) push a SE_JUMP
  *     mark, whose NULL slot sends the next traced entry or return to the
  *     slow path. There, and at every slow-path event that finds frames
@@ -87,14 +89,6 @@ static struct fg_ctx *find_key(struct fg_thread *g, uintptr_t key)
 {
 	for (uint32_t i = 0; i < g->ctx_n; i++)
 		if (g->ctx[i].used && g->ctx[i].key == key)
-			return &g->ctx[i];
-	return NULL;
-}
-
-static struct fg_ctx *find_id(struct fg_thread *g, uint32_t id)
-{
-	for (uint32_t i = 0; i < g->ctx_n; i++)
-		if (g->ctx[i].used && g->ctx[i].id == id)
 			return &g->ctx[i];
 	return NULL;
 }
@@ -291,12 +285,6 @@ int ctx_resolve(struct fg_thread *g, uintptr_t *slot)
 
 /* ---- the wrappers --------------------------------------------------------- */
 
-/* Who the caller of a switch was, to come back to. */
-struct ctx_self {
-	uint32_t id;
-	uintptr_t lo, hi;
-};
-
 static void push_mark(struct fg_thread *g)
 {
 	if (g->depth == SHADOW_MAX || (g->depth && (g->ent[g->depth - 1].fl & SE_JUMP)))
@@ -311,18 +299,14 @@ static void push_mark(struct fg_thread *g)
 
 /*
  * The thread at SP is about to switch to UCP, saving its context into KEY
- * (0: setcontext). 1 if the current frames were set aside (*ME: their
- * context), 0 if the switch is left to stack position.
+ * (0: setcontext): set the current frames aside and bring back UCP's, or
+ * leave the switch to stack position (a jump mark).
  */
-static int ctx_leave(struct fg_thread *g, uintptr_t key, const ucontext_t *ucp, uintptr_t sp,
-		     struct ctx_self *me)
+static void ctx_leave(struct fg_thread *g, uintptr_t key, const ucontext_t *ucp, uintptr_t sp)
 {
 	uintptr_t lo = 0, hi = 0;
 	struct fg_ctx *c = NULL;
 	drop_marks(g);
-	me->id = g->ctx_id;
-	me->lo = g->ctx_lo;
-	me->hi = g->ctx_hi;
 	if (ucp && g->ctx_n)
 		c = find_key(g, (uintptr_t)ucp);
 	if (!c && ucp) {
@@ -335,18 +319,8 @@ static int ctx_leave(struct fg_thread *g, uintptr_t key, const ucontext_t *ucp, 
 			c = g->ctx_n ? find_addr(g, lo) : NULL;
 		}
 	}
-	if (!c && !hi) {
+	if ((!c && !hi) || ctx_switch(g, key, c, c ? 0 : ctx_new_id(g), lo, hi))
 		push_mark(g);
-		return 0;
-	}
-	return ctx_switch(g, key, c, c ? 0 : ctx_new_id(g), lo, hi) == 0;
-}
-
-/* Back in the wrapper of ME's switch while another context is current. */
-static void ctx_back(struct fg_thread *g, const struct ctx_self *me)
-{
-	struct fg_ctx *c = find_id(g, me->id);
-	ctx_switch(g, 0, c, me->id, me->lo, me->hi);
 }
 
 typedef int (*swapcontext_fn)(ucontext_t *, const ucontext_t *);
@@ -370,23 +344,16 @@ PUBLIC int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 		return -1;
 	}
 	struct fg_thread *g = fg_self;
-	struct ctx_self me;
-	int left = 0;
 	if (g) {
 		dft_self.recursion++;
-		left =
-		    ctx_leave(g, (uintptr_t)oucp, ucp, (uintptr_t)__builtin_frame_address(0), &me);
+		ctx_leave(g, (uintptr_t)oucp, ucp, (uintptr_t)__builtin_frame_address(0));
 		dft_self.recursion--;
 	}
-	int r = real(oucp, ucp);
-	/* Resumed (or failed): our frames must be the current ones. */
-	g = fg_self;
-	if (left && g && g->ctx_id != me.id) {
-		dft_self.recursion++;
-		ctx_back(g, &me);
-		dft_self.recursion--;
-	}
-	return r;
+	/* A tail call: a context suspended here keeps no frame of ours (a
+	 * detach may unmap the runtime meanwhile). Whoever switches back
+	 * brings our frames back: a wrapper, or the slow path (ctx_resolve:
+	 * uc_link, a jump). */
+	return real(oucp, ucp);
 }
 DFT_WRAPPER(swapcontext);
 
@@ -400,21 +367,12 @@ PUBLIC int setcontext(const ucontext_t *ucp)
 		return -1;
 	}
 	struct fg_thread *g = fg_self;
-	struct ctx_self me;
-	int left = 0;
 	if (g) {
 		dft_self.recursion++;
-		left = ctx_leave(g, 0, ucp, (uintptr_t)__builtin_frame_address(0), &me);
+		ctx_leave(g, 0, ucp, (uintptr_t)__builtin_frame_address(0));
 		dft_self.recursion--;
 	}
-	int r = real(ucp); /* returns on failure only */
-	g = fg_self;
-	if (left && g && g->ctx_id != me.id) {
-		dft_self.recursion++;
-		ctx_back(g, &me);
-		dft_self.recursion--;
-	}
-	return r;
+	return real(ucp);
 }
 DFT_WRAPPER(setcontext);
 
@@ -482,8 +440,14 @@ static void unhook_safe(const struct shadow_ent *e)
 	uintptr_t cur = 0;
 	pid_t pid = getpid();
 	struct iovec l = {&cur, sizeof(cur)}, r = {e->slot, sizeof(cur)};
-	if (syscall(SYS_process_vm_readv, pid, &l, 1, &r, 1, 0) != (long)sizeof(cur) ||
-	    cur != e->hook)
+	long n = syscall(SYS_process_vm_readv, pid, &l, 1, &r, 1, 0);
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		/* refused (seccomp): the stack is most likely still there */
+		if (*e->slot == e->hook)
+			*e->slot = e->orig;
+		return;
+	}
+	if (n != (long)sizeof(cur) || cur != e->hook)
 		return;
 	l.iov_base = (void *)&e->orig;
 	syscall(SYS_process_vm_writev, pid, &l, 1, &r, 1, 0);

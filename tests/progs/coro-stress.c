@@ -8,6 +8,9 @@
  * coroutine then returns through uc_link. Prints "steps N".
  *
  *   coro-stress [THREADS [COROS [ROUNDS]]]
+ *
+ * With ROUNDS < 0 it runs until killed and says "ready" after a first
+ * round (a target to attach to).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -56,11 +59,12 @@ static __attribute__((noinline)) void step(struct coro *c)
 }
 
 static __thread struct coro *current;
+static int started; /* threads past their first round (ROUNDS < 0) */
 
 static void coro_main(void)
 {
 	struct coro *c = current;
-	for (int i = 0; i < c->s->rounds; i++)
+	for (int i = 0; c->s->rounds < 0 || i < c->s->rounds; i++)
 		step(c);
 	c->done = 1;
 	if (c->by_jump) /* main_uc is stale: it switched to main by jumps */
@@ -92,11 +96,17 @@ static __attribute__((noinline)) void *run(void *arg)
 		c->uc.uc_link = &s->main_uc;
 		makecontext(&c->uc, coro_main, 0);
 	}
-	/* ROUNDS steps each, then one more resume to let it return */
-	for (int r = 0; r <= s->rounds; r++)
+	/* ROUNDS steps each, then one more resume to let it return; for
+	 * ever with ROUNDS < 0 */
+	for (int r = 0; s->rounds < 0 || r <= s->rounds; r++) {
 		for (int i = 0; i < s->ncoros; i++)
 			if (!s->coros[i].done)
 				resume(&s->coros[i]);
+		if (r == 0 && s->rounds < 0 && __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST) == 1) {
+			printf("ready\n");
+			fflush(stdout);
+		}
+	}
 	for (int i = 0; i < s->ncoros; i++)
 		free(s->coros[i].uc.uc_stack.ss_sp);
 	free(s->coros);
