@@ -454,6 +454,7 @@ HIDDEN int trace_detach_thread(struct dft_thread *t, void *ctx UNUSED)
 	unhook_all(g);
 	ctx_unhook_all(g);
 	*gp = NULL;
+	ctx_free(g);
 	fg_free(g);
 	return 0;
 }

@@ -26,6 +26,5 @@ struct fg_thread *fg_alloc(void)
 
 void fg_free(struct fg_thread *g)
 {
-	ctx_free(g);
 	munmap(g, sizeof(*g));
 }

@@ -125,7 +125,8 @@ struct fg_thread {
 extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initial-exec")));
 
 /* shadow.c: the calling thread's state, made at its first traced call
- * (NULL: no memory); freed by whoever clears the thread's fg_self. */
+ * (NULL: no memory); freed by whoever clears the thread's fg_self, after
+ * ctx_free. */
 struct fg_thread *fg_alloc(void) HIDDEN;
 void fg_free(struct fg_thread *g) HIDDEN;
 static inline struct fg_thread *fg_get(void)

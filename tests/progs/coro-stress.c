@@ -102,7 +102,8 @@ static __attribute__((noinline)) void *run(void *arg)
 		for (int i = 0; i < s->ncoros; i++)
 			if (!s->coros[i].done)
 				resume(&s->coros[i]);
-		if (r == 0 && s->rounds < 0 && __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST) == 1) {
+		if (r == 0 && s->rounds < 0 &&
+		    __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST) == 1) {
 			printf("ready\n");
 			fflush(stdout);
 		}
