@@ -55,6 +55,7 @@ struct tr_frame {
 	uint64_t idx;	   /* ordinal of the entry in its stream, from 0 */
 	uint64_t child_ns; /* time spent in completed children */
 	uint64_t user;	   /* for the consumer */
+	uint64_t user2;	   /* for the consumer */
 };
 
 struct tr_walk;
