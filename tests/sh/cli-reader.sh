@@ -382,11 +382,11 @@ head_lines="# DURATION     TID     FUNCTION
    0.100 us [     7] |   a();
    0.200 us [     7] | } /* main */ (unfinished)"
 grep -v '^stream\|^entry\|^exit\|^packet' "$S/wrap.txt" >"$T/base.txt"
-# every compact id (0-6) is an event: an extended header with id 12, at 8300 ns
-(cat "$T/base.txt"; printf 'stream 7 7\nentry 8000 0\nentry 8100 1\nexit 8200\nraw 07 0c 00 00 00 6c 20 00 00 00 00 00 00\nexit 9000\n') |
+# every compact id (0-6) is an event: an extended header with id 200 (none), at 8300 ns
+(cat "$T/base.txt"; printf 'stream 7 7\nentry 8000 0\nentry 8100 1\nexit 8200\nraw 07 c8 00 00 00 6c 20 00 00 00 00 00 00\nexit 9000\n') |
 	"$T/mkstream" "$T/badid"
 run_damaged "replay: unknown event id" \
-	"dynftrace: $T/badid/ctf/stream-7-7: unknown event id 12 at offset 94" \
+	"dynftrace: $T/badid/ctf/stream-7-7: unknown event id 200 at offset 94" \
 	"$head_lines" -- "$DFT" replay -d "$T/badid"
 
 (cat "$T/base.txt"; printf 'stream 7 7\nentry 8000 0\nentry 8100 1\nexit 8200\nentry 8300 99\nexit 9000\n') |
