@@ -180,6 +180,24 @@ static void count(struct cwalk *cw, uint32_t node, uint64_t a, uint64_t b, uint6
 	n->self_ns += incl > child ? incl - child : 0;
 }
 
+/* Room for the frame at depth D in the parallel stack. */
+static int fr_room(struct cwalk *cw, size_t d)
+{
+	if (d >= cw->cap) {
+		size_t cap = cw->cap ? cw->cap * 2 : 64;
+		struct cframe *n;
+
+		while (cap <= d)
+			cap *= 2;
+		n = realloc(cw->fr, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		cw->fr = n;
+		cw->cap = cap;
+	}
+	return 0;
+}
+
 static int c_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event *ev)
 {
 	struct cwalk *cw = w->data;
@@ -189,15 +207,8 @@ static int c_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event 
 	int starts = 0;
 
 	(void)ev;
-	if (d >= cw->cap) {
-		size_t cap = cw->cap ? cw->cap * 2 : 64;
-		struct cframe *n = realloc(cw->fr, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		cw->fr = n;
-		cw->cap = cap;
-	}
+	if (fr_room(cw, d))
+		return -ENOMEM;
 	cf = &cw->fr[d];
 	cf->child_clip = 0;
 	cf->bt = 0;
@@ -209,6 +220,32 @@ static int c_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event 
 			cw->focus_depth = d + 1;
 	}
 	cf->node = (uint32_t)node;
+	return 0;
+}
+
+/* A context switch moves frames off and onto the walk's stack: their
+ * parallel entries travel in the frames. */
+static int c_suspend(struct tr_walk *w, struct tr_frame *f, uint64_t ts)
+{
+	struct cwalk *cw = w->data;
+	struct cframe *cf = &cw->fr[f - w->stack];
+
+	(void)ts;
+	f->user = cf->node | (uint64_t)cf->bt << 32;
+	f->user2 = cf->child_clip;
+	return 0;
+}
+
+static int c_resume(struct tr_walk *w, struct tr_frame *f, uint64_t ts)
+{
+	struct cwalk *cw = w->data;
+	size_t d = (size_t)(f - w->stack);
+
+	(void)ts;
+	if (fr_room(cw, d))
+		return -ENOMEM;
+	cw->fr[d] = (struct cframe){
+	    .node = (uint32_t)f->user, .bt = (uint32_t)(f->user >> 32), .child_clip = f->user2};
 	return 0;
 }
 
@@ -267,7 +304,8 @@ static int c_other(struct tr_walk *w, const struct tr_event *ev)
 	return 0;
 }
 
-static const struct tr_walk_ops c_ops = {c_enter, c_leave, c_other};
+static const struct tr_walk_ops c_ops = {
+    .enter = c_enter, .leave = c_leave, .other = c_other, .suspend = c_suspend, .resume = c_resume};
 
 int ct_build(struct calltree *t, struct tr_session *s, const struct ct_build *b)
 {

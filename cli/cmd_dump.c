@@ -228,7 +228,32 @@ static int d_other(struct tr_walk *w, const struct tr_event *ev)
 	return 0;
 }
 
-static const struct tr_walk_ops d_ops = {d_enter, d_leave, d_other};
+/* A context switch: the frames set aside end ("switched") and begin again
+ * ("resumed") when they come back, so that B and E nest per thread. */
+static int d_suspend(struct tr_walk *w, struct tr_frame *f, uint64_t ts)
+{
+	struct dump *d = w->data;
+
+	ev_head(d, "E", w->st, ts);
+	fputs(",\"name\":", d->out);
+	json_str(d->out, tr_func_name(w->st->proc, f->func));
+	fputs(",\"args\":{\"switched\":true}}", d->out);
+	return 0;
+}
+
+static int d_resume(struct tr_walk *w, struct tr_frame *f, uint64_t ts)
+{
+	struct dump *d = w->data;
+
+	ev_head(d, "B", w->st, ts);
+	fputs(",\"name\":", d->out);
+	json_str(d->out, tr_func_name(w->st->proc, f->func));
+	fputs(",\"args\":{\"resumed\":true}}", d->out);
+	return 0;
+}
+
+static const struct tr_walk_ops d_ops = {
+    .enter = d_enter, .leave = d_leave, .other = d_other, .suspend = d_suspend, .resume = d_resume};
 
 int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *out)
 {

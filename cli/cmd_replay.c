@@ -192,6 +192,7 @@ static int other_shows(const struct replay *r, struct tr_walk *w, const struct t
 		return ev->arg != 0; /* losses always show */
 	case TR_MARKER:
 	case TR_TRACEPOINT:
+	case TR_CTX_SWITCH:
 		return 1;
 	default:
 		return 0;
@@ -269,7 +270,18 @@ static int ahead_other(struct tr_walk *aw, const struct tr_event *ev)
 	return 0;
 }
 
-static const struct tr_walk_ops ahead_ops = {ahead_enter, ahead_leave, ahead_other};
+/* A frame set aside by a context switch shows open: its function runs on
+ * after the switch back. */
+static int ahead_suspend(struct tr_walk *aw, struct tr_frame *f, uint64_t ts)
+{
+	(void)aw;
+	(void)ts;
+	f->flags |= F_DESC;
+	return 0;
+}
+
+static const struct tr_walk_ops ahead_ops = {
+    .enter = ahead_enter, .leave = ahead_leave, .other = ahead_other, .suspend = ahead_suspend};
 
 /* One more event for the look-ahead. 0, or -ENOMEM. */
 static int ahead_step(struct rstream *rs)
@@ -286,6 +298,8 @@ static int ahead_step(struct rstream *rs)
 	ret = tr_walk_feed(aw, &ev);
 	if (ret)
 		return ret;
+	if (ev.type == TR_CTX_SWITCH)
+		rs->known = 0; /* another context's frames: check them again */
 	/* The open frames end at EV's time or later: those that began at
 	 * least T before it will show. Entry times grow up the stack. */
 	if (rs->known > aw->depth)
@@ -303,22 +317,33 @@ static int ahead_step(struct rstream *rs)
 	return 0;
 }
 
-/* The open frame of the look-ahead for entry IDX, or NULL. */
-static struct tr_frame *ahead_frame(struct tr_walk *aw, uint64_t idx)
+/* The frame for entry IDX in F[0, N) (entry order), or NULL. */
+static struct tr_frame *frame_find(struct tr_frame *f, size_t n, uint64_t idx)
 {
-	size_t lo = 0, hi = aw->depth;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (aw->stack[mid].idx == idx)
-			return &aw->stack[mid];
-		if (aw->stack[mid].idx < idx)
+		if (f[mid].idx == idx)
+			return &f[mid];
+		if (f[mid].idx < idx)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* The open frame of the look-ahead for entry IDX, or NULL: on its stack,
+ * or set aside with another context. */
+static struct tr_frame *ahead_frame(struct tr_walk *aw, uint64_t idx)
+{
+	struct tr_frame *f = frame_find(aw->stack, aw->depth, idx);
+
+	for (size_t i = 0; !f && i < aw->nsets; i++)
+		f = frame_find(aw->sets[i].f, aw->sets[i].n, idx);
+	return f;
 }
 
 /* How entry IDX of the stream shows (the printer asks in entry order):
@@ -455,9 +480,27 @@ static int p2_other(struct tr_walk *w, const struct tr_event *ev)
 	struct replay *r = rs->r;
 	char name[1024], caller[1024], num[40];
 
+	if (ev->type == TR_CTX_SWITCH) {
+		/* the indentation is the open frames' of the context now run */
+		rs->disp = 0;
+		for (size_t k = 0; k < w->depth; k++)
+			rs->disp += (w->stack[k].flags & F_OPEN) != 0;
+	}
 	if (!other_shows(r, w, ev))
 		return 0;
 	switch (ev->type) {
+	case TR_CTX_SWITCH:
+		if (r->flat) {
+			if (!r->o->no_time)
+				fprintf(r->out, "%15s ", "");
+			fprintf(r->out, "[%6d] /* context %" PRIu32 " -> %" PRIu32 " */\n",
+				(int)rs->st->tid, TR_CTX_FROM(ev), TR_CTX_TO(ev));
+		} else {
+			prefix(r, rs, NULL);
+			fprintf(r->out, "/* context %" PRIu32 " -> %" PRIu32 " */\n",
+				TR_CTX_FROM(ev), TR_CTX_TO(ev));
+		}
+		break;
 	case TR_CALL:
 		tr_printable(tr_func_name(rs->st->proc, ev->func), name, sizeof(name));
 		prefix(r, rs, &ev->arg);
@@ -522,7 +565,7 @@ static int p2_other(struct tr_walk *w, const struct tr_event *ev)
 	return 0;
 }
 
-static const struct tr_walk_ops p2_ops = {p2_enter, p2_leave, p2_other};
+static const struct tr_walk_ops p2_ops = {.enter = p2_enter, .leave = p2_leave, .other = p2_other};
 
 int views_finish(struct tr_session *s, FILE *out, int ret)
 {

@@ -216,7 +216,7 @@ static int r_other(struct tr_walk *w, const struct tr_event *ev)
 	return 0;
 }
 
-static const struct tr_walk_ops r_ops = {r_enter, r_leave, r_other};
+static const struct tr_walk_ops r_ops = {.enter = r_enter, .leave = r_leave, .other = r_other};
 
 static int from_streams(struct tr_session *s, struct table *t)
 {

@@ -315,7 +315,37 @@ static int pf_other(struct tr_walk *w, const struct tr_event *ev)
 	return flush_packet(pf);
 }
 
-static const struct tr_walk_ops pf_ops = {pf_enter, pf_leave, pf_other};
+/* A context switch: the slices of the frames set aside end, "switched",
+ * and begin again, "resumed", when they come back (a track's slices nest). */
+static int pf_suspend(struct tr_walk *w, struct tr_frame *f, uint64_t ts)
+{
+	struct pf *pf = w->data;
+	size_t te = event_start(pf, ts, SLICE_END);
+
+	(void)f;
+	ann_bool(&pf->pkt, "switched");
+	pb_close(&pf->pkt, te);
+	return flush_packet(pf);
+}
+
+static int pf_resume(struct tr_walk *w, struct tr_frame *f, uint64_t ts)
+{
+	struct pf *pf = w->data;
+	size_t te;
+	int r;
+
+	if ((r = func_event(pf, w->st, f->func, &te, ts, SLICE_BEGIN)))
+		return r;
+	ann_bool(&pf->pkt, "resumed");
+	pb_close(&pf->pkt, te);
+	return flush_packet(pf);
+}
+
+static const struct tr_walk_ops pf_ops = {.enter = pf_enter,
+					  .leave = pf_leave,
+					  .other = pf_other,
+					  .suspend = pf_suspend,
+					  .resume = pf_resume};
 
 static int descriptors(struct pf *pf, struct tr_session *s, const struct cli_select *sel)
 {

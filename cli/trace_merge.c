@@ -111,6 +111,85 @@ void tr_walk_free(struct tr_walk *w)
 	free(w->stack);
 	w->stack = NULL;
 	w->depth = w->cap = 0;
+	for (size_t i = 0; i < w->nsets; i++)
+		free(w->sets[i].f);
+	free(w->sets);
+	w->sets = NULL;
+	w->nsets = w->capsets = 0;
+}
+
+static int walk_reserve(struct tr_frame **v, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 64;
+	while (c < n)
+		c *= 2;
+	struct tr_frame *p = realloc(*v, c * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* A context switch: the top DEPTH frames go aside as FROM's, TO's come back
+ * on top. A set FROM already has (a damaged stream) keeps its frames below
+ * the new ones. */
+static int walk_switch(struct tr_walk *w, const struct tr_event *ev)
+{
+	uint32_t from = TR_CTX_FROM(ev), to = TR_CTX_TO(ev);
+	size_t depth = TR_CTX_DEPTH(ev), i;
+	struct tr_ctx_set *set = NULL;
+	int ret = 0;
+
+	if (depth > w->depth)
+		depth = w->depth; /* frames lost: what is open */
+	if (depth) {
+		for (i = 0; i < w->nsets && w->sets[i].id != from; i++)
+			;
+		if (i == w->nsets) {
+			if (w->nsets == w->capsets) {
+				size_t c = w->capsets ? w->capsets * 2 : 8;
+				struct tr_ctx_set *n = realloc(w->sets, c * sizeof(*n));
+
+				if (!n)
+					return -ENOMEM;
+				w->sets = n;
+				w->capsets = c;
+			}
+			w->sets[w->nsets++] = (struct tr_ctx_set){.id = from};
+		}
+		set = &w->sets[i];
+		if (walk_reserve(&set->f, &set->cap, set->n + depth))
+			return -ENOMEM;
+		for (i = 0; i < depth && !ret; i++)
+			if (w->ops->suspend)
+				ret = w->ops->suspend(w, &w->stack[w->depth - 1 - i], ev->ts);
+		memcpy(set->f + set->n, w->stack + w->depth - depth, depth * sizeof(*set->f));
+		set->n += depth;
+		w->depth -= depth;
+	}
+	for (i = 0; i < w->nsets && w->sets[i].id != to; i++)
+		;
+	if (!ret && i < w->nsets) {
+		struct tr_ctx_set back = w->sets[i];
+		size_t base = w->depth;
+
+		if (walk_reserve(&w->stack, &w->cap, w->depth + back.n))
+			return -ENOMEM;
+		w->sets[i] = w->sets[--w->nsets];
+		memcpy(w->stack + w->depth, back.f, back.n * sizeof(*back.f));
+		w->depth += back.n;
+		free(back.f);
+		for (i = base; i < w->depth && !ret; i++)
+			if (w->ops->resume)
+				ret = w->ops->resume(w, &w->stack[i], ev->ts);
+	}
+	w->ctx = to;
+	if (!ret && w->ops->other)
+		ret = w->ops->other(w, ev);
+	return ret;
 }
 
 static int walk_pop(struct tr_walk *w, uint64_t ts, int how)
@@ -132,15 +211,8 @@ int tr_walk_feed(struct tr_walk *w, const struct tr_event *ev)
 	case TR_ENTRY: {
 		struct tr_frame *f;
 
-		if (w->depth == w->cap) {
-			size_t cap = w->cap ? w->cap * 2 : 64;
-			struct tr_frame *n = realloc(w->stack, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			w->stack = n;
-			w->cap = cap;
-		}
+		if (walk_reserve(&w->stack, &w->cap, w->depth + 1))
+			return -ENOMEM;
 		f = &w->stack[w->depth++];
 		memset(f, 0, sizeof(*f));
 		f->func = ev->func;
@@ -160,9 +232,24 @@ int tr_walk_feed(struct tr_walk *w, const struct tr_event *ev)
 		for (uint64_t i = 0; i < ev->arg && w->depth && !ret; i++)
 			ret = walk_pop(w, ev->ts, TR_LEAVE_UNWIND);
 		break;
+	case TR_CTX_SWITCH:
+		ret = walk_switch(w, ev);
+		break;
 	case TR_END:
 		while (w->depth && !ret)
 			ret = walk_pop(w, ev->ts, TR_LEAVE_UNFINISHED);
+		/* contexts never switched back to: their frames end too */
+		while (w->nsets && !ret) {
+			struct tr_event sw = {.type = TR_CTX_SWITCH,
+					      .func = w->sets[w->nsets - 1].id,
+					      .ts = ev->ts,
+					      .arg = (uint64_t)w->ctx << 32,
+					      .off = ev->off};
+
+			ret = walk_switch(w, &sw);
+			while (w->depth && !ret)
+				ret = walk_pop(w, ev->ts, TR_LEAVE_UNFINISHED);
+		}
 		if (!ret && w->ops->other)
 			ret = w->ops->other(w, ev);
 		break;

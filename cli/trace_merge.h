@@ -37,7 +37,10 @@ void tr_merge_free(struct tr_merge *m);
  * (replay, report, dump) gets its frames through callbacks. Exits pop the
  * innermost frame (an exit with nothing open is an orphan: after losses or
  * in overwrite mode), EXIT_DEPTH pops that many, TR_END closes what is still
- * open at the stream's last time.
+ * open at the stream's last time. CTX_SWITCH sets the top frames aside as
+ * one context's and brings back another's (a function that switched
+ * stacks is still open); at TR_END, each context set aside comes back (a
+ * CTX_SWITCH of no frames) and its frames close unfinished.
  */
 enum tr_leave_how {
 	TR_LEAVE_RETURN = 0,	 /* an exit event */
@@ -52,6 +55,7 @@ struct tr_frame {
 	uint64_t idx;	   /* ordinal of the entry in its stream, from 0 */
 	uint64_t child_ns; /* time spent in completed children */
 	uint64_t user;	   /* for the consumer */
+	uint64_t user2;	   /* for the consumer */
 };
 
 struct tr_walk;
@@ -61,8 +65,21 @@ struct tr_walk_ops {
 	/* F ends at TS (still on the stack, popped on return). */
 	int (*leave)(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how);
 	/* Every other event: FUNCTION, CALL, LOST, MARKER, DISCARDED, orphan
-	 * EXIT, TR_END (after the unfinished frames were closed). */
+	 * EXIT, CTX_SWITCH (after the stack changed), TR_END (after the
+	 * unfinished frames were closed). */
 	int (*other)(struct tr_walk *w, const struct tr_event *ev);
+	/* Optional. A context switch (CTX_SWITCH): F is set aside at TS, top
+	 * first, still on the stack; F came back at TS, bottom first, on the
+	 * stack. */
+	int (*suspend)(struct tr_walk *w, struct tr_frame *f, uint64_t ts);
+	int (*resume)(struct tr_walk *w, struct tr_frame *f, uint64_t ts);
+};
+
+/* The open frames of a context the stream switched away from. */
+struct tr_ctx_set {
+	uint32_t id;
+	struct tr_frame *f;
+	size_t n, cap;
 };
 
 struct tr_walk {
@@ -73,6 +90,9 @@ struct tr_walk {
 	size_t depth, cap;
 	uint64_t nentries;
 	uint64_t last_ts;
+	uint32_t ctx;		 /* the current context (CTX_SWITCH; 0 first) */
+	struct tr_ctx_set *sets; /* the others' open frames */
+	size_t nsets, capsets;
 };
 
 void tr_walk_init(struct tr_walk *w, const struct tr_walk_ops *ops, void *data,

@@ -315,6 +315,13 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 		ev->arg = le32(p);
 		at += 4;
 		break;
+	case TR_CTX_SWITCH:
+		if (need(st, off, at, 12))
+			return -1;
+		ev->arg = le32(p) | (uint64_t)le32(p + 4) << 32;
+		ev->func = le32(p + 8);
+		at += 12;
+		break;
 	case TR_TRACEPOINT:
 		if (need(st, off, at, 4))
 			return -1;

@@ -37,8 +37,9 @@ enum tr_type {
 	TR_EXIT_DEPTH = FMT_EV_EXIT_DEPTH,
 	TR_TRACEPOINT =
 	    FMT_EV_TRACEPOINT, /* func: tracepoint index; arg: payload length; text: payload */
-	TR_DISCARDED = 100,    /* a packet's events_discarded grew by arg */
-	TR_END = 101,	       /* the stream ends (cleanly or at damage); ts = last time */
+	TR_CTX_SWITCH = FMT_EV_CTX_SWITCH, /* func: to; arg: depth | from << 32 (TR_CTX_*) */
+	TR_DISCARDED = 100,		   /* a packet's events_discarded grew by arg */
+	TR_END = 101, /* the stream ends (cleanly or at damage); ts = last time */
 };
 
 struct tr_event {
@@ -54,6 +55,12 @@ struct tr_event {
 			     TRACEPOINT: the arg payload bytes (FORMAT.md) */
 	uint64_t off;	  /* byte offset of the event in its file */
 };
+
+/* The fields of a CTX_SWITCH event: the top DEPTH open frames are context
+ * FROM's (set aside); those set aside as context TO's come back. */
+#define TR_CTX_DEPTH(ev) ((uint32_t)(ev)->arg)
+#define TR_CTX_FROM(ev)	 ((uint32_t)((ev)->arg >> 32))
+#define TR_CTX_TO(ev)	 ((ev)->func)
 
 /* Restart ST from its first packet (counts reset). */
 void tr_stream_rewind(struct tr_stream *st);

@@ -500,6 +500,16 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 		}
 		s->unwind = 0;
 		break;
+	case RING_EV_CTX_SWITCH:
+		/* Another stack's frames from here: the view does not keep the
+		 * contexts apart, so it forgets the frames it shows (their exits
+		 * come as lines of nothing) and starts the next context at the
+		 * left edge. The recorded trace keeps them (trace_merge.h). */
+		fmt_dur(d, sizeof(d), 0, 0);
+		len += snprintf(l + len, cap - len, "%7d) %s |  /* context %u -> %u */\n", tid, d,
+				(unsigned)u32_at(e, 4), (unsigned)u32_at(e, 8));
+		s->depth = 0;
+		break;
 	case RING_EV_CALL:
 		fmt_dur(d, sizeof(d), u64_at(e, 4), 1);
 		len += snprintf(l + len, cap - len, "%7d) %s |  %*s} /* %s */\n", tid, d,

@@ -96,7 +96,8 @@ enum {
 	X(marker, 5, FMT_VAR, "string { encoding = UTF8; } text;")                                 \
 	X(function_near, 6, 6, FMT_NEAR_FIELDS)                                                    \
 	X(exit_depth, 8, 4, "uint32_t depth;")                                                     \
-	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")
+	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")                 \
+	X(ctx_switch, 12, 12, "uint32_t depth; uint32_t from; uint32_t to;")
 
 #define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,
 enum { FMT_EVENTS(FMT_ID_) };
@@ -110,6 +111,7 @@ enum { FMT_EVENTS(FMT_ID_) };
 #define FMT_EV_FUNCTION_NEAR FMT_EV_ID_function_near
 #define FMT_EV_EXIT_DEPTH    FMT_EV_ID_exit_depth
 #define FMT_EV_TRACEPOINT    FMT_EV_ID_tracepoint
+#define FMT_EV_CTX_SWITCH    FMT_EV_ID_ctx_switch
 
 /* The CTF event blocks of the metadata, one string. */
 #define FMT_TSDL_(name, id, size, fields)                                                          \

@@ -27,6 +27,9 @@
  * frame, the callee's first), so the tail-caller ends when the callee
  * returns and the trace shows `tailer() { leafb(); }`. A chain of tail
  * calls stacks one frame per function on the same slot.
+ * Stack switches (swapcontext, setcontext, longjmp to another stack) are
+ * not unwinds: context.c sets the frames of the stack left aside until
+ * the thread switches back (ctx_resolve, called where frames seem left).
  * The shadow stack is the thread's own (mmap'd at its first traced call);
  * nothing else touches it, signal handlers of the same thread nest on it in
  * LIFO order.
@@ -154,13 +157,19 @@ static void close_unwound(struct fg_thread *g, uint32_t n, uint64_t now)
 }
 
 /* Frames whose slot lies below LIMIT were left by longjmp (or unwound by
- * an exception): close them. */
-static void close_dead(struct fg_thread *g, uintptr_t limit)
+ * an exception): close them. With SLOT, the slot of the entry or return
+ * that found them: they may be another stack's (context.c), set aside. */
+static void close_dead(struct fg_thread *g, uintptr_t limit, uintptr_t *slot)
 {
 	if (likely(!g->depth || (uintptr_t)g->ent[g->depth - 1].slot >= limit))
 		return;
+	if (slot && ctx_resolve(g, slot) == CTX_NEST)
+		return;
+	if (!g->depth || (uintptr_t)g->ent[g->depth - 1].slot >= limit)
+		return;
 	uint32_t n = 0;
-	while (n < g->depth && (uintptr_t)g->ent[g->depth - 1 - n].slot < limit)
+	while (n < g->depth && (uintptr_t)g->ent[g->depth - 1 - n].slot < limit &&
+	       !(g->ent[g->depth - 1 - n].fl & SE_BASE))
 		n++;
 	close_unwound(g, n, ring_now());
 }
@@ -198,7 +207,7 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 		if (top->slot == slot && top->hooked && *slot == top->hook)
 			limit = (uintptr_t)slot;
 	}
-	close_dead(g, limit);
+	close_dead(g, limit, slot);
 	/* A trigger (trigger.c) acts first; one that changes the thread's
 	 * limits (TRIG) keeps a frame, traced or not (SE_SKIP), to undo
 	 * them when the function returns. */
@@ -301,8 +310,13 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 	/* Like dispatch, hold the recursion guard: a signal handler tracing
 	 * meanwhile would push onto the entry being closed. */
 	dft_self.recursion++;
-	if (g)
-		close_dead(g, (uintptr_t)slot);
+	if (g) {
+		close_dead(g, (uintptr_t)slot, slot);
+		/* not the top frame's: one of a context set aside? */
+		if (unlikely(!g->depth || g->ent[g->depth - 1].slot != slot) &&
+		    ctx_resolve(g, slot) == CTX_SWITCHED)
+			close_dead(g, (uintptr_t)slot, slot);
+	}
 	if (unlikely(!g || !g->depth || g->ent[g->depth - 1].slot != slot)) {
 		/* We hooked this return but lost track of it: nothing sane to
 		 * return to. Say why before dying. */
@@ -391,10 +405,10 @@ PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
 	if (g && g->depth) {
 		dft_self.recursion++;
 		uintptr_t caller_sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
-		close_dead(g, caller_sp);
+		close_dead(g, caller_sp, NULL);
 		for (uint32_t i = 0; i < g->depth; i++) {
 			struct shadow_ent *e = &g->ent[i];
-			if (!e->hooked && *e->slot == e->orig) {
+			if (!e->hooked && e->slot && *e->slot == e->orig) {
 				*e->slot = e->hook;
 				e->hooked = 1;
 			}
@@ -438,7 +452,9 @@ HIDDEN int trace_detach_thread(struct dft_thread *t, void *ctx UNUSED)
 	if (!g)
 		return 0;
 	unhook_all(g);
+	ctx_unhook_all(g);
 	*gp = NULL;
+	ctx_free(g);
 	fg_free(g);
 	return 0;
 }

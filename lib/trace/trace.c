@@ -228,6 +228,7 @@ static void trace_thread_exit(void)
 		 * pthread_exit closed them all). */
 		profile_thread_gone(g);
 		fg_self = NULL;
+		ctx_free(g);
 		fg_free(g);
 	}
 }

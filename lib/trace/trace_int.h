@@ -72,6 +72,21 @@ struct shadow_ent {
 #define SE_NOTRACE 4  /* a graph_notrace function: nothing below it is traced */
 #define SE_ROOT	   8  /* a graph root (-F, set_graph_function) */
 #define SE_TRIG	   16 /* opened a trigger frame (trigger.c: depth=, time=) */
+/* A mark pushed by longjmp (context.c): slot NULL, so that the next traced
+ * entry or return of the thread takes the slow path (its slot is above
+ * NULL; NULL is no return's slot), where the jump is told apart: within
+ * the stack (an unwind) or to another one (a context switch). Never hooked,
+ * never in the ring. */
+#define SE_JUMP 32
+/* The bottom of a context that runs on a stack of its own (makecontext):
+ * slot NULL as well, so that while the context has no frame open every
+ * traced entry takes the slow path, which tells a call on this stack from
+ * one on another (the context ended or was left, by uc_link or a jump).
+ * Never closed as unwound (close_dead stops at it); it comes and goes with
+ * its context. */
+#define SE_BASE 64
+
+struct fg_ctx;
 
 #define SHADOW_MAX    4096
 #define TRIG_NEST_MAX 64 /* nested depth=/time= functions applied per thread */
@@ -97,12 +112,21 @@ struct fg_thread {
 		uint32_t limit;
 		uint64_t time;
 	} trig_save[TRIG_NEST_MAX];
+	/* Contexts (context.c): ent[] holds the frames of one stack, context
+	 * ctx_id (0: the thread's first); those of the others are set aside
+	 * in ctx[] until the thread switches back to them. */
+	uint32_t ctx_id;
+	uint32_t ctx_next;	  /* the id of the next new context */
+	uintptr_t ctx_lo, ctx_hi; /* the current context's stack, if known (else 0, 0) */
+	struct fg_ctx *ctx;	  /* mmap'd: ctx_cap slots, ctx_n used */
+	uint32_t ctx_n, ctx_cap;
 };
 
 extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initial-exec")));
 
 /* shadow.c: the calling thread's state, made at its first traced call
- * (NULL: no memory); freed by whoever clears the thread's fg_self. */
+ * (NULL: no memory); freed by whoever clears the thread's fg_self, after
+ * ctx_free. */
 struct fg_thread *fg_alloc(void) HIDDEN;
 void fg_free(struct fg_thread *g) HIDDEN;
 static inline struct fg_thread *fg_get(void)
@@ -110,6 +134,20 @@ static inline struct fg_thread *fg_get(void)
 	struct fg_thread *g = fg_self;
 	return __builtin_expect(g != NULL, 1) ? g : fg_alloc();
 }
+
+/* context.c: stack switches. ctx_resolve: the thread's next traced event
+ * (an entry or return through SLOT) found the top frame's slot below its
+ * own, or (a return) not its own: a longjmp mark is dropped and the
+ * frames are told apart. CTX_SAME: the same stack, frames below SLOT were
+ * left (an unwind); CTX_NEST: a signal handler on the alternate stack,
+ * nothing was left; CTX_SWITCHED: another stack, whose frames ent[] now
+ * holds. */
+enum { CTX_SAME, CTX_NEST, CTX_SWITCHED };
+int ctx_resolve(struct fg_thread *g, uintptr_t *slot) HIDDEN;
+/* Put back the return addresses of the contexts set aside (detach), and
+ * free them (thread exit). */
+void ctx_unhook_all(struct fg_thread *g) HIDDEN;
+void ctx_free(struct fg_thread *g) HIDDEN;
 
 /* The tracers' callbacks (function.c, graph.c), registered by trace.c. */
 struct dynftrace_ops;

@@ -24,6 +24,7 @@
  *   lost TS COUNT
  *   marker TS TEXT...
  *   exit_depth TS N
+ *   ctx_switch TS DEPTH FROM TO
  *   raw HEX...                 bytes appended to the packet's content
  *
  * A packet is ended automatically when the next event does not fit. The
@@ -204,6 +205,8 @@ static void write_metadata(void)
 		   " fields := struct { string text; }; };\n");
 	fprintf(f, "event { name = \"exit_depth\"; id = 8; stream_id = 0;"
 		   " fields := struct { uint32_t depth; }; };\n");
+	fprintf(f, "event { name = \"ctx_switch\"; id = 12; stream_id = 0;"
+		   " fields := struct { uint32_t depth; uint32_t from; uint32_t to; }; };\n");
 	if (fclose(f))
 		die("cannot write ctf/metadata");
 }
@@ -330,6 +333,14 @@ int main(int argc, char **argv)
 			} else if (!strcmp(cmd, "exit_depth")) {
 				p = reserve(8, ts, 4, 1);
 				put32(p, (uint32_t)num(a));
+			} else if (!strcmp(cmd, "ctx_switch")) {
+				uint64_t from = num(strtok_r(NULL, " ", &rest));
+				uint64_t to = num(strtok_r(NULL, " ", &rest));
+
+				p = reserve(12, ts, 12, 1);
+				put32(p, (uint32_t)num(a));
+				put32(p + 4, (uint32_t)from);
+				put32(p + 8, (uint32_t)to);
 			} else if (!strcmp(cmd, "marker")) {
 				size_t n = (a ? strlen(a) : 0) + (*rest ? 1 + strlen(rest) : 0);
 

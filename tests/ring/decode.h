@@ -22,10 +22,12 @@
 struct dec_event {
 	uint64_t ts;
 	unsigned id;
-	uint32_t func;	  /* entry function call lost(count) exit_depth(depth) */
+	uint32_t func;	  /* entry function call lost(count) exit_depth(depth)
+			     ctx_switch(depth) */
 	uint64_t u64;	  /* function: parent_ip; call: duration_ns;
 			     function_near (6): the parent's signed offset from
-			     the site's address, as a two's complement */
+			     the site's address, as a two's complement;
+			     ctx_switch: from | to << 32 */
 	const char *text; /* marker */
 	int compact;	  /* header kind */
 };
@@ -109,6 +111,7 @@ static inline int dec_payload_size(unsigned id, const uint8_t *p, const uint8_t 
 		return 0;
 	case 2:
 	case 3:
+	case 12:
 		return 12;
 	case 6:
 		return 6;
@@ -277,6 +280,10 @@ static inline int dec_file(const char *path, const uint8_t *uuid, struct dec_str
 				ev.func = dec_u32(p);
 			if (id == 2 || id == 3)
 				ev.u64 = dec_u64(p + 4);
+			if (id == 12) { /* ctx_switch: depth; from, to */
+				ev.func = dec_u32(p);
+				ev.u64 = dec_u64(p + 4);
+			}
 			if (id == 5)
 				ev.text = (const char *)p;
 			if (id == 6) { /* 22-bit func, then a 26-bit signed offset */

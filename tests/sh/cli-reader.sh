@@ -10,6 +10,8 @@
 #  - nesting and leaves, a C++ name demangled, markers, lost events,
 #    events_discarded increases, the info file's loss counts;
 #  - calls still open at the end of a stream, exit_depth, an orphan exit;
+#  - ctx_switch: frames set aside and brought back, contexts never switched
+#    back to closed at the end, in replay and dump --chrome;
 #  - the function tracer's flat lines, -t recordings' whole calls;
 #  - replay's -F -N -D -t --tid; report's sorting; info's counts; valid JSON;
 #  - damaged files: truncated mid-packet, bad magic, bad uuid, bad event id,
@@ -182,6 +184,27 @@ run_ok "replay: exit_depth unwinds, orphan exit ignored" \
    0.100 us [    12] |   after();
    0.600 us [    12] | } /* main */" -- "$DFT" replay -d "$T/unwind"
 
+run_ok "replay: ctx_switch sets frames aside and back, never resumed ones end unfinished" \
+	"# DURATION     TID     FUNCTION
+            [    13] | main() {
+            [    13] |   next() {
+            [    13] | /* context 0 -> 1 */
+            [    13] | gen() {
+            [    13] |   yield() {
+            [    13] |     /* context 1 -> 0 */
+   0.500 us [    13] |   } /* next */
+   0.100 us [    13] |   use();
+            [    13] |   next() {
+            [    13] |     /* context 0 -> 1 */
+   0.700 us [    13] |   } /* yield */
+            [    13] |   yield() {
+            [    13] |     /* context 1 -> 0 */
+   0.500 us [    13] |   } /* next */
+   1.500 us [    13] | } /* main */
+            [    13] |     /* context 0 -> 1 */
+   0.300 us [    13] |   } /* yield */ (unfinished)
+   1.200 us [    13] | } /* gen */ (unfinished)" -- "$DFT" replay -d "$T/context"
+
 run_ok "replay -F foo: foo and its callees" \
 	"# DURATION     TID     FUNCTION
             [   100] | foo() {
@@ -280,7 +303,7 @@ json_ok() {
 		}' "$1"
 	fi
 }
-for n in basic wrap lost function calls unwind; do
+for n in basic wrap lost function calls unwind context; do
 	"$DFT" dump --chrome -d "$T/$n" -o "$T/$n.json" 2>"$T/e"
 	rc=$?
 	json_ok "$T/$n.json"
@@ -291,6 +314,23 @@ grep -q '{"ph":"B","pid":100,"tid":100,"ts":1.000,"name":"main"}' "$T/basic.json
 	grep -q '"ph":"X","pid":11,"tid":11,"ts":2.000,"dur":3.000,"name":"slow"' "$T/calls.json" &&
 	grep -q '"displayTimeUnit":"ns"}' "$T/basic.json"
 check $? "dump --chrome: B/E pairs, X for whole calls, unfinished marked"
+# a context switch ends the slices set aside and begins them again: B and
+# E still nest per thread
+if command -v python3 >/dev/null; then
+	python3 -c '
+import json, sys
+st = []
+for e in json.load(open(sys.argv[1]))["traceEvents"]:
+    if e["ph"] == "B":
+        st.append(e["name"])
+    elif e["ph"] == "E":
+        assert st and st.pop() == e["name"], e
+assert not st
+' "$T/context.json" &&
+		grep -q '"name":"next","args":{"switched":true}' "$T/context.json" &&
+		grep -q '"name":"yield","args":{"resumed":true}' "$T/context.json"
+	check $? "dump --chrome: slices end at a context switch and begin again, nested per thread"
+fi
 # names that need escaping
 printf 'info tracer: function_graph\nsite 1 0 10 1 we"ird\\\\name /p\nstream 1 1\nentry 10 0\nexit 20\nmarker 30 tab\there\n' |
 	"$T/mkstream" "$T/esc"
@@ -342,11 +382,11 @@ head_lines="# DURATION     TID     FUNCTION
    0.100 us [     7] |   a();
    0.200 us [     7] | } /* main */ (unfinished)"
 grep -v '^stream\|^entry\|^exit\|^packet' "$S/wrap.txt" >"$T/base.txt"
-# every compact id (0-6) is an event: an extended header with id 12, at 8300 ns
-(cat "$T/base.txt"; printf 'stream 7 7\nentry 8000 0\nentry 8100 1\nexit 8200\nraw 07 0c 00 00 00 6c 20 00 00 00 00 00 00\nexit 9000\n') |
+# every compact id (0-6) is an event: an extended header with id 200 (none), at 8300 ns
+(cat "$T/base.txt"; printf 'stream 7 7\nentry 8000 0\nentry 8100 1\nexit 8200\nraw 07 c8 00 00 00 6c 20 00 00 00 00 00 00\nexit 9000\n') |
 	"$T/mkstream" "$T/badid"
 run_damaged "replay: unknown event id" \
-	"dynftrace: $T/badid/ctf/stream-7-7: unknown event id 12 at offset 94" \
+	"dynftrace: $T/badid/ctf/stream-7-7: unknown event id 200 at offset 94" \
 	"$head_lines" -- "$DFT" replay -d "$T/badid"
 
 (cat "$T/base.txt"; printf 'stream 7 7\nentry 8000 0\nentry 8100 1\nexit 8200\nentry 8300 99\nexit 9000\n') |

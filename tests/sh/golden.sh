@@ -13,8 +13,9 @@
 #   tests/golden/s-NAME.expect
 # Programs run without being linked with the runtime: record preloads it.
 # s-tailcall is checked to hold its tail jumps at -O2 (objdump), s-sleep
-# to last at least its 20 ms, and s-longjmp to be
-# read by babeltrace2 with its exit_depth event (when installed). Needs the
+# to last at least its 20 ms, and s-longjmp and s-swapcontext to be
+# read by babeltrace2 with their exit_depth and ctx_switch events (when
+# installed). Needs the
 # runtime's tracers: SKIPs when recording yields no stream. In the asan
 # configuration the programs are built with ASan as well (TSan: skipped).
 #
@@ -282,6 +283,18 @@ for v in "${variants[@]}"; do
 					ok "s-longjmp ($cc $opt$m): babeltrace2 reads exit_depth 3"
 				else
 					notok "s-longjmp ($cc $opt$m): babeltrace2 should show one exit_depth of 3"
+					diag_file "$d/bt.err"
+					diag_file "$d/bt.out"
+				fi
+			fi
+			if [ "$n" = s-swapcontext ] && command -v babeltrace2 >/dev/null; then
+				# main() and next() set aside when the generator starts:
+				# one ctx_switch, read with the metadata's declaration
+				if babeltrace2 "$d/data/ctf" >"$d/bt.out" 2>"$d/bt.err" &&
+					grep -q 'ctx_switch: .*{ depth = 2, from = 0, to = 1 }' "$d/bt.out"; then
+					ok "s-swapcontext ($cc $opt$m): babeltrace2 reads ctx_switch 2, 0 -> 1"
+				else
+					notok "s-swapcontext ($cc $opt$m): babeltrace2 should show ctx_switch depth 2 from 0 to 1"
 					diag_file "$d/bt.err"
 					diag_file "$d/bt.out"
 				fi
