@@ -73,10 +73,14 @@ struct abi {
 	int big_in_mem;	 /* aggregates over 16 bytes go in memory (x86-64), not by
 			    reference (aarch64) */
 	int ldouble_mem; /* long double is x87, passed in memory */
+	/* DWARF numbers of the argument registers, in order */
+	int intreg[8], fpreg[8];
 };
 
-static const struct abi abi_x86_64 = {6, 8, 1, 1, 1};
-static const struct abi abi_aarch64 = {8, 8, 0, 0, 0};
+static const struct abi abi_x86_64 = {
+    6, 8, 1, 1, 1, {5, 4, 1, 2, 8, 9}, {17, 18, 19, 20, 21, 22, 23, 24}};
+static const struct abi abi_aarch64 = {
+    8, 8, 0, 0, 0, {0, 1, 2, 3, 4, 5, 6, 7}, {64, 65, 66, 67, 68, 69, 70, 71}};
 
 /* An enum of the table: its DIE, unique name and "VALUE LABEL" lines. */
 struct enum_ent {
@@ -764,12 +768,55 @@ static int spec_add(char *spec, size_t len, const char *fmt, ...)
 	return 0;
 }
 
+/*
+ * Where the DWARF says parameter P (of SIG; its concrete copy in DIE) is
+ * at the function's entry ADDR: its DWARF register number, or -1 when it
+ * says nothing as plain (a stack slot at -O0, no location, an expression).
+ * A compiler that removed or reordered parameters of a local function
+ * without renaming it (clang's dead-argument elimination) still
+ * describes the source's parameters, but their locations at the entry
+ * are the registers actually used.
+ */
+static int entry_reg(Dwarf_Die *die, Dwarf_Die *sig, Dwarf_Die *p, Dwarf_Addr addr)
+{
+	Dwarf_Die c, *q = p;
+	Dwarf_Attribute a;
+	Dwarf_Op *expr;
+	size_t len;
+
+	if (sig != die) {
+		q = NULL;
+		if (dwarf_child(die, &c) == 0)
+			do {
+				Dwarf_Die o;
+
+				if (dwarf_tag(&c) == DW_TAG_formal_parameter &&
+				    dwarf_attr(&c, DW_AT_abstract_origin, &a) &&
+				    dwarf_formref_die(&a, &o) &&
+				    dwarf_dieoffset(&o) == dwarf_dieoffset(p)) {
+					q = &c;
+					break;
+				}
+			} while (dwarf_siblingof(&c, &c) == 0);
+		if (!q)
+			return -1;
+	}
+	if (!dwarf_attr(q, DW_AT_location, &a) ||
+	    dwarf_getlocation_addr(&a, addr, &expr, &len, 1) != 1 || len != 1)
+		return -1;
+	if (expr[0].atom >= DW_OP_reg0 && expr[0].atom <= DW_OP_reg31)
+		return expr[0].atom - DW_OP_reg0;
+	if (expr[0].atom == DW_OP_regx)
+		return (int)expr[0].number;
+	return -1;
+}
+
 #define SPEC_MAX 1024
 #define NOTE_MAX 1024
 
 /* Describe function DIE into ARG, RET and NOTE. */
-static void describe_func(struct state *st, Dwarf_Die *die, int cxx, const char *sym, char *arg,
-			  char *ret, char *note)
+static void describe_func(struct state *st, Dwarf_Die *die, Dwarf_Addr entry, int cxx,
+			  const char *sym, char *arg, char *ret, char *note)
 {
 	const struct abi *abi = st->abi;
 	Dwarf_Die origin, p, *sig = die;
@@ -836,6 +883,19 @@ static void describe_func(struct state *st, Dwarf_Die *die, int cxx, const char 
 		pos++;
 		param_label(&p, pos, label, sizeof(label));
 		describe(st, &p, 0, cxx, promote, &d);
+		if ((d.cls == CLS_INT && nint < abi->nint) || (d.cls == CLS_FP && nfp < abi->nfp)) {
+			int want = d.cls == CLS_INT ? abi->intreg[nint] : abi->fpreg[nfp];
+			int reg = entry_reg(die, sig, &p, entry);
+
+			if (reg >= 0 && reg != want) {
+				arg[0] = ret[0] = note[0] = 0;
+				note_add(note, NOTE_MAX,
+					 "%s arrives in DWARF register %d, not %d: the compiler "
+					 "changed its calling convention",
+					 label, reg, want);
+				return;
+			}
+		}
 		switch (d.cls) {
 		case CLS_INT:
 			if (nint >= abi->nint) {
@@ -991,7 +1051,8 @@ int dwarf_auto_args(const char *path, const char *pattern, dwarf_args_emit_fn em
 			continue; /* one function, described in several units */
 		if (!dwarf_offdie(st.dw, w.v[i].die, &die))
 			continue;
-		describe_func(&st, &die, dwarf_diecu(&die, &cud, NULL, NULL) && is_cxx(&cud),
+		describe_func(&st, &die, w.v[i].addr,
+			      dwarf_diecu(&die, &cud, NULL, NULL) && is_cxx(&cud),
 			      elf_func_name(&img, w.v[i].func), arg, ret, note);
 		if (st.oom)
 			goto oom;
