@@ -96,11 +96,12 @@ LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o
 CLI_SHARED := lib/core/elf.c lib/core/pattern.c lib/core/demangle.c lib/ring/ring_salvage.c $(wildcard lib/arch/*/elf_site.c) \
 	lib/arch/$(ARCH)/inject.c lib/arch/$(ARCH)/reloc.c
 CLI_SRCS := $(wildcard cli/*.c)
-# DWARF for argument specs (cli/dwarf_args.c): libdw when its header is
-# found for this compiler (Debian's libdw-dev; none for the aarch64 cross
-# build), else the command says it was built without it. LIBDW=0 forces
-# it off. The runtime never links it.
-LIBDW ?= $(shell echo '\#include <elfutils/libdw.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+# DWARF for argument specs (cli/dwarf_args.c): libdw when a program using
+# it compiles and links with this compiler (Debian's libdw-dev; none for the
+# aarch64 cross build), else the command says it was built without it.
+# LIBDW=0 forces it off, LIBDW=1 on. The runtime never links it.
+LIBDW ?= $(shell echo 'int main(void) { return dwarf_begin(0, 0) != 0; }' | \
+	$(CC) -include elfutils/libdw.h -x c - -o /dev/null -ldw -lelf >/dev/null 2>&1 && echo 1 || echo 0)
 ifeq ($(LIBDW),1)
 CLI_CFLAGS += -DHAVE_LIBDW
 CLI_LIBS := -ldw -lelf
