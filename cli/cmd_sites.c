@@ -52,7 +52,7 @@ static const char usage_text[] =
     "                 first instructions are relocated) or 'refused: REASON'.\n"
     "                 With -v: 'ADDRESS SIZE SOURCE name [object]<TAB>VERDICT',\n"
     "                 SIZE in bytes (0: unknown), SOURCE symtab, dynsym or fde.\n"
-    "  --args[=PATTERN]\n"
+    "  --args=PATTERN, --args\n"
     "                 print the argument and return-value specs of the\n"
     "                 functions defined in each file (not its libraries),\n"
     "                 read from its DWARF (-g, or its separate debug file),\n"
