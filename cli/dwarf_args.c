@@ -811,6 +811,29 @@ static int entry_reg(Dwarf_Die *die, Dwarf_Die *sig, Dwarf_Die *p, Dwarf_Addr ad
 	return -1;
 }
 
+/* Is P, a parameter of abstract origin SIG, absent from its concrete copy
+ * DIE? Only artificial parameters are dropped from a copy: gcc's abstract
+ * destructor and constructor list __in_chrg and __vtt_parm, which only
+ * some of their copies take. */
+static int dropped(Dwarf_Die *die, Dwarf_Die *sig, Dwarf_Die *p)
+{
+	Dwarf_Die c, o;
+	Dwarf_Attribute a;
+	int any = 0;
+
+	if (sig == die || !dwarf_hasattr(p, DW_AT_artificial) || dwarf_child(die, &c))
+		return 0;
+	do {
+		if (dwarf_tag(&c) != DW_TAG_formal_parameter)
+			continue;
+		any = 1;
+		if (dwarf_attr(&c, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &o) &&
+		    dwarf_dieoffset(&o) == dwarf_dieoffset(p))
+			return 0;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return any;
+}
+
 #define SPEC_MAX 1024
 #define NOTE_MAX 1024
 
@@ -878,7 +901,7 @@ static void describe_func(struct state *st, Dwarf_Die *die, Dwarf_Addr entry, in
 			note_add(note, NOTE_MAX, "variadic: only the fixed arguments");
 			break;
 		}
-		if (dwarf_tag(&p) != DW_TAG_formal_parameter)
+		if (dwarf_tag(&p) != DW_TAG_formal_parameter || dropped(die, sig, &p))
 			continue;
 		pos++;
 		param_label(&p, pos, label, sizeof(label));
