@@ -436,9 +436,13 @@ static int args_of(const char *path, const char *pattern, int verbose)
 		cli_err("%s", err);
 		return 1;
 	}
+	if (err[0])
+		cli_err("warning: %s", err);
 	if (n == 0 && pattern)
 		cli_err("warning: no function of '%s' with debug information matches '%s'", path,
 			pattern);
+	else if (n == 0)
+		cli_err("warning: '%s' has DWARF but no function defined in it", path);
 	return 0;
 }
 

@@ -625,6 +625,7 @@ struct walk {
 	struct cand *v;
 	size_t n, cap;
 	int depth;
+	int damaged; /* a DIE could not be read: the rest of its unit is lost */
 };
 
 /* The DWARF's name of function DIE: its linkage name, else its name. */
@@ -685,10 +686,15 @@ static int add_cand(struct walk *w, Dwarf_Die *die)
 static int walk_dies(struct walk *w, Dwarf_Die *parent)
 {
 	Dwarf_Die c;
-	int err = 0;
+	int err = 0, r;
 
-	if (w->depth > 32 || dwarf_child(parent, &c))
+	if (w->depth > 32)
 		return 0;
+	r = dwarf_child(parent, &c);
+	if (r) {
+		w->damaged |= r < 0;
+		return 0;
+	}
 	w->depth++;
 	do {
 		switch (dwarf_tag(&c)) {
@@ -704,7 +710,8 @@ static int walk_dies(struct walk *w, Dwarf_Die *parent)
 		default:
 			break;
 		}
-	} while (!err && dwarf_siblingof(&c, &c) == 0);
+	} while (!err && (r = dwarf_siblingof(&c, &c)) == 0);
+	w->damaged |= r < 0;
 	w->depth--;
 	return err;
 }
@@ -1059,7 +1066,19 @@ int dwarf_auto_args(const char *path, const char *pattern, dwarf_args_emit_fn em
 		if (rc)
 			goto oom;
 	}
-	qsort(w.v, w.n, sizeof(*w.v), cand_cmp);
+	if (rc < 0 || w.damaged) {
+		/* A unit header cannot be read: the units after it are lost. */
+		if (!w.n) {
+			rc = -EINVAL;
+			seterr(err, errlen, "'%s': its DWARF is damaged (%s)", path,
+			       dwarf_errmsg(-1));
+			goto out;
+		}
+		seterr(err, errlen, "'%s': part of its DWARF is damaged (%s); read up to there",
+		       path, dwarf_errmsg(-1));
+	}
+	if (w.n)
+		qsort(w.v, w.n, sizeof(*w.v), cand_cmp);
 	arg = malloc(SPEC_MAX);
 	ret = malloc(SPEC_MAX);
 	note = malloc(NOTE_MAX);

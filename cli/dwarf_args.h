@@ -46,10 +46,12 @@ typedef int (*dwarf_args_emit_fn)(void *ctx, const struct dwarf_func_args *f);
  * one line "ENUMNAME VALUE LABEL" per enumerator of every enum a spec
  * names (e:ENUMNAME), VALUE in decimal.
  *
- * Returns the number of functions reported (>= 0), the emitter's non-zero
+ * Returns the number of functions reported (>= 0; then ERR, if not empty,
+ * holds a warning: part of the DWARF was damaged), the emitter's non-zero
  * value, or -errno with ERR (ERRLEN bytes, may be 0) holding one sentence:
  * -ENOTSUP built without libdw, or a machine other than x86-64/aarch64;
- * -ENODATA no DWARF found; -EINVAL not an ELF file, or damaged; -ENOENT,
+ * -ENODATA no DWARF found; -EINVAL not an ELF file, or damaged (its
+ * DWARF too); -ENOENT,
  * -EACCES, -ENOMEM.
  */
 int dwarf_auto_args(const char *path, const char *pattern, dwarf_args_emit_fn emit, void *ctx,
