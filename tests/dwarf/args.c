@@ -125,27 +125,30 @@ KEEP int many(int a1, int a2, int a3, int a4, int a5, int a6, int a7, double d)
 	return a1 + a2 + a3 + a4 + a5 + a6 + a7 + (int)d;
 }
 
+/* Values of every size and sign, from argc (1): the compiler cannot fold
+ * them into the callees. */
 int main(int argc, char **argv)
 {
 	struct node n = {argc, NULL};
 	struct pair p = {argc, argc};
 	struct big b = make_big(argc);
 
-	sink = ints((signed char)argc, (unsigned char)argc, (short)argc, (unsigned short)argc, argc,
-		    (unsigned)argc);
-	sink += longs(argc, (unsigned long)argc, argc, (unsigned long long)argc);
-	sink += flag(argc > 1, argv[0][0]);
-	sink += (long)sizes((size_t)argc, (my_size)argc, argv[0]);
+	sink = ints((signed char)-argc, (unsigned char)(argc + 253), (short)(-1000 * argc),
+		    (unsigned short)(60000 + argc), -70000 * argc, 4000000000u + (unsigned)argc);
+	sink += longs(-5000000000L * argc, 10000000000UL + (unsigned long)argc, -3LL * argc,
+		      (unsigned long long)-argc);
+	sink += flag(argc > 0, (char)('A' + argc));
+	sink += (long)sizes((size_t)argc * 7, (my_size)argc * 9, argv[0]);
 	sink += first(argv[0]);
 	sink += (long)walk(&n, argv);
-	sink += (long)fl((float)argc);
-	sink += (long)mixed(argc, argc * 0.5, argc, (float)argc, argv[0]);
-	sink += paint((enum color)(argc - 1), argc > 1 ? MODE_B : MODE_A);
-	nothing(argc);
+	sink += (long)fl((float)argc * 1.5f);
+	sink += (long)mixed(-argc, argc * 0.25, -40L * argc, (float)argc * -2.5f, argv[0]);
+	sink += paint((enum color)(argc - 2), argc > 0 ? MODE_B : MODE_A);
+	nothing(-argc);
 	sink += by_value(argc, p, argc);
 	sink += big_value(b, argc);
-	sink += sum(argc, argc, argc);
-	sink += hidden((unsigned)argc, (unsigned short)argc);
-	sink += many(argc, argc, argc, argc, argc, argc, argc, argc);
+	sink += sum(argc * 2, argc, argc);
+	sink += hidden((unsigned)argc * 3, (unsigned short)(argc * 65535));
+	sink += many(argc, argc + 1, argc + 2, argc + 3, argc + 4, argc + 5, argc + 6, argc * 0.5);
 	return 0;
 }

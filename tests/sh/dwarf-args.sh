@@ -159,6 +159,37 @@ if command -v clang >/dev/null && clang -g -O2 "$T/dae.c" -o "$T/dae" 2>/dev/nul
 	fi
 fi
 
+# The specs given to uftrace: its runtime reads the registers they name
+# from args.c built with -pg; the values shown must be those main() passes
+# (tests/dwarf/uftrace.expected: negative numbers of each size, unsigned
+# beyond the signed range, chars, strings, floats and doubles in mixed
+# order, enums as numbers: uftrace gets no enum table with -A).
+if command -v uftrace >/dev/null && gcc -pg -g -O0 "$S/args.c" -o "$T/args-pg" 2>/dev/null; then
+	opts=()
+	while read -r l; do
+		case $l in
+		\#*) ;;
+		*@retval/*) opts+=(-R "$l") ;;
+		*) opts+=(-A "$l") ;;
+		esac
+	done < <("$D" sites --args "$T/args-pg")
+	if (cd "$T" && uftrace record --no-event -d "$T/uft" "${opts[@]}" ./args-pg) >"$T/uft.log" 2>&1 &&
+		uftrace replay --no-event -d "$T/uft" --no-libcall -f none >"$T/uft.out" 2>>"$T/uft.log"; then
+		sed -E 's/0x7[0-9a-f]{7,}/ADDR/g' "$T/uft.out" >"$T/uft.txt"
+		if diff -u "$S/uftrace.expected" "$T/uft.txt" >"$T/diff"; then
+			ok "uftrace record -A/-R with these specs shows the values the program passes (${#opts[@]} options)"
+		else
+			notok "uftrace record -A/-R with these specs shows other values"
+			diag_file "$T/diff" 30
+		fi
+	else
+		notok "uftrace record/replay with these specs failed"
+		diag_file "$T/uft.log"
+	fi
+else
+	skip "uftrace is not installed (scripts/deps.sh bench)"
+fi
+
 # Bad input: one sentence, exit 1, never a crash (ASan reports exit 99).
 gcc -O2 "$S/args.c" -o "$T/nodwarf"
 run "$T/out" sites --args "$T/nodwarf"
