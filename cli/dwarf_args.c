@@ -215,37 +215,34 @@ static int is_signed(Dwarf_Die *t)
 	return enc == DW_ATE_signed || enc == DW_ATE_signed_char;
 }
 
-/* One enumerator's value as decimal text into BUF. */
-static int enumerator_value(Dwarf_Die *e, int sign, int size, char *buf, size_t len)
+/* One enumerator's value into BUF: its bits as a signed integer of the
+ * enum's SIZE bytes, in decimal (how the readers take an e:NAME value). */
+static int enumerator_value(Dwarf_Die *e, int size, char *buf, size_t len)
 {
 	Dwarf_Attribute a;
+	uint64_t v;
 
 	if (!dwarf_attr(e, DW_AT_const_value, &a))
 		return -1;
 	if (dwarf_whatform(&a) == DW_FORM_sdata || dwarf_whatform(&a) == DW_FORM_implicit_const) {
-		Dwarf_Sword v;
+		Dwarf_Sword sv;
 
-		if (dwarf_formsdata(&a, &v))
+		if (dwarf_formsdata(&a, &sv))
 			return -1;
-		if (sign || v < 0)
-			snprintf(buf, len, "%lld", (long long)v);
-		else
-			snprintf(buf, len, "%llu", (unsigned long long)v);
+		v = (uint64_t)sv;
 	} else {
-		Dwarf_Word v;
+		Dwarf_Word uv;
 
-		if (dwarf_formudata(&a, &v))
+		if (dwarf_formudata(&a, &uv))
 			return -1;
-		if (sign > 0 && size > 0 && size < 8) {
-			unsigned shift = 64 - 8 * (unsigned)size;
-
-			snprintf(buf, len, "%lld", (long long)((int64_t)(v << shift) >> shift));
-		} else if (sign > 0) {
-			snprintf(buf, len, "%lld", (long long)v);
-		} else {
-			snprintf(buf, len, "%llu", (unsigned long long)v);
-		}
+		v = uv;
 	}
+	if (size > 0 && size < 8) {
+		unsigned shift = 64 - 8 * (unsigned)size;
+
+		v = (uint64_t)((int64_t)(v << shift) >> shift);
+	}
+	snprintf(buf, len, "%lld", (long long)(int64_t)v);
 	return 0;
 }
 
@@ -265,11 +262,11 @@ static void sanitize(char *s)
 static const char *enum_register(struct state *st, Dwarf_Die *t, const char *tdname)
 {
 	Dwarf_Off off = dwarf_dieoffset(t);
-	char *lines = NULL, *name = NULL, base[128];
+	char *lines = NULL, *name = NULL, base[DWARF_ARGS_ENUM_MAX - 2];
 	size_t llen = 0;
 	FILE *f;
 	Dwarf_Die e;
-	int sign = is_signed(t), size = (int)dwarf_bytesize(t), n = 0;
+	int size = (int)dwarf_bytesize(t), n = 0;
 	struct enum_ent *ne;
 
 	for (size_t i = 0; i < st->nenums; i++)
@@ -284,7 +281,7 @@ static const char *enum_register(struct state *st, Dwarf_Die *t, const char *tdn
 			const char *label = dwarf_diename(&e);
 
 			if (dwarf_tag(&e) != DW_TAG_enumerator || !label ||
-			    enumerator_value(&e, sign, size, val, sizeof(val)))
+			    enumerator_value(&e, size, val, sizeof(val)))
 				continue;
 			fprintf(f, " %s %s\n", val, label);
 			n++;
@@ -305,7 +302,7 @@ static const char *enum_register(struct state *st, Dwarf_Die *t, const char *tdn
 	sanitize(base);
 	/* The same enum from another compilation unit shares its name; a
 	 * different one of the same name gets a suffix. */
-	for (int k = 1; k < 1000; k++) {
+	for (int k = 1; k < 100; k++) {
 		int clash = 0;
 
 		free(name);
@@ -590,11 +587,12 @@ static void describe(struct state *st, Dwarf_Die *die, int ret, int cxx, int pro
 
 		if (size != 1 && size != 2 && size != 4 && size != 8)
 			break;
-		name = enum_register(st, &t, tdname);
+		/* e:NAME is a 4-byte value: other sizes as their integers */
+		name = size == 4 ? enum_register(st, &t, tdname) : NULL;
 		d->cls = CLS_INT;
 		if (name)
 			snprintf(d->fmt, sizeof(d->fmt), "e:%s", name);
-		else /* no enumerators: its number */
+		else /* another size, or no enumerators: its number */
 			snprintf(d->fmt, sizeof(d->fmt), "%c%lld", is_signed(&t) > 0 ? 'i' : 'u',
 				 size * 8);
 		return;

@@ -17,6 +17,10 @@
 /* The sentence to print when dwarf_args_available() is 0. */
 #define DWARF_ARGS_NO_LIBDW "this dynftrace was built without DWARF support (libdw)"
 
+/* The longest enum name of an e:NAME spec (the runtime's limit); longer
+ * names are cut, and made unique with a suffix. */
+#define DWARF_ARGS_ENUM_MAX 32
+
 /* One function with a definition in the file's DWARF. */
 struct dwarf_func_args {
 	const char *func;    /* its symbol name: the runtime's name for it */
@@ -44,7 +48,9 @@ typedef int (*dwarf_args_emit_fn)(void *ctx, const struct dwarf_func_args *f);
  * file's), as the runtime names them; a function without a symbol at its
  * entry is not reported. ENUMS_OUT (may be NULL) receives the enum table:
  * one line "ENUMNAME VALUE LABEL" per enumerator of every enum a spec
- * names (e:ENUMNAME), VALUE in decimal.
+ * names (e:ENUMNAME), VALUE in decimal: the enumerator's bits as a signed
+ * integer of the enum's size (e:NAME is for 4-byte enums; an enum of
+ * another size is given as its integer, iN or uN).
  *
  * Returns the number of functions reported (>= 0; then ERR, if not empty,
  * holds a warning: part of the DWARF was damaged), the emitter's non-zero

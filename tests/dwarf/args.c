@@ -22,6 +22,12 @@
 enum color { RED, GREEN = 5, BLUE = -1 };
 typedef enum { MODE_A = 1, MODE_B = 2 } mode_t_;
 typedef unsigned long my_size;
+/* A 1-byte enum (shown as its integer), an unsigned one with the top bit
+ * set (its value in the table: -1, as 32 bits read signed), a name longer
+ * than a spec takes (cut). */
+enum __attribute__((packed)) tiny { TINY_A = 1, TINY_B = 200 };
+enum wide { WIDE_MAX = 0xffffffffu };
+enum a_rather_long_enumeration_name_of_fifty_chars { LONG_ONE = 1 };
 
 struct node {
 	int v;
@@ -80,6 +86,12 @@ KEEP double mixed(int a, double b, long c, float d, const char *e)
 KEEP enum color paint(enum color c, mode_t_ m)
 {
 	return c == RED && m == MODE_A ? BLUE : GREEN;
+}
+
+KEEP unsigned tiny_wide(enum tiny t, enum wide w,
+			enum a_rather_long_enumeration_name_of_fifty_chars l)
+{
+	return t + (unsigned)w + l;
 }
 
 KEEP void nothing(int x)
@@ -144,6 +156,8 @@ int main(int argc, char **argv)
 	sink += (long)fl((float)argc * 1.5f);
 	sink += (long)mixed(-argc, argc * 0.25, -40L * argc, (float)argc * -2.5f, argv[0]);
 	sink += paint((enum color)(argc - 2), argc > 0 ? MODE_B : MODE_A);
+	sink += tiny_wide(argc > 0 ? TINY_B : TINY_A, (enum wide)(WIDE_MAX + 0u * argc),
+			  (enum a_rather_long_enumeration_name_of_fifty_chars)argc);
 	nothing(-argc);
 	sink += by_value(argc, p, argc);
 	sink += big_value(b, argc);
