@@ -73,14 +73,15 @@ struct abi {
 	int big_in_mem;	 /* aggregates over 16 bytes go in memory (x86-64), not by
 			    reference (aarch64) */
 	int ldouble_mem; /* long double is x87, passed in memory */
+	int stack_argn;	 /* argN past the registers names a stack slot */
 	/* DWARF numbers of the argument registers, in order */
 	int intreg[8], fpreg[8];
 };
 
 static const struct abi abi_x86_64 = {
-    6, 8, 1, 1, 1, {5, 4, 1, 2, 8, 9}, {17, 18, 19, 20, 21, 22, 23, 24}};
+    6, 8, 1, 1, 1, 1, {5, 4, 1, 2, 8, 9}, {17, 18, 19, 20, 21, 22, 23, 24}};
 static const struct abi abi_aarch64 = {
-    8, 8, 0, 0, 0, {0, 1, 2, 3, 4, 5, 6, 7}, {64, 65, 66, 67, 68, 69, 70, 71}};
+    8, 8, 0, 0, 0, 0, {0, 1, 2, 3, 4, 5, 6, 7}, {64, 65, 66, 67, 68, 69, 70, 71}};
 
 /* An enum of the table: its DIE, unique name and "VALUE LABEL" lines. */
 struct enum_ent {
@@ -114,6 +115,8 @@ struct desc {
 	enum cls cls;
 	char fmt[160];
 	char why[200];
+	long long msize; /* CLS_SKIP_MEM: bytes on the stack, 0 unknown */
+	int malign;	 /* and their alignment */
 };
 
 #define TYPE_DEPTH 64 /* typedef/cv chains longer than this are damage */
@@ -466,6 +469,8 @@ static void describe_aggregate(const struct abi *abi, Dwarf_Die *t, int ret, int
 	}
 	if (abi->big_in_mem && size > 16 && !has_vector(t, 0)) {
 		d->cls = ret ? CLS_SRET : CLS_SKIP_MEM;
+		d->malign = alignment(t, 0);
+		d->msize = d->malign > 0 ? size : 0;
 		snprintf(d->why, sizeof(d->why), "%s %s (%lld bytes) is %s in memory", kind, name,
 			 size, ret ? "returned" : "passed");
 		return;
@@ -495,6 +500,7 @@ static void describe(struct state *st, Dwarf_Die *die, int ret, int cxx, int pro
 	int r = resolve(die, &t, &tdname);
 
 	d->fmt[0] = d->why[0] = 0;
+	d->msize = d->malign = 0;
 	if (r == 1) {
 		d->cls = CLS_VOID;
 		return;
@@ -542,6 +548,7 @@ static void describe(struct state *st, Dwarf_Die *die, int ret, int cxx, int pro
 			if (st->abi->ldouble_mem && dwarf_diename(&t) &&
 			    !strcmp(dwarf_diename(&t), "long double")) {
 				d->cls = ret ? CLS_RET_REGS : CLS_SKIP_MEM;
+				d->msize = d->malign = 16;
 				snprintf(d->why, sizeof(d->why),
 					 "long double (x87) is not described");
 				return;
@@ -853,6 +860,10 @@ static void describe_func(struct state *st, Dwarf_Die *die, Dwarf_Addr entry, in
 	const char *dname = die_func_name(die);
 	struct desc d;
 	int nint = 0, nfp = 0, pos = 0, promote;
+	/* 8-byte stack slots the arguments so far take (x86-64: in order,
+	 * whatever their class); -1 once unknown. argN past the registers
+	 * names slot N - nint (the runtime reads it there, as uftrace). */
+	int slot = abi->stack_argn ? 0 : -1;
 	size_t dl;
 
 	arg[0] = ret[0] = note[0] = 0;
@@ -927,7 +938,16 @@ static void describe_func(struct state *st, Dwarf_Die *die, Dwarf_Addr entry, in
 		switch (d.cls) {
 		case CLS_INT:
 			if (nint >= abi->nint) {
-				note_add(note, NOTE_MAX, "%s: on the stack, not described", label);
+				int n = slot < 0 ? 0 : abi->nint + ++slot;
+
+				if (!n || n > DWARF_ARGS_ARGN_MAX)
+					note_add(note, NOTE_MAX, "%s: on the stack, not described",
+						 label);
+				else if (spec_add(arg, SPEC_MAX, "arg%d/%s", n, d.fmt)) {
+					note_add(note, NOTE_MAX, "%s and later: spec too long",
+						 label);
+					return;
+				}
 			} else if (spec_add(arg, SPEC_MAX, "arg%d/%s", ++nint, d.fmt)) {
 				note_add(note, NOTE_MAX, "%s and later: spec too long", label);
 				return;
@@ -935,6 +955,7 @@ static void describe_func(struct state *st, Dwarf_Die *die, Dwarf_Addr entry, in
 			break;
 		case CLS_FP:
 			if (nfp >= abi->nfp) {
+				slot += slot >= 0;
 				note_add(note, NOTE_MAX, "%s: on the stack, not described", label);
 			} else if (spec_add(arg, SPEC_MAX, "fparg%d/%s", ++nfp, d.fmt)) {
 				note_add(note, NOTE_MAX, "%s and later: spec too long", label);
@@ -942,14 +963,25 @@ static void describe_func(struct state *st, Dwarf_Die *die, Dwarf_Addr entry, in
 			}
 			break;
 		case CLS_SKIP_INT:
-			nint++;
+			if (nint++ >= abi->nint)
+				slot += slot >= 0;
 			note_add(note, NOTE_MAX, "%s: %s, not described", label, d.why);
 			break;
 		case CLS_SKIP_FP:
-			nfp++;
+			if (nfp++ >= abi->nfp)
+				slot = -1;
 			note_add(note, NOTE_MAX, "%s: %s", label, d.why);
 			break;
 		case CLS_SKIP_MEM:
+			if (slot >= 0 && d.msize > 0 &&
+			    (d.malign == 8 || d.malign == 16 || d.malign == 4 || d.malign == 2 ||
+			     d.malign == 1)) {
+				if (d.malign == 16)
+					slot = (slot + 1) & ~1;
+				slot += (int)((d.msize + 7) / 8);
+			} else {
+				slot = -1;
+			}
 			note_add(note, NOTE_MAX, "%s: %s, not described", label, d.why);
 			break;
 		default:

@@ -21,6 +21,11 @@
  * names are cut, and made unique with a suffix. */
 #define DWARF_ARGS_ENUM_MAX 32
 
+/* The highest argN a spec names: on x86-64 arg7 and arg8 are the first
+ * two 8-byte stack slots of the arguments (as uftrace reads them); an
+ * integer argument in a later slot is not described. */
+#define DWARF_ARGS_ARGN_MAX 8
+
 /* One function with a definition in the file's DWARF. */
 struct dwarf_func_args {
 	const char *func;    /* its symbol name: the runtime's name for it */

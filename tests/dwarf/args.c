@@ -139,6 +139,13 @@ KEEP int many(int a1, int a2, int a3, int a4, int a5, int a6, int a7, double d)
 
 /* Values of every size and sign, from argc (1): the compiler cannot fold
  * them into the callees. */
+/* d9 takes the first stack slot, so a7 is in the second: arg8. */
+KEEP int fp_spill(double d1, double d2, double d3, double d4, double d5, double d6, double d7,
+		  double d8, double d9, int a1, int a2, int a3, int a4, int a5, int a6, int a7)
+{
+	return (int)(d1 + d2 + d3 + d4 + d5 + d6 + d7 + d8 + d9) + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+
 int main(int argc, char **argv)
 {
 	struct node n = {argc, NULL};
@@ -164,5 +171,7 @@ int main(int argc, char **argv)
 	sink += sum(argc * 2, argc, argc);
 	sink += hidden((unsigned)argc * 3, (unsigned short)(argc * 65535));
 	sink += many(argc, argc + 1, argc + 2, argc + 3, argc + 4, argc + 5, argc + 6, argc * 0.5);
+	sink += fp_spill(argc, argc, argc, argc, argc, argc, argc, argc, argc * 9.0, argc, argc,
+			 argc, argc, argc, argc, -argc * 77);
 	return 0;
 }
