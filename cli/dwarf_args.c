@@ -8,8 +8,10 @@
  * parameter is classified by its type as the psABI does, and only what
  * this classification knows exactly is described:
  *  - integers, enums, pointers, bool, char, float, double: one register
- *    of their class, while registers of that class remain (after them the
- *    stack: not described, the other class goes on);
+ *    of their class, while registers of that class remain; after them
+ *    8-byte stack slots, taken in order by every class: on x86-64 argN
+ *    past the registers names slot N - 6 (uftrace's and the runtime's
+ *    reading), up to DWARF_ARGS_ARGN_MAX;
  *  - a long double on x86-64 (memory), a class C++ passes by invisible
  *    reference (one integer register), a struct or union of more than 16
  *    bytes on x86-64 (memory): left out, but what it consumes is known, so
