@@ -161,9 +161,18 @@ static int resolve(Dwarf_Die *die, Dwarf_Die *out, const char **tdname)
 				return dwarf_hasattr(&cur, DW_AT_type) ? -1 : 1; /* const void */
 			cur = next;
 			break;
-		default:
+		default: {
+			Dwarf_Attribute sig;
+
+			/* A stub of a type kept in a type unit (-fdebug-types-section) */
+			if (dwarf_attr(&cur, DW_AT_signature, &sig) &&
+			    dwarf_formref_die(&sig, &next)) {
+				cur = next;
+				break;
+			}
 			*out = cur;
 			return 0;
+		}
 		}
 	}
 	return -1;
@@ -368,6 +377,8 @@ static int alignment(Dwarf_Die *t, int depth)
 	Dwarf_Die m, mt;
 	int al = 1;
 
+	if (depth > 8)
+		return -1; /* nested deeper than sense, or a cycle in damaged DWARF */
 	switch (dwarf_tag(t)) {
 	case DW_TAG_base_type:
 	case DW_TAG_pointer_type:
@@ -388,8 +399,6 @@ static int alignment(Dwarf_Die *t, int depth)
 	default:
 		return -1;
 	}
-	if (depth > 8)
-		return -1;
 	if (dwarf_child(t, &m))
 		return 1;
 	do {
@@ -1040,7 +1049,7 @@ int dwarf_auto_args(const char *path, const char *pattern, dwarf_args_emit_fn em
 	Dwarf_Die cudie, subdie;
 	uint8_t unit_type;
 	char *arg = NULL, *ret = NULL, *note = NULL;
-	int rc, reported = 0;
+	int rc, reported = 0, nskeleton = 0;
 	GElf_Ehdr ehdr;
 	Elf *elf;
 
@@ -1092,11 +1101,18 @@ int dwarf_auto_args(const char *path, const char *pattern, dwarf_args_emit_fn em
 	w.img = &img;
 	w.pattern = pattern;
 	while ((rc = dwarf_get_units(st.dw, cu, &cu, NULL, &unit_type, &cudie, &subdie)) == 0) {
+		nskeleton += unit_type == DW_UT_skeleton;
 		if (unit_type != DW_UT_compile)
 			continue; /* partial, type and split units hold no definitions we read */
 		rc = walk_dies(&w, &cudie);
 		if (rc)
 			goto oom;
+	}
+	if (!w.n && nskeleton) {
+		rc = -ENOTSUP;
+		seterr(err, errlen, "'%s' has split DWARF (-gsplit-dwarf), which is not read",
+		       path);
+		goto out;
 	}
 	if (rc < 0 || w.damaged) {
 		/* A unit header cannot be read: the units after it are lost. */

@@ -67,6 +67,21 @@ else
 	notok "build args.c with -no-pie"
 fi
 
+# DWARF 4, compressed sections, types in type units: the same specs.
+for v in "-gdwarf-4" "-gz" "-gdwarf-4 -fdebug-types-section"; do
+	# shellcheck disable=SC2086
+	if gcc -g $v -O2 "$S/args.c" -o "$T/args-v" 2>"$T/build.log"; then
+		golden "C, gcc -O2 $v: the same specs" "$S/args.expected" --args -v "$T/args-v"
+	else
+		skip "gcc -g $v does not build here"
+	fi
+done
+gcc -g -gsplit-dwarf -O0 "$S/args.c" -o "$T/args-split" 2>/dev/null
+run "$T/out" sites --args "$T/args-split"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "split DWARF (-gsplit-dwarf), which is not read" "$T/out.err"
+check $? "split DWARF: said not to be read, exit 1 (got $rc)"
+
 # The DWARF in a separate file found through .gnu_debuglink (the program
 # keeps its symbol table: the runtime names its functions from it).
 cp "$T/args-gcc-O2" "$T/split"
