@@ -878,9 +878,11 @@ static void describe_func(struct state *st, Dwarf_Die *die, Dwarf_Addr entry, in
 	size_t dl;
 
 	arg[0] = ret[0] = note[0] = 0;
+	/* Suffixes that keep the signature: gcc's LTO-private and local
+	 * aliases, clang's ThinLTO-promoted locals. */
 	if (dname && strcmp(dname, sym) && !strncmp(sym, dname, (dl = strlen(dname))) &&
-	    sym[dl] == '.' && strncmp(sym + dl, ".lto_priv", 9) &&
-	    strcmp(sym + dl, ".localalias")) {
+	    sym[dl] == '.' && strncmp(sym + dl, ".lto_priv.", 10) &&
+	    strcmp(sym + dl, ".localalias") && strncmp(sym + dl, ".llvm.", 6)) {
 		note_add(note, NOTE_MAX,
 			 "a copy of %s the compiler specialised: its arguments differ from the "
 			 "source's",
