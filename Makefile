@@ -96,6 +96,18 @@ LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o
 CLI_SHARED := lib/core/elf.c lib/core/glob.c lib/core/pattern.c lib/core/demangle.c lib/ring/ring_salvage.c $(wildcard lib/arch/*/elf_site.c) \
 	lib/arch/$(ARCH)/inject.c lib/arch/$(ARCH)/reloc.c
 CLI_SRCS := $(wildcard cli/*.c)
+# DWARF for argument specs (cli/dwarf_args.c): libdw when a program using
+# it compiles and links with this compiler (Debian's libdw-dev; none for the
+# aarch64 cross build), else the command says it was built without it.
+# LIBDW=0 forces it off, LIBDW=1 on. The runtime never links it.
+LIBDW ?= $(shell echo 'int main(void) { return dwarf_begin(0, 0) != 0; }' | \
+	$(CC) -include elfutils/libdw.h -x c - -o /dev/null -ldw -lelf >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(LIBDW),1)
+CLI_CFLAGS += -DHAVE_LIBDW
+CLI_LIBS := -ldw -lelf
+else
+CLI_LIBS :=
+endif
 CLI_OBJS := $(patsubst %.c,$(B)/cliobj/%.o,$(CLI_SRCS) $(CLI_SHARED))
 
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
@@ -174,7 +186,7 @@ $(B)/gen/install_paths.h: FORCE
 $(B)/cliobj/cli/util.o: $(B)/gen/install_paths.h
 
 $(B)/dynftrace: $(CLI_OBJS)
-	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(CLI_LIBS)
 
 # Man pages, made from the command's own --help (scripts/manpages.sh): a
 # command or option added there is in its page at the next build.

@@ -20,11 +20,14 @@
 
 #include "elf.h"
 #include "cli.h"
+#include "dwarf_args.h"
+#include "pattern.h"
 
 #define SYSTEM_LOADER "/lib64/ld-linux-x86-64.so.2"
 
 static const char usage_text[] =
     "usage: dynftrace sites [-a] [-v] PROG|LIB...\n"
+    "       dynftrace sites --args[=PATTERN] [-v] PROG|LIB...\n"
     "\n"
     "List the traceable functions of each PROG (or shared library LIB) and of\n"
     "the libraries it loads, one per line, sorted by object then address:\n"
@@ -49,11 +52,22 @@ static const char usage_text[] =
     "                 first instructions are relocated) or 'refused: REASON'.\n"
     "                 With -v: 'ADDRESS SIZE SOURCE name [object]<TAB>VERDICT',\n"
     "                 SIZE in bytes (0: unknown), SOURCE symtab, dynsym or fde.\n"
+    "  --args=PATTERN, --args\n"
+    "                 print the argument and return-value specs of the\n"
+    "                 functions defined in each file (not its libraries),\n"
+    "                 read from its DWARF (-g, or its separate debug file),\n"
+    "                 in the syntax of record's -A and -R: 'func@arg1/i32,\n"
+    "                 arg2/s,fparg1/f64' and 'func@retval/u64'. What cannot\n"
+    "                 be described (a struct passed by value, ...) is said\n"
+    "                 in a line '# func: why'. PATTERN (a glob or regex as\n"
+    "                 -F takes them) selects functions by name. With -v,\n"
+    "                 the enums the specs name follow, one line per value:\n"
+    "                 '# enum NAME VALUE LABEL'.\n"
     "  -h, --help     show this help.\n"
     "\n"
     "Exit status: 0 when sites (with -a: entries) were listed, 1 when a file\n"
     "cannot be read, is not a valid x86-64 ELF object or has no sites (with\n"
-    "-a: no entries), 2 on a usage error.\n";
+    "-a: no entries; with --args: has no DWARF), 2 on a usage error.\n";
 
 struct objlist {
 	char **paths;
@@ -384,10 +398,59 @@ int cli_sites_count(const char *path, size_t *total, int *is_static, char *err, 
 	return ret;
 }
 
+static int print_spec(void *ctx, const struct dwarf_func_args *f)
+{
+	(void)ctx;
+	if (f->argspec)
+		printf("%s@%s\n", f->func, f->argspec);
+	if (f->retspec)
+		printf("%s@%s\n", f->func, f->retspec);
+	if (f->note)
+		printf("# %s: %s\n", f->func, f->note);
+	return 0;
+}
+
+/* `sites --args`: the specs of PATH's functions; the exit status. */
+static int args_of(const char *path, const char *pattern, int verbose)
+{
+	char err[512], *enums = NULL;
+	size_t elen = 0;
+	FILE *ef = NULL;
+	int n;
+
+	if (verbose && !(ef = open_memstream(&enums, &elen))) {
+		cli_err("out of memory");
+		return 1;
+	}
+	n = dwarf_auto_args(path, pattern, print_spec, NULL, ef, err, sizeof(err));
+	if (ef && fclose(ef))
+		n = n < 0 ? n : -ENOMEM;
+	if (n >= 0 && enums) {
+		for (char *l = enums, *nl; (nl = strchr(l, '\n')); l = nl + 1)
+			printf("# enum %.*s\n", (int)(nl - l), l);
+	}
+	free(enums);
+	if (n == -ENOMEM && !err[0])
+		snprintf(err, sizeof(err), "out of memory");
+	if (n < 0) {
+		cli_err("%s", err);
+		return 1;
+	}
+	if (err[0])
+		cli_err("warning: %s", err);
+	if (n == 0 && pattern)
+		cli_err("warning: no function of '%s' with debug information matches '%s'", path,
+			pattern);
+	else if (n == 0)
+		cli_err("warning: '%s' has DWARF but no function defined in it", path);
+	return 0;
+}
+
 int cmd_sites(int argc, char **argv)
 {
 	struct objlist seen = {0};
-	int verbose = 0, all = 0, nargs = 0, ret = 0, opts = 1;
+	int verbose = 0, all = 0, nargs = 0, ret = 0, opts = 1, args = 0;
+	const char *args_pat = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -399,6 +462,22 @@ int cmd_sites(int argc, char **argv)
 			verbose = 1;
 		} else if (opts && (!strcmp(a, "-a") || !strcmp(a, "--all"))) {
 			all = 1;
+		} else if (opts && !strcmp(a, "--args")) {
+			args = 1;
+		} else if (opts && !strncmp(a, "--args=", 7)) {
+			char why[256];
+
+			args = 1;
+			args_pat = a + 7;
+			if (!*args_pat) {
+				cli_err(
+				    "sites: --args= needs a pattern; see 'dynftrace sites --help'");
+				return 2;
+			}
+			if (!pat_valid(args_pat, why, sizeof(why))) {
+				cli_err("sites: %s", why);
+				return 2;
+			}
 		} else if (opts && !strcmp(a, "--")) {
 			opts = 0;
 		} else if (opts && a[0] == '-' && a[1]) {
@@ -412,6 +491,14 @@ int cmd_sites(int argc, char **argv)
 		cli_err("sites: no program given; see 'dynftrace sites --help'");
 		return 2;
 	}
+	if (args && all) {
+		cli_err("sites: --args and --all cannot be combined");
+		return 2;
+	}
+	if (args && !dwarf_args_available()) {
+		cli_err("%s", DWARF_ARGS_NO_LIBDW);
+		return 1;
+	}
 	opts = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -422,7 +509,7 @@ int cmd_sites(int argc, char **argv)
 		}
 		if (opts && a[0] == '-' && a[1])
 			continue;
-		if (sites_of(a, all, verbose, &seen))
+		if (args ? args_of(a, args_pat, verbose) : sites_of(a, all, verbose, &seen))
 			ret = 1;
 	}
 	objlist_free(&seen);

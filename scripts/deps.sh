@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dynftrace needs, only those missing.
-#   scripts/deps.sh build   compiler, make, capstone's headers
+#   scripts/deps.sh build   compiler, make, capstone's and libdw's headers
 #   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, protoc and
 #                           chromium (the views' tests: Perfetto trace decoded,
 #                           SVG flame graph run in a browser), python3, what
@@ -11,7 +11,9 @@ set -u
 # libcapstone-dev: the x86 decoder's headers, to build entry relocation
 # (lib/arch/x86_64/reloc.c). The runtime loads libcapstone.so.4 (libcapstone4)
 # with dlopen only when it relocates an entry; nothing else needs it.
-want=(gcc make binutils libc6-dev libcapstone-dev)
+# libdw-dev: DWARF for the command's argument specs (cli/dwarf_args.c,
+# `sites --args`); optional: without it the command builds and says so.
+want=(gcc make binutils libc6-dev libcapstone-dev libdw-dev)
 # The tests of installing (tests/sh/install.sh, deb.sh): man pages rendered
 # and checked, pkg-config, a .deb built and checked by lintian.
 pkg="man-db groff-base pkgconf dpkg-dev debhelper lintian"
