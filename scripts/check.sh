@@ -10,7 +10,8 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # x86-64 (every configuration), then the aarch64 and riscv64 backends under
 # qemu-user (their unit tests and tests/cross/, default configuration:
-# about 10 and RISCV_MINUTES minutes on a loaded 2-core machine).
+# about 11 minutes each on a loaded 2-core machine, tests/cross/stress.sh
+# included).
 make check 2>&1 | tee -a "$log"
 rc=${PIPESTATUS[0]}
 make check ARCH=aarch64 2>&1 | tee -a "$log"
