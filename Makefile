@@ -12,6 +12,8 @@
 #   make uninstall       removes what install put there
 #   make ARCH=aarch64    cross-build into build-aarch64/ (gcc-aarch64-linux-gnu);
 #                        `make check ARCH=aarch64` runs the tests under qemu-user
+#   make ARCH=riscv64    the same for riscv64 into build-riscv64/
+#                        (gcc-riscv64-linux-gnu, qemu-riscv64)
 
 ARCH    ?= x86_64
 ifeq ($(ARCH),x86_64)
@@ -27,8 +29,16 @@ NM      := $(CROSS)nm
 ARCH_SUFFIX := -aarch64
 # Two NOPs: the first becomes `mov x9, x30` once, the second the patched BL.
 TRACE_FLAGS := -fpatchable-function-entry=2
+else ifeq ($(ARCH),riscv64)
+CROSS   ?= riscv64-linux-gnu-
+CC      := $(CROSS)gcc
+NM      := $(CROSS)nm
+ARCH_SUFFIX := -riscv64
+# Four c.nop (8 bytes): the first word becomes `auipc t0` once, the second
+# the patched jalr/jal; entries 4-byte aligned so that it is one aligned word.
+TRACE_FLAGS := -fpatchable-function-entry=4 -falign-functions=4
 else
-$(error ARCH must be x86_64 or aarch64)
+$(error ARCH must be x86_64, aarch64 or riscv64)
 endif
 SAN     ?=
 ifeq ($(SAN),)
@@ -152,7 +162,13 @@ endif
 # The graph shortcut's C entry runs with only the general registers saved
 # (graph_fast.c): no vector registers, no sanitizer calls, and no call out
 # at all, which the link checks: its only undefined symbols may be data.
+# riscv64 has no -mgeneral-regs-only, and no graph shortcut (its entry is
+# never called there).
+ifeq ($(ARCH),riscv64)
+$(B)/obj/lib/trace/graph_fast.o: LIB_CFLAGS += -fno-sanitize=all -fno-stack-protector
+else
 $(B)/obj/lib/trace/graph_fast.o: LIB_CFLAGS += -mgeneral-regs-only -fno-sanitize=all -fno-stack-protector
+endif
 GRAPH_FAST_DATA := clk_mode clk_p clk_seq dft_self fg_self graph_route_ops ring_tls \
 	ring_waiting ring_wake_seq trace_cfg trace_ring_on trace_roots rcu_gp_ctr \
 	_GLOBAL_OFFSET_TABLE_
@@ -257,6 +273,6 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-tsan build-aarch64
+	rm -rf build build-asan build-tsan build-aarch64 build-riscv64
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -22,6 +22,29 @@
 	"  --fentry     not available on aarch64 (no -mfentry).\n"                                 \
 	"  --call-ops   -fpatchable-function-entry=4,2 -falign-functions=8:\n"                     \
 	"               also reserves an aligned 8-byte literal before each entry.\n"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define ARCH_NAME "riscv64"
+/* 8 bytes at the entry for `auipc t0; jalr t0` (the kernel's riscv
+ * ftrace): four c.nop with RVC, two NOPs without; entries 4-byte aligned
+ * so that the patched word is one aligned store (8 with CALL_OPS, for the
+ * literal before the entry). */
+#if defined(__riscv_compressed)
+#define FLAGS_DEFAULT "-fpatchable-function-entry=4 -falign-functions=4"
+#define FLAGS_CALLOPS "-fpatchable-function-entry=8,4 -falign-functions=8"
+#define NOPS_TEXT     "four c.nop"
+#else
+#define FLAGS_DEFAULT "-fpatchable-function-entry=2 -falign-functions=4"
+#define FLAGS_CALLOPS "-fpatchable-function-entry=4,2 -falign-functions=8"
+#define NOPS_TEXT     "two NOPs"
+#endif
+#define FLAGS_FENTRY NULL /* no -mfentry: -pg calls _mcount after the prologue */
+#define HELP_DEFAULT                                                                               \
+	"  (default)    " FLAGS_DEFAULT " (gcc and clang):\n"                                      \
+	"               " NOPS_TEXT " at each function entry (auipc t0;\n"                         \
+	"               jalr t0 when traced).\n"                                                   \
+	"  --fentry     not available on riscv64 (no -mfentry).\n"                                 \
+	"  --call-ops   " FLAGS_CALLOPS ":\n"                                                      \
+	"               also reserves an aligned 8-byte literal before each entry.\n"
 #else
 #define ARCH_NAME     "x86-64"
 #define FLAGS_DEFAULT "-fpatchable-function-entry=5"

@@ -4,8 +4,8 @@
 #   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, protoc and
 #                           chromium (the views' tests: Perfetto trace decoded,
 #                           SVG flame graph run in a browser), python3, what
-#                           the install and .deb tests use, the aarch64 cross
-#                           compiler and qemu-user
+#                           the install and .deb tests use, the aarch64 and
+#                           riscv64 cross compilers and qemu-user
 #   scripts/deps.sh bench   + uftrace, valgrind
 set -u
 # libcapstone-dev: the x86 decoder's headers, to build entry relocation
@@ -20,9 +20,11 @@ pkg="man-db groff-base pkgconf dpkg-dev debhelper lintian"
 case "${1:-build}" in
 # qemu-user, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: the aarch64
 # backend, cross-built and its tests run under qemu-aarch64
-# (make check ARCH=aarch64).
+# (make check ARCH=aarch64); gcc-riscv64-linux-gnu,
+# libc6-dev-riscv64-cross: the same for riscv64 (qemu-riscv64).
 test) want+=(clang libclang-rt-14-dev valgrind babeltrace2 protobuf-compiler chromium python3 $pkg
-	qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross) ;;
+	qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross) ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
 missing=()

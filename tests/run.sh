@@ -10,8 +10,9 @@
 # Each configuration (default, asan, tsan) reruns the tests listed for it.
 # Usage: tests/run.sh [-k PATTERN] [--quick]   (quick: default config only)
 #
-# ARCH=aarch64 (make check ARCH=aarch64): cross-built into build-aarch64/,
-# the unit tests run under qemu-user (qemu-aarch64 -L /usr/aarch64-linux-gnu),
+# ARCH=aarch64 or riscv64 (make check ARCH=...): cross-built into
+# build-ARCH/, the unit tests run under qemu-user (qemu-ARCH -L
+# /usr/ARCH-linux-gnu),
 # default configuration only (no sanitizer runtime under emulation), with
 # DFT_TEST_EMULATED=1 and DFT_TEST_SLOW (stress loops shortened, same
 # checks). A unit test that cannot run under emulation says so in its
@@ -113,10 +114,10 @@ run_config() {
 		# program), built with the flags the cross-built command prints.
 		local co="" cc="${CC_CROSS:-$ARCH-linux-gnu-gcc}" f="-O2 -g -D_GNU_SOURCE -Iinclude"
 		if co=$("${RUN[@]}" "$b/dynftrace" cflags --call-ops) &&
+			tf=$("${RUN[@]}" "$b/dynftrace" cflags) &&
 			$cc $f $co -DPFX=co_ -c tests/routes/funcs.c -o "$b/tests/co.o" &&
-			$cc $f -fpatchable-function-entry=2 -DPFX=tr_ -c tests/routes/funcs.c \
-				-o "$b/tests/tr.o" &&
-			$cc $f -fpatchable-function-entry=2 tests/routes/info.c "$b/tests/co.o" \
+			$cc $f $tf -DPFX=tr_ -c tests/routes/funcs.c -o "$b/tests/tr.o" &&
+			$cc $f $tf tests/routes/info.c "$b/tests/co.o" \
 				"$b/tests/tr.o" -L"$b" -ldynftrace -Wl,-rpath,'$ORIGIN/..' -lpthread \
 				-o "$b/tests/routes-info" >"$LOG/build-routes-info.log" 2>&1; then
 			run_tap "$cfg/routes-info ($co)" "${RUN[@]}" "$b/tests/routes-info"

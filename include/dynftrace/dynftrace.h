@@ -216,6 +216,14 @@ DYNFTRACE_API int dynftrace_set_routes(unsigned routes);
  * may be used, and it returns with `mov x16, x30; mov x30, x9; ret x16`.
  * Far targets: `ldr x16, lit; br x16` placed near the code.
  *
+ * riscv64: entered by the site's `jal t0` (or `jalr t0` after the site's
+ * `auipc t0`), so t0 = the return into the traced function and ra = its
+ * own return address; a0-a7, fa0-fa7, t2 (static chain), ra and the
+ * callee-saved registers must be kept, t1 and t3-t6 may be used, and it
+ * returns with `jr t0`. ADDR must be within +-1 MiB of the site, or of a
+ * jump page placed near the code (`auipc t1; ld t1; jr t1`); beyond that
+ * the site keeps its other ops.
+ *
  * A site holds at most one direct call, and while it does the other ops
  * that select it do not see it. -EBUSY: a selected site already has a direct
  * call, or OPS is registered; -ENOENT: the filter selects nothing;

@@ -134,8 +134,15 @@ void dynftrace_static_get_stats(struct dynftrace_static_stats *st);
 #include <dynftrace/arch/x86_64/static_call.h>
 #elif defined(__aarch64__)
 #include <dynftrace/arch/aarch64/static_call.h>
+#elif defined(__riscv) && __riscv_xlen == 64
+#include <dynftrace/arch/riscv64/static_call.h>
 #else
 #error "dynftrace: static calls are not implemented for this architecture"
+#endif
+/* Operand 0, a symbol's address, printed bare for the assembler
+ * (DYNFTRACE_ARCH_SYM's operand; %c0 where the compiler prints it so). */
+#ifndef DYNFTRACE_ARCH_SYM0
+#define DYNFTRACE_ARCH_SYM0 "%c0"
 #endif
 
 #define DYNFTRACE_SC_DEFINE_(name, func_init, first)                                               \
@@ -169,7 +176,7 @@ void dynftrace_static_get_stats(struct dynftrace_static_stats *st);
 		__asm__ __volatile__("1:\n\t"                                                      \
 				     ".pushsection dynftrace_scsite, \"a\"\n\t"                    \
 				     ".balign 4\n\t"                                               \
-				     ".long 1b - ., %c0 - ., %c1\n\t"                              \
+				     ".long 1b - ., " DYNFTRACE_ARCH_SYM0 " - ., %c1\n\t"          \
 				     ".popsection"                                                 \
 				     :                                                             \
 				     : DYNFTRACE_ARCH_SYM(&dft_scp), "i"(flags)                    \

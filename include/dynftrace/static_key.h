@@ -138,8 +138,15 @@ int dynftrace_static_key_dec(struct static_key *key);
 #include <dynftrace/arch/x86_64/static_key.h>
 #elif defined(__aarch64__)
 #include <dynftrace/arch/aarch64/static_key.h>
+#elif defined(__riscv) && __riscv_xlen == 64
+#include <dynftrace/arch/riscv64/static_key.h>
 #else
 #error "dynftrace: static keys are not implemented for this architecture"
+#endif
+/* Operand 0, a symbol's address, printed bare for the assembler
+ * (DYNFTRACE_ARCH_SYM's operand; %c0 where the compiler prints it so). */
+#ifndef DYNFTRACE_ARCH_SYM0
+#define DYNFTRACE_ARCH_SYM0 "%c0"
 #endif
 
 #define DYNFTRACE_KEY_INIT_OF(x) ((int)sizeof((x)->dft_init) - 1)
@@ -160,7 +167,7 @@ int dynftrace_static_key_dec(struct static_key *key);
 		__asm__ goto("1:\n\t" DYNFTRACE_ARCH_JUMP_INSN                                     \
 			     ".pushsection dynftrace_jump, \"a\"\n\t"                              \
 			     ".balign 4\n\t"                                                       \
-			     ".long 1b - ., %l[dft_yes] - ., %c0 - ., %c1\n\t"                     \
+			     ".long 1b - ., %l[dft_yes] - ., " DYNFTRACE_ARCH_SYM0 " - ., %c1\n\t" \
 			     ".popsection"                                                         \
 			     :                                                                     \
 			     : DYNFTRACE_ARCH_SYM(&dft_kp), "i"(DYNFTRACE_JUMP_FLAGS(x, jwe))      \

@@ -78,11 +78,14 @@ void arch_site_jump(uintptr_t site, uintptr_t target, uint8_t out[ARCH_SITE_SIZE
 uintptr_t arch_site_branch_target(uintptr_t site, const uint8_t *insn, int *is_call) HIDDEN;
 /* An instruction the site needs right before it, written once when its
  * object is found (aarch64: `mov x9, x30`, keeping the return address
- * from the site's `bl`): its address, the bytes there and the new ones
+ * from the site's `bl`; riscv64: `auipc t0` aimed at ANCHOR, the common
+ * trampoline the site calls when no nearer target is in reach, 0 when the
+ * object has no region): its address, the bytes there and the new ones
  * (4 at most). Its length when it must be written, 0 when nothing is
  * needed or it is already there, -1 when the bytes there are neither
  * (the site is refused). */
-int arch_site_prologue(uintptr_t site, uintptr_t *at, uint8_t *old, uint8_t *new) HIDDEN;
+int arch_site_prologue(uintptr_t site, uintptr_t anchor, uintptr_t *at, uint8_t *old,
+		       uint8_t *new) HIDDEN;
 
 /* ---- compiled forms ------------------------------------------------------ */
 

@@ -155,6 +155,7 @@ static int arch_func_start(const struct elf_image *img, uint64_t addr)
 static const struct elf_arch *const arches[] = {
     &elf_arch_x86_64,
     &elf_arch_aarch64,
+    &elf_arch_riscv64,
 };
 
 /* ---- headers ----------------------------------------------------------- */
@@ -178,7 +179,7 @@ static int check_ehdr(struct elf_image *img, struct reader *r, const struct elf_
 				*arch = arches[i];
 	}
 	if (!*arch) {
-		set_err(img, "%s: not an x86-64 or aarch64 ELF object", r->path);
+		set_err(img, "%s: not an x86-64, aarch64 or riscv64 ELF object", r->path);
 		return -EINVAL;
 	}
 	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {

@@ -182,5 +182,6 @@ struct elf_arch {
 };
 extern const struct elf_arch elf_arch_x86_64;
 extern const struct elf_arch elf_arch_aarch64;
+extern const struct elf_arch elf_arch_riscv64;
 
 #endif

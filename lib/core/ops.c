@@ -92,9 +92,15 @@ static unsigned long recursion_miss;
 #elif defined(__GNUC__)
 #define LIGHT_NOSAN __attribute__((no_sanitize("address", "thread", "undefined")))
 #endif
+/* The target attribute that keeps code to general registers; a backend
+ * whose compiler has none (riscv64, whose light bodies go straight to the
+ * full ones) defines it empty in its arch_impl.h. */
+#ifndef ARCH_GPR_ONLY_ATTR
+#define ARCH_GPR_ONLY_ATTR target("general-regs-only"),
+#endif
 #ifdef LIGHT_NOSAN
 #define LIGHT_ROUTE 1
-#define LIGHT_FN    __attribute__((target("general-regs-only"), noinline)) LIGHT_NOSAN
+#define LIGHT_FN    __attribute__((ARCH_GPR_ONLY_ATTR noinline)) LIGHT_NOSAN
 #else
 #define LIGHT_ROUTE 0
 #define LIGHT_FN
@@ -563,6 +569,8 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 		/* A direct call owns the site (register_ftrace_direct). */
 		uintptr_t a = s->direct->reserved[0];
 		*target = arch_site_reaches(s->at, a) ? a : region_far_jump(r, a);
+		if (*target && !arch_site_reaches(s->at, *target))
+			*target = 0; /* riscv64: the far jump out of the site's reach too */
 		*route = ROUTE_DIRECT;
 		if (!*target) {
 			*target = s->obj->caller;
@@ -593,6 +601,22 @@ static enum site_action check_site(struct site *s, uintptr_t *target, uint8_t *r
 		*target = r->base + REGION_CALLOPS;
 		*route = ROUTE_CALLOPS;
 		*lit = (uintptr_t)&list_ops;
+	}
+	if (want && !reloc && !arch_site_reaches(s->at, *target)) {
+		/* A target the site's call cannot reach (riscv64: beyond its
+		 * jal, outside its auipc's window): the common trampoline its
+		 * prologue aims at, with the literal naming the single ops or
+		 * the list, or the list function. */
+		struct dynftrace_ops *o = ref == 1 ? owner_of(s) : NULL;
+		if (s->lit && arch_site_reaches(s->at, r->base + REGION_CALLOPS)) {
+			*target = r->base + REGION_CALLOPS;
+			*route = ROUTE_CALLOPS;
+			*lit = o && (route_mask & DYNFTRACE_ROUTE_CALL_OPS) ? (uintptr_t)o
+									    : (uintptr_t)&list_ops;
+		} else {
+			*target = s->obj->caller;
+			*route = o ? ROUTE_SINGLE : ROUTE_LIST;
+		}
 	}
 	if (want && s->lit && !*lit)
 		*lit = (uintptr_t)&list_ops; /* off the CALL_OPS route, see above */

@@ -109,6 +109,10 @@ uint64_t site_func_size(const struct site *s)
  * Regions are never unmapped: a thread may be inside one at any time. Stubs
  * are handed to ops and taken back (ops.c), never rewritten.
  */
+#ifndef ARCH_REGION_GAP
+#define ARCH_REGION_GAP 0
+#endif
+
 HIDDEN struct region regions[MAX_REGIONS];
 HIDDEN size_t nregions;
 
@@ -143,9 +147,11 @@ static void put_copy(char *base, size_t off, const char *tmpl, const char *end, 
 static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	/* Try just above the object, then below it, moving out 1 MiB at a time. */
-	for (int i = 0; i < 2048; i++) {
-		uintptr_t step = (uintptr_t)(i / 2 + 1) << 20;
+	/* Try just above the object, then below it, moving out 1 MiB at a time;
+	 * first ARCH_REGION_GAP away when the backend gives one (its direct
+	 * calls reach less far than its sites' longest form: riscv64). */
+	for (int i = ARCH_REGION_GAP ? -2 : 0; i < 2048; i++) {
+		uintptr_t step = i < 0 ? ARCH_REGION_GAP : (uintptr_t)(i / 2 + 1) << 20;
 		uintptr_t hint = (i & 1) ? ((lo - step) & ~(uintptr_t)(pg - 1))
 					 : ((hi + step) & ~(uintptr_t)(pg - 1));
 		if ((i & 1) && lo < step + REGION_SIZE)
@@ -247,7 +253,9 @@ uintptr_t region_far_jump(struct region *r, uintptr_t addr)
 					     : r->base - (uintptr_t)(i - 31) * (uintptr_t)pg;
 			void *p = mmap((void *)hint, (size_t)pg, PROT_READ | PROT_EXEC,
 				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-			if (p != MAP_FAILED)
+			if (p != MAP_FAILED && (uintptr_t)p != hint)
+				munmap(p, (size_t)pg); /* a kernel that took it as a hint */
+			else if (p != MAP_FAILED)
 				r->direct_page = (uintptr_t)p;
 		}
 		if (!r->direct_page)
@@ -330,16 +338,31 @@ uintptr_t site_thunk(struct site *s)
 	return *at + (uintptr_t)(s->id - (reloc ? o->rel_id0 : o->id0)) * THUNK_SIZE;
 }
 
+/* Within ARCH_SITE_NEAR of every byte of [LO, HI)? (Where a backend's
+ * sites reach less far with their shorter form, a region that close is
+ * preferred to sharing a farther one: riscv64's jal.) */
+#ifndef ARCH_SITE_NEAR
+#define ARCH_SITE_NEAR ARCH_SITE_REACH
+#endif
+static int region_near(uintptr_t base, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t a = base < lo ? lo - base : base - lo;
+	uintptr_t b = base < hi ? hi - base : base - hi;
+	return a + REGION_SIZE < ARCH_SITE_NEAR && b + REGION_SIZE < ARCH_SITE_NEAR;
+}
+
 static struct region *region_for(uintptr_t lo, uintptr_t hi)
 {
 	for (size_t i = 0; i < nregions; i++)
-		if (sites_reaches(regions[i].base, lo, hi))
+		if (region_near(regions[i].base, lo, hi) && sites_reaches(regions[i].base, lo, hi))
 			return &regions[i];
-	if (nregions == MAX_REGIONS)
+	uintptr_t b = nregions < MAX_REGIONS ? region_new(lo, hi, (uint32_t)nregions) : 0;
+	if (!b) {
+		for (size_t i = 0; i < nregions; i++)
+			if (sites_reaches(regions[i].base, lo, hi))
+				return &regions[i];
 		return NULL;
-	uintptr_t b = region_new(lo, hi, (uint32_t)nregions);
-	if (!b)
-		return NULL;
+	}
 	struct region *r = &regions[nregions];
 	r->base = b;
 	r->no = (uint32_t)nregions;
@@ -539,11 +562,32 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		}
 		if (c > 0)
 			nconv++;
+		/* CALL_OPS: the compiler left 8+ NOP bytes before the function
+		 * (-fpatchable-function-entry=13,8); an aligned 8-byte slot
+		 * just before the entry becomes the site's ops literal. */
+		uintptr_t fstart = a - es->marker;
+		s->lit = 0;
+		s->lit_val = 0;
+		s->owner = NULL;
+		s->direct = NULL;
+		s->route = ROUTE_NONE;
+		if (bias + es->record + 8 <= fstart && !((fstart - 8) & 7) && fstart - 8 >= o->lo &&
+		    arch_is_nops((const uint8_t *)(fstart - 8), 8)) {
+			struct patch_entry *le = &lits[nlit];
+			le->addr = fstart - 8;
+			le->len = 8;
+			memcpy(le->old, (const void *)le->addr, 8);
+			memset(le->new, 0, 8);
+			s->lit = le->addr;
+		}
 		/* The instruction the site needs before it (aarch64's
-		 * `mov x9, x30`), written with the NOPs. */
-		uintptr_t pat;
+		 * `mov x9, x30`, riscv64's `auipc t0` aimed at the trampoline
+		 * the site calls by default), written with the NOPs. */
+		uintptr_t pat, anchor = 0;
+		if (o->region)
+			anchor = o->region->base + (s->lit ? REGION_CALLOPS : REGION_CALLER);
 		uint8_t pold[4], pnew[4];
-		int pl = arch_site_prologue(a, &pat, pold, pnew);
+		int pl = arch_site_prologue(a, anchor, &pat, pold, pnew);
 		if (pl < 0) {
 			if (c > 0)
 				nconv--;
@@ -560,24 +604,8 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 			memcpy(ppe->new, pnew, (size_t)pl);
 			pro[npro++] = pat;
 		}
-		/* CALL_OPS: the compiler left 8+ NOP bytes before the function
-		 * (-fpatchable-function-entry=13,8); an aligned 8-byte slot
-		 * just before the entry becomes the site's ops literal. */
-		uintptr_t fstart = a - es->marker;
-		s->lit = 0;
-		s->lit_val = 0;
-		s->owner = NULL;
-		s->direct = NULL;
-		s->route = ROUTE_NONE;
-		if (bias + es->record + 8 <= fstart && !((fstart - 8) & 7) && fstart - 8 >= o->lo &&
-		    arch_is_nops((const uint8_t *)(fstart - 8), 8)) {
-			struct patch_entry *le = &lits[nlit++];
-			le->addr = fstart - 8;
-			le->len = 8;
-			memcpy(le->old, (const void *)le->addr, 8);
-			memset(le->new, 0, 8);
-			s->lit = le->addr;
-		}
+		if (s->lit)
+			nlit++;
 		s->addr = a;
 		s->at = a;
 		s->flags = o->caller ? 0 : SITE_FL_DISABLED;

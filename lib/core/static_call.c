@@ -346,7 +346,7 @@ int static_call_update_locked(struct dynftrace_static_call_key *key, void *func)
 	if (!err) {
 		/* Only the far path reads it; a stale value there is as good as a
 		 * thread that already took the old jmp. */
-		if (func && !arch_site_reaches(tr, (uintptr_t)func))
+		if (func)
 			__atomic_store_n(&key->far, func, __ATOMIC_RELEASE);
 		err = patch_batch(pe, npe);
 		if (err)

@@ -26,10 +26,12 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
 skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
 F="-std=gnu11 -O2 -g -D_GNU_SOURCE -I$TOP/include"
-if ! $CC $F -fpatchable-function-entry=2 "$C/target.c" -o "$T/target.bin" -L"$B" \
+# the site flags the cross-built command prints for its architecture
+TF=$("${RUN[@]}" "$B/dynftrace" cflags) || TF=unknown-site-flags
+if ! $CC $F $TF "$C/target.c" -o "$T/target.bin" -L"$B" \
 	-Wl,--no-as-needed -ldynftrace -Wl,--as-needed -Wl,-rpath,"$B" -lpthread -ldl \
 	2>"$T/build.log" ||
-	! $CC $F -fpatchable-function-entry=2 -fPIC -shared "$TOP/tests/progs/dlt-lib.c" \
+	! $CC $F $TF -fPIC -shared "$TOP/tests/progs/dlt-lib.c" \
 		-o "$T/libdlt.so" 2>>"$T/build.log" ||
 	! gcc $F "$C/peer.c" -o "$T/peer" 2>>"$T/build.log" ||
 	! gcc $F "$C/silent.c" -o "$T/silent" 2>>"$T/build.log"; then

@@ -9,6 +9,9 @@
 #                                          in C; gas takes about a second)
 #   ... -S -a aarch64 N                    the same for aarch64: two NOPs at
 #                                          each entry (-fpatchable-function-entry=2)
+#   ... -S -a riscv64 N                    the same for riscv64: four c.nop at
+#                                          each 4-byte aligned entry
+#                                          (-fpatchable-function-entry=4)
 #
 # Function I (0 <= I < N) is named P_DDDD (DDDD: I, zero-padded to at least
 # 4 digits) where P cycles through f, g, h (I % 3): f_0000 g_0001 h_0002
@@ -74,6 +77,10 @@ function asm_file() {
 				m % 65536, int(m / 65536)
 			printf "\tmovz\tx1, #%d\n\tmovk\tx1, #%d, lsl #16\n\tadd\tx0, x0, x1\n\tret\n",
 				a % 65536, int(a / 65536)
+		} else if (arch == "riscv64") {
+			printf "%s:\n.Lsite%d:\n\tc.nop\n\tc.nop\n\tc.nop\n\tc.nop\n", name[i], i
+			printf "\tli\ta1, %d\n\tmul\ta0, a0, a1\n\tli\ta1, %d\n\tadd\ta0, a0, a1\n\tret\n",
+				2 * i + 3, i + 1
 		} else {
 			printf "%s:\n.Lsite%d:\n\t.byte\t0x90, 0x90, 0x90, 0x90, 0x90\n", name[i], i
 			printf "\timulq\t$%d, %%rdi, %%rax\n\taddq\t$%d, %%rax\n\tret\n", 2 * i + 3, i + 1

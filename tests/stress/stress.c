@@ -33,6 +33,7 @@
 
 #include <dynftrace/dynftrace.h>
 #include "../unit/tap.h"
+#include "../unit/insn.h"
 
 extern const unsigned long gen_nfuncs;
 extern unsigned long (*const gen_funcs[])(unsigned long);
@@ -426,8 +427,9 @@ int main(int argc, char **argv)
 	ok(!st.killed, "not killed (%s)", st.killed ? st.kill_reason : "-");
 	/* Relocated entries (DYNFTRACE_PATCH: every site one) are written by
 	 * one atomic store each and one sync per batch, compiler sites by the
-	 * breakpoint protocol's 3. */
-	unsigned long per = getenv("DYNFTRACE_PATCH") ? 1 : 3;
+	 * breakpoint protocol's 3 on x86-64, one store each elsewhere
+	 * (TINSN_SYNCS). */
+	unsigned long per = getenv("DYNFTRACE_PATCH") ? 1 : TINSN_SYNCS;
 	ok(st.syncs == per * st.batches, "%lu sync%s per batch (%lu syncs, %lu batches)", per,
 	   per == 1 ? "" : "s", st.syncs, st.batches);
 	ok(st.batches - st0.batches >= (unsigned long)nops / 4, "%lu batches ran",

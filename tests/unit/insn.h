@@ -39,6 +39,51 @@ static inline int tinsn_tramp_returns(const void *t)
 	memcpy(&r, (const char *)t + 4, 4);
 	return tinsn_branch(t, NULL) == (const char *)t + 4 && r == 0xd65f03c0u;
 }
+#elif defined(__riscv) && __riscv_xlen == 64
+#define TINSN_STEP  4 /* the patched words are aligned */
+/* Syncs per batch: every change is one aligned word (NOP, jal, jalr
+ * through the site's auipc), which a hart fetches whole. */
+#define TINSN_SYNCS 1
+/* A NOP of another form than the runtime's (addi x0, x0, 1, a HINT). */
+static const unsigned char tinsn_other_nop[4] = {0x13, 0x00, 0x10, 0x00};
+/* The target of a jal (*CALL: rd != x0) at P, or of a `jalr t0, lo(t0)`
+ * after an `auipc t0` at P - 4; else NULL. */
+static inline const void *tinsn_branch(const void *p, int *call)
+{
+	uint32_t v, a;
+	memcpy(&v, p, 4);
+	if ((v & 0x7f) == 0x6f) {
+		uint32_t d = ((v >> 31) & 1) << 20 | ((v >> 21) & 0x3ff) << 1 |
+			     ((v >> 20) & 1) << 11 | ((v >> 12) & 0xff) << 12;
+		if (call)
+			*call = ((v >> 7) & 31) != 0;
+		return (const char *)p + ((int32_t)(d << 11) >> 11);
+	}
+	if ((v & 0xfffffu) == 0x282e7u) {
+		uintptr_t q = (uintptr_t)p;
+		__asm__("" : "+r"(q)); /* not an object's bytes to the compiler */
+		memcpy(&a, (const void *)(q - 4), 4);
+		if ((a & 0xfffu) != 0x297u)
+			return NULL;
+		if (call)
+			*call = 1;
+		return (const char *)p - 4 + (int32_t)(a & 0xfffff000u) + ((int32_t)v >> 20);
+	}
+	return NULL;
+}
+static inline int tinsn_is_nop(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v == 0x00000013u;
+}
+/* A static call trampoline with no target: a j to its own `ret` at +4. */
+static inline int tinsn_tramp_returns(const void *t)
+{
+	uint32_t r;
+	memcpy(&r, (const char *)t + 4, 4);
+	return tinsn_branch(t, NULL) == (const char *)t + 4 && r == 0x00008067u;
+}
 #else
 #define TINSN_STEP  1
 #define TINSN_SYNCS 3 /* the breakpoint protocol */

@@ -34,6 +34,24 @@ __asm__(".text\n"
 	"	mov x30, x9\n"
 	"	ret x16\n"
 	".size direct_fn, . - direct_fn\n");
+#elif defined(__riscv)
+/* Entered by `jal t0` or `jalr t0` with ra the traced function's return
+ * address: returns to t0 (t1, t3 are free at a function's entry; t2 is
+ * the static chain). */
+__asm__(".text\n"
+	".globl direct_fn\n"
+	".type direct_fn, %function\n"
+	"direct_fn:\n"
+	"	lla t1, direct_hits\n"
+	"	ld t3, 0(t1)\n"
+	"	addi t3, t3, 1\n"
+	"	sd t3, 0(t1)\n"
+	"	lla t1, direct_arg0\n"
+	"	sd a0, 0(t1)\n"
+	"	lla t1, direct_arg5\n"
+	"	sd a5, 0(t1)\n"
+	"	jr t0\n"
+	".size direct_fn, . - direct_fn\n");
 #else
 __asm__(".text\n"
 	".globl direct_fn\n"
@@ -113,6 +131,16 @@ int main(void)
 	    0xd503201f, /* nop */
 	};
 	memcpy(&far_code[8], &hp, 8);
+#elif defined(__riscv)
+	uint32_t far_code[8] = {
+	    0x00000317, /* auipc t1, 0 */
+	    0x01833303, /* ld t1, 24(t1) (&hits) */
+	    0x00033e03, /* ld t3, 0(t1) */
+	    0x001e0e13, /* addi t3, t3, 1 */
+	    0x01c33023, /* sd t3, 0(t1) */
+	    0x00028067, /* jr t0 */
+	};
+	memcpy(&far_code[6], &hp, 8);
 #else
 	uint8_t far_code[] = {0x50,					/* push %rax */
 			      0x48, 0xb8, 0,	0,    0, 0, 0, 0, 0, 0, /* movabs $hits,%rax */
@@ -122,6 +150,7 @@ int main(void)
 #endif
 	void *far = mmap((void *)0x100000000000UL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	diag("far target at %p", far);
 	memcpy(far, far_code, sizeof(far_code));
 	__builtin___clear_cache((char *)far, (char *)far + sizeof(far_code));
 	ok(dynftrace_register_direct(&d, (unsigned long)far) == 0, "register a far direct target");

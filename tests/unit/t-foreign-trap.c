@@ -26,6 +26,12 @@
 #define UC_PC(uc)    ((uc)->uc_mcontext.pc)
 #define TRAP_ASM     "brk #7\n1:\tadr %0, 1b"
 #define TRAP_ADVANCE 4
+#elif defined(__riscv)
+/* riscv leaves pc on the ebreak too (uncompressed here: 4 bytes). */
+#define TRAP_CODE    TRAP_BRKPT
+#define UC_PC(uc)    ((uc)->uc_mcontext.__gregs[REG_PC])
+#define TRAP_ASM     ".option push\n\t.option norvc\n\tebreak\n\t.option pop\n1:\tlla %0, 1b"
+#define TRAP_ADVANCE 4
 #else
 #define TRAP_CODE    SI_KERNEL
 #define UC_PC(uc)    ((uc)->uc_mcontext.gregs[REG_RIP])

@@ -4,6 +4,7 @@
  * runs the code, and exits; the parent keeps patching throughout.
  * config: !tsan -- TSan does not support fork() in multi-threaded processes well. */
 // cross-skip: aarch64: fork() of a threaded process aborts qemu-user 7.2 (an assertion)
+// cross-skip: riscv64: fork() of a threaded process aborts qemu-user 7.2 (an assertion)
 // (qemu_plugin_vcpu_init_hook, before any check of ours runs)
 #include <pthread.h>
 #include <signal.h>

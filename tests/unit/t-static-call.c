@@ -133,8 +133,15 @@ int main(void)
 	ok(st.calls == 3, "3 static calls registered (%lu)", st.calls);
 	diag("sites: %lu recorded, %lu inline, %lu missed", st.call_sites, st.call_sites_inline,
 	     st.call_sites_missed);
+#if defined(__riscv)
+	/* riscv64: only a call the linker relaxed to an aligned 4-byte `jal`
+	 * can be patched with one store; the tail calls here became `c.j`
+	 * (2 bytes), which keep going through the trampoline. */
+	ok(st.call_sites_inline >= 2, "the aligned jal sites found their call instruction");
+#else
 	ok(st.call_sites_inline >= 4 && st.call_sites_missed == 0,
 	   "every site found its call instruction");
+#endif
 	ok(DYNFTRACE_SCK(sc).tramp == (void *)DYNFTRACE_SCT(sc), "key knows its trampoline");
 
 	ok(call_sc(1) == 2 && call_sc2(1) == 4, "initial target f_a");

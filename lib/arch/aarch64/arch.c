@@ -233,8 +233,9 @@ uintptr_t arch_site_branch_target(uintptr_t site, const uint8_t *insn, int *is_c
 
 /* The instruction before the site: `mov x9, x30`, written over the
  * compiler's first NOP when the object is found. */
-int arch_site_prologue(uintptr_t site, uintptr_t *at, uint8_t *old, uint8_t *new)
+int arch_site_prologue(uintptr_t site, uintptr_t anchor, uintptr_t *at, uint8_t *old, uint8_t *new)
 {
+	(void)anchor;
 	uint32_t v = insn_get((const void *)(site - 4));
 	*at = site - 4;
 	insn_put(old, v);

@@ -249,9 +249,9 @@ void arch_code_written(uintptr_t addr, size_t len)
 }
 
 /* Nothing goes before an x86-64 site. */
-int arch_site_prologue(uintptr_t site, uintptr_t *at, uint8_t *old, uint8_t *new)
+int arch_site_prologue(uintptr_t site, uintptr_t anchor, uintptr_t *at, uint8_t *old, uint8_t *new)
 {
-	(void)site, (void)at, (void)old, (void)new;
+	(void)site, (void)anchor, (void)at, (void)old, (void)new;
 	return 0;
 }
 

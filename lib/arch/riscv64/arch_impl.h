@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch_impl.h - riscv64: the constants and inline operations of the arch
+ * interface (lib/core/arch.h, which includes this file last), and the
+ * trampoline templates of tramp.S.
+ *
+ * A function built with -fpatchable-function-entry=4 (RVC: four c.nop) or
+ * =2 (two 4-byte NOPs) has 8 bytes of NOPs at its entry, the room for the
+ * kernel's riscv ftrace sequence `auipc t0, hi; jalr t0, lo(t0)`. The
+ * first word becomes `auipc t0, hi` once, when the object is found, aimed
+ * at the object's trampoline region (arch_site_prologue: the site's
+ * marker, arch_marker_before); the second word is the site: NOP, `jalr t0,
+ * lo(t0)` (a target within +-2 KiB of what the auipc computes) or `jal t0,
+ * off` (any target within +-1 MiB of the site). Only that aligned 32-bit
+ * word ever changes on running code (see arch.c for the rule). The call
+ * leaves the return into the function in t0 and ra untouched.
+ */
+#ifndef DYNFTRACE_ARCH_IMPL_H
+#define DYNFTRACE_ARCH_IMPL_H
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+#include "internal.h"
+#include "regs.h"
+
+#define ARCH_SITE_SIZE	   4  /* jal t0 / jalr t0 / nop */
+#define ARCH_STUB_SIZE	   16 /* lui t1; addiw t1; j body; ebreak */
+#define ARCH_FAR_JUMP_SIZE 24 /* auipc t1, 0; ld t1, 16(t1); jr t1; ebreak; .quad */
+#define ARCH_THUNK_SIZE	   0  /* no graph shortcut thunks: the per-ops route */
+#define ARCH_THUNK_HOOK	   0
+/* The breakpoint is a whole 4-byte ebreak; SIGTRAP from it has this code. */
+#define ARCH_BRK_LEN   4
+#define ARCH_TRAP_CODE TRAP_BRKPT
+/* How far a trampoline region may be from the code whose sites call it:
+ * the site's auipc reaches +-2 GiB (less a margin for the region). Targets
+ * other than the one the auipc names need the jal's +-1 MiB
+ * (arch_site_reaches); generic code falls back to the common trampoline. */
+#define ARCH_SITE_REACH ((uintptr_t)0x7fe00000)
+
+/* The call target of the site word at IP (jal t0, or jalr t0 through the
+ * auipc before it), 0 when it holds no call. */
+static inline uintptr_t riscv_site_call_target(uintptr_t ip)
+{
+	uint32_t v = *(const volatile uint32_t *)ip;
+	if ((v & 0xfffu) == 0x2efu) /* jal t0, off */
+	{
+		uint32_t d = ((v >> 31) & 1) << 20 | ((v >> 21) & 0x3ff) << 1 |
+			     ((v >> 20) & 1) << 11 | ((v >> 12) & 0xff) << 12;
+		return ip + (uintptr_t)(intptr_t)((int32_t)(d << 11) >> 11);
+	}
+	if ((v & 0xfffffu) == 0x282e7u) { /* jalr t0, lo(t0) */
+		uint32_t a = *(const volatile uint32_t *)(ip - 4);
+		if ((a & 0xfffu) != 0x297u) /* auipc t0 */
+			return 0;
+		return ip - 4 + (uintptr_t)(intptr_t)(int32_t)(a & 0xfffff000u) +
+		       (uintptr_t)(intptr_t)((int32_t)v >> 20);
+	}
+	return 0;
+}
+
+/* Regions are tried 64 KiB from their object first (then 1 MiB out at a
+ * time, as everywhere): a site's jal reaches +-1 MiB, so the per-ops stubs
+ * and direct-call jumps of a region that close are in reach of every site
+ * of an object up to ~800 KiB of code. */
+#define ARCH_REGION_GAP ((uintptr_t)65536)
+/* ... and an object takes a region of its own rather than share one out of
+ * its sites' jal reach. */
+#define ARCH_SITE_NEAR ((uintptr_t)0xf0000)
+
+/* Does the site at IP call DEST now? */
+#define ARCH_SITE_CALLS(ip, dest) (riscv_site_call_target(ip) == (dest))
+
+/* gcc has no general-registers-only target attribute for riscv; nothing
+ * needs one here: the light bodies go straight to the full ones, which
+ * save the FP argument registers (tramp.S). */
+#define ARCH_GPR_ONLY_ATTR
+
+/* Argument N (0-7) of a traced call, from the trampoline's saved registers. */
+#define ARCH_REGS_ARG(regs, n) ((n) >= 0 && (n) < 8 ? (regs)->x[(n)] : 0UL)
+
+/* Where the traced function's return address is while the callbacks run:
+ * the trampoline's frame record, just below the function's entry sp (ra
+ * is loaded from there on the way out). */
+#define ARCH_REGS_RET_SLOT(regs) ((uintptr_t *)((regs)->sp - 8))
+
+/* No preserving trampoline (entry relocation is x86-64 only). */
+#define ARCH_REGS_PRESERVE_ALL(regs) ((void)(regs), 0)
+
+/* The marker before a site IP: the `auipc t0` written at the function's
+ * entry. The function starts that much before its site. */
+static inline int arch_marker_before(uintptr_t ip)
+{
+	uint32_t a;
+	memcpy(&a, (const void *)(ip - 4), 4);
+	return (a & 0xfffu) == 0x297u ? 4 : 0;
+}
+
+static inline uintptr_t arch_thread_pointer(void)
+{
+	uintptr_t tp;
+	__asm__("mv %0, tp" : "=r"(tp));
+	return tp;
+}
+
+/* The time CSR (rdtime): the platform's real-time counter, readable in
+ * user mode when the kernel enables it (Linux does; RISC-V privileged
+ * spec, scounteren.TM). Not a cycle count: it ticks at the timebase
+ * frequency. */
+static inline uint64_t arch_cycles(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("rdtime %0" : "=r"(v)::"memory");
+	return v;
+}
+
+/* The timebase frequency: no user-readable register holds it on RISC-V.
+ * The device tree says it (/cpus/timebase-frequency, one big-endian
+ * 32-bit cell; Linux reads the same); 0 when absent (ACPI systems, qemu
+ * user mode), and the ring measures the rate against CLOCK_MONOTONIC as it
+ * does the TSC's. Called once, when the clock is calibrated. */
+static inline uint64_t arch_cycles_hz(void)
+{
+	unsigned char b[8];
+	int fd = open("/proc/device-tree/cpus/timebase-frequency", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, b, sizeof(b));
+	close(fd);
+	if (n == 4)
+		return (uint64_t)b[0] << 24 | (uint64_t)b[1] << 16 | (uint64_t)b[2] << 8 | b[3];
+	if (n == 8)
+		return (uint64_t)b[0] << 56 | (uint64_t)b[1] << 48 | (uint64_t)b[2] << 40 |
+		       (uint64_t)b[3] << 32 | (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 |
+		       (uint64_t)b[6] << 8 | b[7];
+	return 0;
+}
+
+/* The time counter runs at one constant rate on every hart (the privileged
+ * spec's mtime: "a constant frequency"), in every power state. */
+static inline int arch_cycles_constant(void)
+{
+	return 1;
+}
+
+/* A spin-wait loop's hint: `pause` (Zihintpause), a FENCE hint that
+ * older cores execute as a plain fence. */
+static inline void arch_cpu_relax(void)
+{
+	__asm__ __volatile__(".4byte 0x0100000f" ::: "memory");
+}
+
+/* Atomic against a signal handler on the same thread: the compiler's
+ * atomics (AMOs and LR/SC; relaxed, only the owner writes). */
+static inline int arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+{
+	return __atomic_compare_exchange_n(p, &old, new, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
+{
+	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+static inline void arch_local_add(uint64_t *p, uint64_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+static inline long arch_futex_wake_raw(uint32_t *uaddr)
+{
+	register long a7 __asm__("a7") = SYS_futex;
+	register long a0 __asm__("a0") = (long)uaddr;
+	register long a1 __asm__("a1") = FUTEX_WAKE_PRIVATE;
+	register long a2 __asm__("a2") = 1;
+	register long a3 __asm__("a3") = 0;
+	register long a4 __asm__("a4") = 0;
+	register long a5 __asm__("a5") = 0;
+	__asm__ __volatile__("ecall"
+			     : "+r"(a0)
+			     : "r"(a7), "r"(a1), "r"(a2), "r"(a3), "r"(a4), "r"(a5)
+			     : "memory");
+	return a0;
+}
+
+/* riscv64 fills a GOT slot with R_RISCV_64 (no GLOB_DAT) or, lazily,
+ * R_RISCV_JUMP_SLOT. */
+static inline enum arch_got_kind arch_got_reloc(uint32_t type)
+{
+	if (type == R_RISCV_64)
+		return ARCH_GOT_DATA;
+	if (type == R_RISCV_JUMP_SLOT)
+		return ARCH_GOT_PLT;
+	return ARCH_GOT_NONE;
+}
+
+/* Trampoline templates (tramp.S). The light bodies and the graph shortcut
+ * of x86-64 have no riscv64 version: their templates exist so that every
+ * region has the same layout, and the light ones go straight to the full
+ * body (the behaviour they fall back to on x86-64 too). */
+extern const char dft_caller_tmpl[] HIDDEN;
+extern const char dft_caller_tmpl_end[] HIDDEN;
+extern const char dft_caller_tmpl_slot[] HIDDEN;
+extern const char dft_caller_tmpl_vec[] HIDDEN;
+extern const char dft_ops_tmpl[] HIDDEN;
+extern const char dft_ops_tmpl_end[] HIDDEN;
+extern const char dft_ops_tmpl_slot[] HIDDEN;
+extern const char dft_ops_tmpl_vec[] HIDDEN;
+extern const char dft_ops_light_tmpl[] HIDDEN;
+extern const char dft_ops_light_tmpl_end[] HIDDEN;
+extern const char dft_ops_light_tmpl_full[] HIDDEN;
+extern const char dft_ops_light_tmpl_table[] HIDDEN;
+extern const char dft_ops_light_tmpl_stub0[] HIDDEN;
+extern const char dft_ops_light_tmpl_tls[] HIDDEN;
+extern const char dft_ops_light_tmpl_seq[] HIDDEN;
+extern const char dft_ops_light_tmpl_gp[] HIDDEN;
+extern const char dft_callops_light_tmpl[] HIDDEN;
+extern const char dft_callops_light_tmpl_end[] HIDDEN;
+extern const char dft_callops_light_tmpl_full[] HIDDEN;
+extern const char dft_callops_light_tmpl_tls[] HIDDEN;
+extern const char dft_callops_light_tmpl_seq[] HIDDEN;
+extern const char dft_callops_light_tmpl_gp[] HIDDEN;
+extern const char dft_reloc_light_tmpl[] HIDDEN;
+extern const char dft_reloc_light_tmpl_end[] HIDDEN;
+extern const char dft_reloc_light_tmpl_tls[] HIDDEN;
+extern const char dft_reloc_light_tmpl_seq[] HIDDEN;
+extern const char dft_reloc_light_tmpl_gp[] HIDDEN;
+extern const char dft_gentry_tmpl[] HIDDEN;
+extern const char dft_gentry_tmpl_end[] HIDDEN;
+extern const char dft_gentry_tmpl_fast[] HIDDEN;
+extern const char dft_graph_entry[] HIDDEN;
+extern const char dft_graph_entry_all[] HIDDEN;
+extern const char dft_graph_exit_all[] HIDDEN;
+extern const char dft_gexit_tmpl[] HIDDEN;
+extern const char dft_gexit_tmpl_end[] HIDDEN;
+extern const char dft_gexit_tmpl_fast[] HIDDEN;
+extern const char dft_graph_exit[] HIDDEN;
+#endif

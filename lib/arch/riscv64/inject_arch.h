@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* inject_arch.h - riscv64: attach is not implemented (inject.c refuses). */
+#ifndef DYNFTRACE_INJECT_ARCH_H
+#define DYNFTRACE_INJECT_ARCH_H
+
+#include <stdint.h>
+#include <asm/ptrace.h>
+
+/* 0: the attaching agent refuses at once (cmd_attach.c says why). */
+#define ARCH_INJ_SUPPORTED 0
+
+struct arch_inj_regs {
+	struct user_regs_struct gp;
+};
+
+#define ARCH_INJ_RED_ZONE    0
+#define ARCH_INJ_CALL_ALIGN  16
+#define ARCH_SIGFRAME_IP_OFF 0
+#define ARCH_SIGFRAME_SP_OFF 0
+#define ARCH_INJ_RETURN_TRAP 0x100u
+
+#endif

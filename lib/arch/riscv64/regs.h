@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* regs.h - riscv64 layout of struct dynftrace_regs, as tramp.S saves it. */
+#ifndef DYNFTRACE_ARCH_REGS_H
+#define DYNFTRACE_ARCH_REGS_H
+
+/*
+ * The trampolines' frame, from the stack pointer up: the regs (REGS_SIZE),
+ * then a frame record {s0, the traced function's return address} at the
+ * traced function's entry sp - 16, as the RISC-V frame pointer convention
+ * lays one out (ra at fp - 8, the caller's fp at fp - 16). Its second word
+ * is where that return address lives while the callbacks run
+ * (ARCH_REGS_RET_SLOT: entry sp - 8): the graph tracer replaces it there,
+ * the trampoline loads ra from it on the way out. Offsets used by tramp.S;
+ * checked against the struct below.
+ */
+#define REGS_A0	    0  /* a0-a7: arguments */
+#define REGS_T1	    64 /* t1 (the per-ops stub's index), t2 (static chain) */
+#define REGS_T2	    72
+#define REGS_FP	    80
+#define REGS_LR	    88	/* ra: the traced function's return address at entry */
+#define REGS_SP	    96	/* sp at the traced function's entry */
+#define REGS_IP	    104 /* the site (the jal/jalr word) */
+#define REGS_RET    112 /* a0, a1 on return (graph tracer) */
+#define REGS_F	    128 /* fa0-fa7 */
+#define REGS_SIZE   192
+#define TRAMP_FRAME (REGS_SIZE + 16)
+
+/* Shared with the runtime's C code (layouts the x86-64 assembly reads;
+ * the same on every LP64 target). */
+/* struct dft_thread (internal.h) fields used by the light per-ops body
+ * on x86-64 (tramp.S), as offsets from dft_self; checked in ops.c. */
+#define THR_RECURSION		      0 /* rcu_nest at 4 */
+#define THR_API_DEPTH		      8 /* state at 12 */
+#define THR_RCU_CTR		      16
+#define THR_CALLBACK		      0x100000001 /* recursion 1, rcu_nest 1 */
+#define THR_IDLE		      0x100000000 /* api_depth 0, state THREAD_REGISTERED */
+#define DYNFTRACE_OPS_FL_GPR_ONLY_ASM 1		  /* in the low byte of ops->flags */
+#define THREAD_REGISTERED_ASM	      1
+
+/* What the graph shortcut's exit (tramp.S: dft_graph_exit) reads and
+ * writes; checked in graph_fast.c. struct fg_thread and shadow_ent
+ * (trace_int.h): */
+#define FG_DEPTH	 0
+#define FG_NOTRACE_DEPTH 8
+#define FG_ENT		 64
+#define SE_SIZE		 48
+#define SE_SLOT		 0
+#define SE_ORIG		 8
+#define SE_HOOK		 16
+#define SE_TS		 24
+#define SE_CHILD_NS	 32
+#define SE_ID		 40
+#define SE_HOOKED	 44 /* then kind, fl, unused: one byte each */
+#define SE_KIND		 45
+#define SHADOW_MAX_ASM	 4096
+#define TR_GRAPH_ASM	 2
+#define TR_FUNCTION_ASM	 1
+#define SE_RING_ASM	 1
+#define THUNK_HOOK_ASM	 0 /* no graph thunks (ARCH_THUNK_SIZE 0) */
+/* struct trace_cfg (trace_int.h): kind at 0 */
+#define CFG_MAX_DEPTH	4164
+#define CFG_TIME_FILTER 4168
+/* struct ring_buf (ring_fast.h): */
+#define RB_OFFSET	     0
+#define RB_LAST_TS	     8
+#define RB_DATA		     16
+#define RB_COMMIT	     24
+#define RB_BUF_MASK	     32
+#define RB_PAGE_SIZE	     40
+#define RB_PAGE_SHIFT	     44
+#define RB_NEST		     48
+#define RB_STOP		     52
+#define RING_NEST_MAX_ASM    8
+#define RING_TS_WRAP_ASM     8192
+#define RING_COMPACT_HDR_ASM 2
+#define RING_EV_ENTRY_ASM    0
+#define RING_EV_NEAR_ASM     6 /* function_near: 8 bytes, format.h */
+#define RING_EV_FUNCTION_ASM 2
+#define NEAR_FUNC_BITS_ASM   22
+#define NEAR_OFF_BITS_ASM    26
+#define RING_EV_EXIT_ASM     1
+/* struct clk_params (ring_fast.h), clk_mode: */
+#define CLK_BASE_TSC 0
+#define CLK_BASE_NS  8
+#define CLK_MULT     16
+#define CLK_P_SIZE   24
+#define CLK_TSC_ASM  1
+
+#ifndef __ASSEMBLER__
+struct dynftrace_regs {
+	unsigned long x[8]; /* a0-a7 */
+	unsigned long t1, t2;
+	unsigned long fp, lr, sp, ip;
+	unsigned long ret[2];
+	unsigned long f[8]; /* fa0-fa7, as stored by fsd */
+};
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, t1) == REGS_T1, "regs layout");
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, fp) == REGS_FP, "regs layout");
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, sp) == REGS_SP, "regs layout");
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, ip) == REGS_IP, "regs layout");
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, ret) == REGS_RET, "regs layout");
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, f) == REGS_F, "regs layout");
+_Static_assert(sizeof(struct dynftrace_regs) == REGS_SIZE, "regs layout");
+#endif
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tramp.S - the trampolines, riscv64.
+ *
+ * A site is `auipc t0, hi; jalr t0, lo(t0)` (or `jal t0, COPY` when COPY is
+ * within +-1 MiB) at the traced function's entry (see arch_impl.h), COPY a
+ * copy of a template below. On entry:
+ *	t0 = site + 4, the return into the traced function
+ *	ra = the traced function's return address into its caller
+ *	sp = the traced function's entry sp (16-aligned: the psABI keeps it so)
+ * a0-a7 and fa0-fa7 (arguments), t1 (a per-ops stub's index) and t2 (the
+ * static chain of GNU C nested functions) are saved and put back around
+ * the C entry; t3-t6 are free at a function's entry (temporaries). The
+ * frame record {s0, ra} sits at the function's entry sp - 16, where the
+ * frame pointer convention puts one (s0 = entry sp), so that unwinders
+ * walk through it and the graph tracer finds the return address at entry
+ * sp - 8 (ARCH_REGS_RET_SLOT); ra is reloaded from there on the way out.
+ * Each copy reaches its C entry through a pointer slot of its own, read
+ * pc-relative: relaxation is off so that the offsets inside a template
+ * stay what the assembler computed when it is copied elsewhere.
+ */
+#include "regs.h"
+
+	.option	norelax
+
+.macro SAVE_ARGS
+	addi	sp, sp, -TRAMP_FRAME
+	sd	a0, REGS_A0 + 0(sp)
+	sd	a1, REGS_A0 + 8(sp)
+	sd	a2, REGS_A0 + 16(sp)
+	sd	a3, REGS_A0 + 24(sp)
+	sd	a4, REGS_A0 + 32(sp)
+	sd	a5, REGS_A0 + 40(sp)
+	sd	a6, REGS_A0 + 48(sp)
+	sd	a7, REGS_A0 + 56(sp)
+	sd	t1, REGS_T1(sp)
+	sd	t2, REGS_T2(sp)
+	fsd	fa0, REGS_F + 0(sp)
+	fsd	fa1, REGS_F + 8(sp)
+	fsd	fa2, REGS_F + 16(sp)
+	fsd	fa3, REGS_F + 24(sp)
+	fsd	fa4, REGS_F + 32(sp)
+	fsd	fa5, REGS_F + 40(sp)
+	fsd	fa6, REGS_F + 48(sp)
+	fsd	fa7, REGS_F + 56(sp)
+	sd	s0, REGS_FP(sp)			/* regs->fp, regs->lr */
+	sd	ra, REGS_LR(sp)
+	sd	s0, REGS_SIZE(sp)		/* the frame record */
+	sd	ra, REGS_SIZE + 8(sp)
+	addi	s0, sp, TRAMP_FRAME
+	addi	a0, t0, -4			/* ip: the site */
+	sd	s0, REGS_SP(sp)			/* regs->sp: the entry sp */
+	sd	a0, REGS_IP(sp)
+	mv	a1, ra				/* parent ip */
+	mv	a2, sp				/* regs */
+.endm
+
+/* Back into the traced function at site + 4, with ra its return address
+ * (the graph tracer's hook if it replaced it). */
+.macro RESTORE_ARGS_RET
+	fld	fa0, REGS_F + 0(sp)
+	fld	fa1, REGS_F + 8(sp)
+	fld	fa2, REGS_F + 16(sp)
+	fld	fa3, REGS_F + 24(sp)
+	fld	fa4, REGS_F + 32(sp)
+	fld	fa5, REGS_F + 40(sp)
+	fld	fa6, REGS_F + 48(sp)
+	fld	fa7, REGS_F + 56(sp)
+	ld	a0, REGS_A0 + 0(sp)
+	ld	a1, REGS_A0 + 8(sp)
+	ld	a2, REGS_A0 + 16(sp)
+	ld	a3, REGS_A0 + 24(sp)
+	ld	a4, REGS_A0 + 32(sp)
+	ld	a5, REGS_A0 + 40(sp)
+	ld	a6, REGS_A0 + 48(sp)
+	ld	a7, REGS_A0 + 56(sp)
+	ld	t1, REGS_T1(sp)
+	ld	t2, REGS_T2(sp)
+	ld	t0, REGS_IP(sp)
+	addi	t0, t0, 4
+	ld	s0, REGS_SIZE(sp)
+	ld	ra, REGS_SIZE + 8(sp)
+	addi	sp, sp, TRAMP_FRAME
+	jr	t0
+.endm
+
+/*
+ * The common trampoline. Copies serve two routes, told apart by the C entry
+ * in their slot: dft_dispatch (the single ops or the list function) and
+ * dft_callops_entry (CALL_OPS: the ops is the literal 8 bytes before the
+ * traced function, at t0 - 16 as the kernel's riscv CALL_OPS reads it,
+ * which the C entry loads).
+ */
+	.text
+	.globl	dft_caller_tmpl
+	.hidden	dft_caller_tmpl
+	.globl	dft_caller_tmpl_end
+	.hidden	dft_caller_tmpl_end
+	.globl	dft_caller_tmpl_slot
+	.hidden	dft_caller_tmpl_slot
+	.globl	dft_caller_tmpl_vec
+	.hidden	dft_caller_tmpl_vec
+	.type	dft_caller_tmpl, %function
+	.p2align 4
+dft_caller_tmpl:
+	.cfi_startproc
+	SAVE_ARGS
+1:	auipc	t3, %pcrel_hi(dft_caller_tmpl_slot)	/* a copy reads its own */
+	ld	t3, %pcrel_lo(1b)(t3)
+	jalr	t3
+	RESTORE_ARGS_RET
+	.cfi_endproc
+	.p2align 3
+dft_caller_tmpl_slot:
+	.quad	0
+dft_caller_tmpl_vec:
+	.quad	0
+dft_caller_tmpl_end:
+	.size	dft_caller_tmpl, dft_caller_tmpl_end - dft_caller_tmpl
+
+/*
+ * The per-ops route. Each ops owns a stub per region,
+ *	lui t1, IDX >> 12; addiw t1, t1, IDX & 0xfff; j dft_ops_tmpl-copy
+ * and this shared body hands IDX to dft_stub_entry.
+ */
+	.globl	dft_ops_tmpl
+	.hidden	dft_ops_tmpl
+	.globl	dft_ops_tmpl_end
+	.hidden	dft_ops_tmpl_end
+	.globl	dft_ops_tmpl_slot
+	.hidden	dft_ops_tmpl_slot
+	.globl	dft_ops_tmpl_vec
+	.hidden	dft_ops_tmpl_vec
+	.type	dft_ops_tmpl, %function
+	.p2align 4
+dft_ops_tmpl:
+	.cfi_startproc
+	SAVE_ARGS
+	mv	a3, t1				/* IDX */
+1:	auipc	t3, %pcrel_hi(dft_ops_tmpl_slot)
+	ld	t3, %pcrel_lo(1b)(t3)
+	jalr	t3
+	RESTORE_ARGS_RET
+	.cfi_endproc
+	.p2align 3
+dft_ops_tmpl_slot:
+	.quad	0
+dft_ops_tmpl_vec:
+	.quad	0
+dft_ops_tmpl_end:
+	.size	dft_ops_tmpl, dft_ops_tmpl_end - dft_ops_tmpl
+
+/*
+ * The light bodies (x86-64: general registers only, the common case in
+ * assembly) are not written for riscv64: each template goes straight to
+ * the full body in its FULL slot (t0 and t1 untouched), which is what the
+ * x86-64 ones do outside their common case. The other slots exist for the
+ * region's layout (sites.c fills them) and are not read.
+ */
+.macro LIGHT_TMPL name, extra
+	.globl	\name
+	.hidden	\name
+	.globl	\name\()_end
+	.hidden	\name\()_end
+	.type	\name, %function
+	.p2align 4
+\name:
+1:	auipc	t3, %pcrel_hi(2f)
+	ld	t3, %pcrel_lo(1b)(t3)
+	jr	t3
+	.p2align 3
+2:
+	.irp	s, \extra
+	.globl	\name\()_\s
+	.hidden	\name\()_\s
+\name\()_\s:
+	.quad	0
+	.endr
+\name\()_end:
+	.size	\name, \name\()_end - \name
+.endm
+
+	LIGHT_TMPL dft_ops_light_tmpl, "full,table,stub0,tls,seq,gp"
+	LIGHT_TMPL dft_callops_light_tmpl, "full,tls,seq,gp"
+	/* relocated entries are x86-64 only: never entered */
+	LIGHT_TMPL dft_reloc_light_tmpl, "tls,seq,gp"
+
+/*
+ * The graph shortcut (x86-64's per-site thunks) has no riscv64 version:
+ * ARCH_THUNK_SIZE is 0, so the graph tracer takes the per-ops route and
+ * these are never entered.
+ */
+.macro TRAP_SYM name
+	.globl	\name
+	.hidden	\name
+	.type	\name, %function
+\name:
+	ebreak
+	.size	\name, . - \name
+.endm
+	.p2align 4
+	TRAP_SYM dft_graph_entry
+	TRAP_SYM dft_graph_entry_all
+	TRAP_SYM dft_graph_exit
+	TRAP_SYM dft_graph_exit_all
+	LIGHT_TMPL dft_gentry_tmpl, "fast"
+	LIGHT_TMPL dft_gexit_tmpl, "fast"
+
+/*
+ * dft_return_tramp - where a function hooked by the graph tracer returns
+ * (its return address was replaced in the trampoline's frame record, so
+ * the function ran with this as ra). sp is the function's entry sp again;
+ * its results are in a0-a1 and fa0-fa1 (a0-a7 kept, cheaply).
+ * dft_graph_return() records the exit and gives the real return address
+ * back.
+ */
+	.text
+	.globl	dft_return_tramp
+	.hidden	dft_return_tramp
+	.type	dft_return_tramp, %function
+	.p2align 4
+dft_return_tramp:
+	.cfi_startproc
+	.cfi_undefined ra
+	addi	sp, sp, -96
+	sd	a0, 0(sp)
+	sd	a1, 8(sp)
+	sd	a2, 16(sp)
+	sd	a3, 24(sp)
+	sd	a4, 32(sp)
+	sd	a5, 40(sp)
+	sd	a6, 48(sp)
+	sd	a7, 56(sp)
+	fsd	fa0, 64(sp)
+	fsd	fa1, 72(sp)
+	sd	s0, 80(sp)
+	addi	a0, sp, 96			/* the traced function's sp after ret */
+	mv	a1, sp				/* its results */
+	call	dft_graph_return
+	mv	ra, a0
+	ld	s0, 80(sp)
+	fld	fa1, 72(sp)
+	fld	fa0, 64(sp)
+	ld	a7, 56(sp)
+	ld	a6, 48(sp)
+	ld	a5, 40(sp)
+	ld	a4, 32(sp)
+	ld	a3, 24(sp)
+	ld	a2, 16(sp)
+	ld	a1, 8(sp)
+	ld	a0, 0(sp)
+	addi	sp, sp, 96
+	ret
+	.cfi_endproc
+	.size	dft_return_tramp, . - dft_return_tramp
+
+	/* only the preserving trampoline's functions return here (x86-64) */
+	.p2align 4
+	TRAP_SYM dft_return_tramp_all
+
+/*
+ * dft_thread_entry: the start routine the pthread_create wrapper gives a
+ * new thread. dft_thread_prepare (interpose.c) returns the program's start
+ * routine (a0) and argument (a1); this goes there with the stack and ra
+ * as the C library left them, so no frame of ours stays below the
+ * program's.
+ */
+	.globl	dft_thread_entry
+	.hidden	dft_thread_entry
+	.type	dft_thread_entry, %function
+	.p2align 4
+dft_thread_entry:
+	.cfi_startproc
+	addi	sp, sp, -16
+	.cfi_def_cfa_offset 16
+	sd	ra, 8(sp)
+	sd	s0, 0(sp)
+	.cfi_offset ra, -8
+	.cfi_offset s0, -16
+	addi	s0, sp, 16
+	call	dft_thread_prepare
+	ld	ra, 8(sp)
+	ld	s0, 0(sp)
+	.cfi_restore ra
+	.cfi_restore s0
+	addi	sp, sp, 16
+	.cfi_def_cfa_offset 0
+	mv	t1, a0
+	mv	a0, a1
+	jr	t1
+	.cfi_endproc
+	.size	dft_thread_entry, . - dft_thread_entry
+
+/* _mcount: what `-pg`'s calls reach (they are not sites here). */
+	.globl	_mcount
+	.type	_mcount, %function
+	.p2align 4
+_mcount:
+	ret
+	.size	_mcount, . - _mcount
+
+	.section .note.GNU-stack,"",%progbits
