@@ -73,6 +73,8 @@ struct tr_walk {
 	size_t depth, cap;
 	uint64_t nentries;
 	uint64_t last_ts;
+	const struct tr_event *cur; /* the event being fed (leave: its exit, with
+				       its return value) */
 };
 
 void tr_walk_init(struct tr_walk *w, const struct tr_walk_ops *ops, void *data,

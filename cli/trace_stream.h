@@ -52,6 +52,9 @@ struct tr_event {
 			     time in the parent */
 	const char *text; /* MARKER: NUL-terminated, inside the mapping;
 			     TRACEPOINT: the arg payload bytes (FORMAT.md) */
+	const uint8_t *vals; /* ENTRY, EXIT from entry_args, exit_retval: the
+				values (format.h's items, checked), else NULL */
+	uint16_t nvals;	     /* their bytes */
 	uint64_t off;	  /* byte offset of the event in its file */
 };
 

@@ -471,10 +471,12 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 		goto out;
 	struct ring_event *e = src_ev(s, 0);
 	switch (e->id) {
-	case RING_EV_ENTRY: {
+	case RING_EV_ENTRY:
+	case RING_EV_ENTRY_ARGS: { /* (the values are the session reader's) */
 		uint32_t id = u32_at(e, 0);
 		/* A leaf: its exit comes next (if it came already). */
-		bool leaf = src_fill(s, 2) && src_ev(s, 1)->id == RING_EV_EXIT;
+		bool leaf = src_fill(s, 2) && (src_ev(s, 1)->id == RING_EV_EXIT ||
+					       src_ev(s, 1)->id == RING_EV_EXIT_RETVAL);
 		uint64_t dur = leaf && src_ev(s, 1)->ts > e->ts ? src_ev(s, 1)->ts - e->ts : 0;
 		fmt_dur(d, sizeof(d), dur, leaf);
 		len += snprintf(l + len, cap - len, "%7d) %s |  %*s%s()%s\n", tid, d,
@@ -486,6 +488,7 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 		break;
 	}
 	case RING_EV_EXIT:
+	case RING_EV_EXIT_RETVAL:
 		if (s->depth)
 			len += close_line(s, l + len, cap - len, e->ts);
 		break;

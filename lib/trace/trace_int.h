@@ -72,6 +72,7 @@ struct shadow_ent {
 #define SE_NOTRACE 4  /* a graph_notrace function: nothing below it is traced */
 #define SE_ROOT	   8  /* a graph root (-F, set_graph_function) */
 #define SE_TRIG	   16 /* opened a trigger frame (trigger.c: depth=, time=) */
+#define SE_RETVAL  32 /* its return value is wanted (args.c): never the fast exits' */
 
 #define SHADOW_MAX    4096
 #define TRIG_NEST_MAX 64 /* nested depth=/time= functions applied per thread */

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * argspec.c - uftrace's argument specifications (see argspec.h). libc
+ * only: linked into the runtime and the command.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argspec.h"
+
+#define WHY(...) ((void)(why && snprintf(why, whylen, __VA_ARGS__)))
+
+/* "/FORMAT" of item ITEM into *IT (slot set): 0 or -EINVAL. */
+static int parse_fmt(const char *item, const char *f, struct arg_item *it, char *why,
+		     size_t whylen)
+{
+	int fp = (it->slot & FMT_SLOT_FP) != 0;
+	it->fmt = fp ? 'f' : 'd';
+	it->size = 8;
+	if (!f)
+		return 0;
+	if (!*f)
+		goto bad;
+	if (!strncmp(f, "e:", 2)) {
+		size_t n = strlen(f + 2);
+		if (fp || !n || n > FMT_ARG_ENUM_MAX || strpbrk(f + 2, " ,;@/")) {
+			WHY("bad argument '%s': e:NAME takes an enum's name (1 to %d characters) "
+			    "and an integer argument",
+			    item, FMT_ARG_ENUM_MAX);
+			return -EINVAL;
+		}
+		it->fmt = 'e';
+		it->size = 4;
+		memcpy(it->enm, f + 2, n + 1);
+		return 0;
+	}
+	if (strchr("diuxpcsf", *f)) {
+		it->fmt = *f++;
+	} else if (*f < '0' || *f > '9') {
+		if (*f == 'S')
+			WHY("bad argument '%s': std::string (/S) is not supported", item);
+		else
+			WHY("bad argument '%s': unknown format '%c' (d i u x p c s f e:NAME)",
+			    item, *f);
+		return -EINVAL;
+	}
+	if (fp != (it->fmt == 'f')) {
+		WHY("bad argument '%s': %s", item,
+		    fp ? "fpargN takes /f, /f32 or /f64" : "/f needs fpargN");
+		return -EINVAL;
+	}
+	if (it->fmt == 'c' || it->fmt == 's' || it->fmt == 'p') {
+		if (*f)
+			goto bad;
+		it->size = it->fmt == 'c' ? 1 : 8;
+		return 0;
+	}
+	if (!*f)
+		return 0;
+	char *end;
+	unsigned long bits = strtoul(f, &end, 10);
+	if (*end || (bits != 8 && bits != 16 && bits != 32 && bits != 64) ||
+	    (it->fmt == 'f' && bits != 32 && bits != 64))
+		goto bad;
+	it->size = (uint8_t)(bits / 8);
+	return 0;
+bad:
+	WHY("bad argument '%s': the format is a letter (d i u x p c s f), a size in bits "
+	    "(8 16 32 64; f: 32 64) or both, or e:NAME",
+	    item);
+	return -EINVAL;
+}
+
+/* One item ("arg2/x") into *IT: 0 or -EINVAL. */
+static int parse_item(char *item, struct arg_item *it, char *why, size_t whylen)
+{
+	char *slash = strchr(item, '/');
+	if (slash)
+		*slash = 0;
+	const char *f = slash ? slash + 1 : NULL;
+	memset(it, 0, sizeof(*it));
+	int r;
+	if (!strcmp(item, "retval")) {
+		it->slot = 0;
+		/* a floating-point return value: /f, /f32, /f64 */
+		if (f && *f == 'f') {
+			it->slot = FMT_SLOT_FP; /* for parse_fmt only */
+			r = parse_fmt(item, f, it, why, whylen);
+			it->slot = 0;
+		} else {
+			r = parse_fmt(item, f, it, why, whylen);
+		}
+	} else {
+		int fp = !strncmp(item, "fparg", 5);
+		const char *num = item + (fp ? 5 : 3);
+		char *end;
+		unsigned long n = strtoul(num, &end, 10);
+		if ((!fp && strncmp(item, "arg", 3)) || end == num || *end || n < 1 ||
+		    n > FMT_ARGS_MAX) {
+			WHY("bad argument '%s%s%s': give argN or fpargN (N from 1 to %d) or retval",
+			    item, f ? "/" : "", f ? f : "", FMT_ARGS_MAX);
+			if (slash)
+				*slash = '/';
+			return -EINVAL;
+		}
+		it->slot = (uint8_t)n | (fp ? FMT_SLOT_FP : 0);
+		r = parse_fmt(item, f, it, why, whylen);
+	}
+	if (slash)
+		*slash = '/';
+	return r;
+}
+
+/* Order of arguments: by register number, integer first. */
+static int slot_key(uint8_t slot)
+{
+	return (slot & ~FMT_SLOT_FP) * 2 + !!(slot & FMT_SLOT_FP);
+}
+
+static void put_item(struct arg_spec *s, const struct arg_item *it)
+{
+	if (!it->slot) {
+		s->ret = *it;
+		s->has_ret = 1;
+		return;
+	}
+	uint8_t i;
+	for (i = 0; i < s->n; i++)
+		if (s->it[i].slot == it->slot) {
+			s->it[i] = *it;
+			return;
+		}
+	if (s->n == FMT_ARGS_MAX)
+		return; /* full: argspec_parse refuses a ninth */
+	for (i = s->n; i > 0 && slot_key(s->it[i - 1].slot) > slot_key(it->slot); i--)
+		s->it[i] = s->it[i - 1];
+	s->it[i] = *it;
+	s->n++;
+}
+
+int argspec_parse(const char *items, int retval, struct arg_spec *out, char *why, size_t whylen)
+{
+	memset(out, 0, sizeof(*out));
+	if (retval && !*items)
+		items = "retval";
+	char *copy = strdup(items), *save;
+	if (!copy)
+		return -ENOMEM;
+	int err = 0, nitems = 0;
+	for (char *w = strtok_r(copy, ",", &save); w && !err; w = strtok_r(NULL, ",", &save)) {
+		struct arg_item it;
+		if ((err = parse_item(w, &it, why, whylen)))
+			break;
+		if (retval && it.slot) {
+			WHY("bad return value '%s': -R takes FUNC@retval[/FORMAT]", w);
+			err = -EINVAL;
+			break;
+		}
+		if (it.slot && out->n == FMT_ARGS_MAX) {
+			int dup = 0;
+			for (int i = 0; i < out->n; i++)
+				dup |= out->it[i].slot == it.slot;
+			if (!dup) {
+				WHY("too many arguments: at most %d per function", FMT_ARGS_MAX);
+				err = -EINVAL;
+				break;
+			}
+		}
+		put_item(out, &it);
+		nitems++;
+	}
+	if (!err && !nitems) {
+		WHY("no argument given after '@' (arg1, fparg1, retval...)");
+		err = -EINVAL;
+	}
+	free(copy);
+	return err;
+}
+
+void argspec_merge(struct arg_spec *dst, const struct arg_spec *src)
+{
+	for (uint8_t i = 0; i < src->n; i++) {
+		int dup = 0;
+		for (uint8_t k = 0; k < dst->n; k++)
+			dup |= dst->it[k].slot == src->it[i].slot;
+		if (dup || dst->n < FMT_ARGS_MAX)
+			put_item(dst, &src->it[i]);
+	}
+	if (src->has_ret)
+		put_item(dst, &src->ret);
+}
+
+static int item_format(const struct arg_item *it, char *buf, size_t size)
+{
+	char name[16];
+	if (!it->slot)
+		snprintf(name, sizeof(name), "retval");
+	else
+		snprintf(name, sizeof(name), "%sarg%u", it->slot & FMT_SLOT_FP ? "fp" : "",
+			 it->slot & ~FMT_SLOT_FP);
+	switch (it->fmt) {
+	case 'e':
+		return snprintf(buf, size, "%s/e:%s", name, it->enm);
+	case 'c':
+	case 's':
+	case 'p':
+		return snprintf(buf, size, "%s/%c", name, it->fmt);
+	default:
+		return snprintf(buf, size, "%s/%c%u", name, it->fmt, it->size * 8u);
+	}
+}
+
+int argspec_format(const struct arg_spec *spec, char *buf, size_t size)
+{
+	int len = 0;
+	for (int i = 0; i <= spec->n; i++) {
+		const struct arg_item *it = i < spec->n ? &spec->it[i] : &spec->ret;
+		if (i == spec->n && !spec->has_ret)
+			break;
+		char one[64];
+		item_format(it, one, sizeof(one));
+		size_t at = (size_t)len;
+		int k = snprintf(at < size ? buf + at : NULL, at < size ? size - at : 0, "%s%s",
+				 len ? "," : "", one);
+		len += k;
+	}
+	if (!len && size)
+		buf[0] = 0;
+	return len;
+}
