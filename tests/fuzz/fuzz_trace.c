@@ -9,7 +9,8 @@
  *	tests/fuzz/fuzz_trace.c cli/trace_session.c cli/trace_stream.c \
  *	cli/trace_merge.c cli/util.c cli/cmd_replay.c cli/cmd_report.c \
  *	cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c cli/calltree.c \
- *	cli/strtab.c cli/dump_flame.c cli/dump_perfetto.c cli/cmd_graph.c lib/core/elf.c \
+ *	cli/strtab.c cli/dump_flame.c cli/dump_perfetto.c cli/cmd_graph.c cli/args_fmt.c \
+ *	lib/core/elf.c \
  *	lib/arch/x86_64/elf_site.c -ldl -o fuzz_trace
  *
  * A session directory is made once in $TMPDIR: info, ctf/metadata (the uuid
