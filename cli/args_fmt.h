@@ -13,23 +13,13 @@
 
 struct tr_session;
 
-/*
- * One value as uftrace's replay shows it, into BUF (always terminated):
- *   d   decimal within +-100000, else hexadecimal (a 64-bit value whose
- *       upper half is zero is read as a 32-bit int first, as uftrace does);
- *   i   signed decimal;  u  decimal up to 100000, else hexadecimal;
- *   x p hexadecimal ("0" for zero);  c  'c' with C escapes;
- *   f   %f;  e  the label from enums.txt, else the integer;
- *   s   "text" with C escapes, "text"... when cut, (null), (bad ptr 0x..),
- *       (unreadable 0x..) when the process could not read it.
- * S may be NULL (no enum labels).
- */
+/* One value as uftrace's replay shows it (argspec_value_format), an
+ * enum's label from S's enums.txt (S may be NULL). */
 void tr_arg_format(struct tr_session *s, const struct fmt_arg *a, char *buf, size_t size);
 
 /* Every value of DATA (LEN bytes, checked by the stream reader) joined by
  * ", " into BUF. */
-void tr_args_format(struct tr_session *s, const uint8_t *data, size_t len, char *buf,
-		    size_t size);
+void tr_args_format(struct tr_session *s, const uint8_t *data, size_t len, char *buf, size_t size);
 
 /* The name of A's slot: "arg1", "fparg2", "retval". */
 void tr_arg_name(const struct fmt_arg *a, char *buf, size_t size);

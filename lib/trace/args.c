@@ -15,7 +15,7 @@
 #include "sites.h"
 
 struct args_pat {
-	char *pat; /* a filter pattern (glob.c: FUNC@OBJECT too) */
+	char *pat;  /* a filter pattern (glob.c: FUNC@OBJECT too) */
 	char *text; /* as given, for reading back */
 	struct arg_spec spec;
 };
@@ -121,7 +121,8 @@ void args_rebuild(void)
 		if (!m || !pool) {
 			free(m);
 			free(pool);
-			dft_log("arguments: out of memory, not applied to the functions loaded now");
+			dft_log(
+			    "arguments: out of memory, not applied to the functions loaded now");
 			return;
 		}
 		m->n = n;

@@ -27,9 +27,9 @@
 #include "format.h"
 
 struct arg_item {
-	uint8_t slot; /* format.h: N, FMT_SLOT_FP | N, 0 for the return value */
-	char fmt;     /* d i u x p c s f e */
-	uint8_t size; /* bytes */
+	uint8_t slot;			/* format.h: N, FMT_SLOT_FP | N, 0 for the return value */
+	char fmt;			/* d i u x p c s f e */
+	uint8_t size;			/* bytes */
 	char enm[FMT_ARG_ENUM_MAX + 1]; /* e: the enum's name */
 };
 
@@ -56,5 +56,20 @@ void argspec_merge(struct arg_spec *dst, const struct arg_spec *src);
 /* Write SPEC back as items ("arg1/d64,fparg1/f64,retval/i32") into BUF;
  * the length it needed (as snprintf). */
 int argspec_format(const struct arg_spec *spec, char *buf, size_t size);
+
+/*
+ * Value A as uftrace's replay shows it, into BUF (always terminated):
+ *   d   decimal within +-100000, else hexadecimal (a 64-bit value whose
+ *       upper half is zero is read as a 32-bit int first, as uftrace does);
+ *   i   signed decimal;  u  decimal up to 100000, else hexadecimal;
+ *   x p hexadecimal ("0" for zero);  c  'c' with C escapes;  f  %f;
+ *   e   LABEL when not NULL, else the integer;
+ *   s   "text" with C escapes, "text"... when cut, (null), (bad ptr 0x..),
+ *       (unreadable 0x..) when the process could not read it.
+ */
+void argspec_value_format(const struct fmt_arg *a, const char *label, char *buf, size_t size);
+/* Every value of DATA (LEN bytes) joined by ", " into BUF, enums as
+ * integers. */
+void argspec_values_format(const uint8_t *data, size_t len, char *buf, size_t size);
 
 #endif

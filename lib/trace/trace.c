@@ -426,6 +426,9 @@ HIDDEN void trace_init(void)
 	    .exec_failed = trace_exec_failed,
 	};
 	core_hooks_set(&hooks);
+	/* sites with a trigger or arguments leave the graph shortcut (ops.c
+	 * asks); live control may give arguments at any time */
+	ops_set_graph_generic(graph_generic_site);
 	trace_record_start();
 }
 
@@ -534,9 +537,6 @@ HIDDEN void trace_record_start(void)
 	trig_rebuild();
 	if (lists[TL_GRAPH_FUNCTION].n || trig_has(TRIG_FILTER) || trig_has(TRIG_NOTRACE))
 		build_roots();
-	/* sites with a trigger or arguments leave the graph shortcut (ops.c
-	 * asks); live control may give arguments later */
-	ops_set_graph_generic(graph_generic_site);
 	patch_unlock();
 	tp_record_init(); /* -e GLOB: tracepoints (tp_record.c) */
 
