@@ -113,12 +113,8 @@ static int parse_item(char *item, struct arg_item *it, char *why, size_t whylen)
 	return r;
 }
 
-/* Order of arguments: by register number, integer first. */
-static int slot_key(uint8_t slot)
-{
-	return (slot & ~FMT_SLOT_FP) * 2 + !!(slot & FMT_SLOT_FP);
-}
-
+/* IT into S: an item for a register already there replaces it in place,
+ * else it goes last (uftrace prints the values in the order given). */
 static void put_item(struct arg_spec *s, const struct arg_item *it)
 {
 	if (!it->slot) {
@@ -126,18 +122,13 @@ static void put_item(struct arg_spec *s, const struct arg_item *it)
 		s->has_ret = 1;
 		return;
 	}
-	uint8_t i;
-	for (i = 0; i < s->n; i++)
+	for (uint8_t i = 0; i < s->n; i++)
 		if (s->it[i].slot == it->slot) {
 			s->it[i] = *it;
 			return;
 		}
-	if (s->n == FMT_ARGS_MAX)
-		return; /* full: argspec_parse refuses a ninth */
-	for (i = s->n; i > 0 && slot_key(s->it[i - 1].slot) > slot_key(it->slot); i--)
-		s->it[i] = s->it[i - 1];
-	s->it[i] = *it;
-	s->n++;
+	if (s->n < FMT_ARGS_MAX) /* else full: argspec_parse refuses a ninth */
+		s->it[s->n++] = *it;
 }
 
 int argspec_parse(const char *items, int retval, struct arg_spec *out, char *why, size_t whylen)

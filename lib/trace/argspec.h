@@ -34,7 +34,7 @@ struct arg_item {
 };
 
 struct arg_spec {
-	uint8_t n;	 /* arguments in it[], ordered by register */
+	uint8_t n;	 /* arguments in it[], in the order given */
 	uint8_t has_ret; /* ret is wanted */
 	struct arg_item it[FMT_ARGS_MAX];
 	struct arg_item ret;
@@ -49,8 +49,8 @@ struct arg_spec {
 int argspec_parse(const char *items, int retval, struct arg_spec *out, char *why, size_t whylen);
 
 /* Merge SRC into DST: an item for a register already there replaces it
- * (the later specification wins, as in uftrace); arguments stay ordered by
- * register, integer before floating-point of the same number. */
+ * in place (the later specification wins, as in uftrace), new ones go
+ * last. */
 void argspec_merge(struct arg_spec *dst, const struct arg_spec *src);
 
 /* Write SPEC back as items ("arg1/d64,fparg1/f64,retval/i32") into BUF;
