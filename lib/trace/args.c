@@ -206,10 +206,13 @@ int __args_spec_text(char *buf, size_t size)
  * page and stops at the first page it cannot read, returning what it copied
  * (a string near the end of a mapping still comes whole). A bad pointer
  * fails with EFAULT, never a signal: the runtime owns no SIGSEGV handler,
- * and the program's own must not see ours. It costs a system call (about
- * 0.3-1 us), paid only by /s items. The alternatives: write() to a pipe
- * (a syscall too, and a descriptor the program could see), or a
- * fault-catching copy (a signal handler the program did not ask for).
+ * and the program's own must not see ours. It costs a system call, paid
+ * only by /s items: 2.5-2.8 us on the 2-core development VM, where a bare
+ * getppid() takes 1.1 us (docs/PERFORMANCE.md). Measured against the
+ * other fault-free copy, write() into a pipe and read() back: 2.6 us, two
+ * calls, and a descriptor of ours the program could see and close. A
+ * fault-catching copy would need a SIGSEGV handler the program did not
+ * ask for; a check against a cached /proc/self/maps races with munmap.
  * Returns the bytes copied, 0 for a bad pointer, -1 when the kernel
  * refuses the call itself (ENOSYS, EPERM: seccomp).
  */
