@@ -80,13 +80,21 @@ static void emit_exit_of(const struct shadow_ent *e, const unsigned long *retval
 	/* only dft_return_tramp(_all) save the results where args.c reads them */
 	int all = e->hook == (uintptr_t)dft_return_tramp_all;
 	if (likely(!(e->fl & SE_RETVAL)) || !retval ||
-	    (!all && e->hook != (uintptr_t)dft_return_tramp) || !(spec = args_of(e->id)) ||
-	    !spec->has_ret) {
+	    (!all && e->hook != (uintptr_t)dft_return_tramp)) {
 		emit_exit();
 		return;
 	}
+	/* a return is outside any callback: the map's read side here */
+	rcu_read_lock();
+	spec = args_of(e->id);
+	int have = spec && spec->has_ret;
 	uint8_t data[FMT_ARGS_BUF];
-	uint16_t n = (uint16_t)args_encode_ret(spec, retval, all, data);
+	uint16_t n = have ? (uint16_t)args_encode_ret(spec, retval, all, data) : 0;
+	rcu_read_unlock();
+	if (!have) {
+		emit_exit(); /* the specification changed since the entry */
+		return;
+	}
 	uint64_t ts;
 	uint8_t *p = ring_event_begin(RING_EV_EXIT_RETVAL, 2u + n, &ts);
 	if (p) {
