@@ -106,11 +106,11 @@ static const char usage_text[] =
 #define D_UNWOUND    8u
 
 struct decision {
-	uint64_t idx;	    /* the entry's ordinal in its stream */
-	uint64_t dur;	    /* D_LEAF: its duration */
-	unsigned how;	    /* D_* */
-	uint16_t nrv;	    /* D_LEAF: its return value's bytes (0: none) */
-	const uint8_t *rv;  /* ... inside the stream's mapping */
+	uint64_t idx;	   /* the entry's ordinal in its stream */
+	uint64_t dur;	   /* D_LEAF: its duration */
+	unsigned how;	   /* D_* */
+	uint16_t nrv;	   /* D_LEAF: its return value's bytes (0: none) */
+	const uint8_t *rv; /* ... inside the stream's mapping */
 };
 
 struct rstream {

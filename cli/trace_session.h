@@ -138,7 +138,7 @@ struct tr_unflushed {
 struct tr_info {
 	int version;
 	char *command, *tracer, *filter, *notrace;
-	char *trigger; /* record -T: "FUNC@ACTIONS;..." */
+	char *trigger;	/* record -T: "FUNC@ACTIONS;..." */
 	char *argument; /* record -A/-R: "FUNC@ITEMS;..." */
 	uint64_t depth, time_filter_ns, buffer_kb, start_ns, end_ns;
 	int overwrite, has_start, has_end;

@@ -96,8 +96,8 @@ enum {
 	X(marker, 5, FMT_VAR, "string { encoding = UTF8; } text;")                                 \
 	X(function_near, 6, 6, FMT_NEAR_FIELDS)                                                    \
 	X(exit_depth, 8, 4, "uint32_t depth;")                                                     \
-	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")              \
-	X(entry_args, 10, FMT_VAR, "uint32_t func; uint16_t len; uint8_t data[len];")            \
+	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")                 \
+	X(entry_args, 10, FMT_VAR, "uint32_t func; uint16_t len; uint8_t data[len];")              \
 	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t data[len];")
 
 #define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,
@@ -234,8 +234,8 @@ static inline int64_t fmt_payload_len(uint32_t id, const uint8_t *p, size_t avai
 #define FMT_STR_OK	 0 /* the whole string */
 #define FMT_STR_CUT	 1 /* its first n bytes (it was longer) */
 #define FMT_STR_NULL	 2
-#define FMT_STR_BAD	 3 /* a pointer that could not be read */
-#define FMT_STR_UNREAD	 4 /* not read: the process may not read its memory so */
+#define FMT_STR_BAD	 3  /* a pointer that could not be read */
+#define FMT_STR_UNREAD	 4  /* not read: the process may not read its memory so */
 #define FMT_ARG_STR_MAX	 64 /* bytes of a string kept (the writer's bound) */
 #define FMT_ARG_ENUM_MAX 32 /* bytes of an enum's name */
 #define FMT_ARGS_MAX	 8  /* values in one event */

@@ -58,7 +58,7 @@
 #define ARCH_REGS_FPARG(regs, n) ((const void *)(regs)->v[(n)])
 /* A hooked function's results as dft_return_tramp saved them: x0 first,
  * q0 64 bytes on (no preserving trampoline here: ALL is never set). */
-#define ARCH_RET_INT(retval)	  ((retval)[0])
+#define ARCH_RET_INT(retval)	 ((retval)[0])
 #define ARCH_RET_FP(retval, all) ((void)(all), (const void *)((const char *)(retval) + 64))
 
 /* No preserving trampoline (entry relocation is x86-64 only). */
