@@ -15,6 +15,8 @@
 # thread included; system calls count as one instruction), and ns per call
 # as bench/percall.sh takes it (the fastest of W windows of K calls, best
 # of RUNS). Prints a markdown table.
+# Also the per-ops route without a specification (DYNFTRACE_GRAPH_SHORTCUT=0,
+# what a site with one takes), before and after.
 # Usage: [BASE=DIR] bench/args.sh [K [W [RUNS]]]
 set -u
 cd "$(dirname "$0")/.."
@@ -37,7 +39,7 @@ inst() {
 			valgrind --tool=callgrind --smc-check=all --callgrind-out-file="$f" \
 				"$T/pc" 1 "$n" >/dev/null 2>&1
 		else
-			DYNFTRACE_CONTROL=0 "$b/dynftrace" record --force -d "$T/d" "$@" -- \
+			env ${ENVV:-} DYNFTRACE_CONTROL=0 "$b/dynftrace" record --force -d "$T/d" "$@" -- \
 				valgrind --tool=callgrind --smc-check=all --trace-children=no \
 				--callgrind-out-file="$f" "$T/pc" 1 "$n" >/dev/null 2>&1
 		fi
@@ -57,7 +59,7 @@ ns() {
 		if [ "$b" = none ]; then
 			v=$("$T/pc" "$W" "$K" | sed -n 's/^percall //p')
 		else
-			v=$(DYNFTRACE_CONTROL=0 "$b/dynftrace" record -d "$T/d" "$@" -- "$T/pc" "$W" "$K" 2>/dev/null |
+			v=$(env ${ENVV:-} DYNFTRACE_CONTROL=0 "$b/dynftrace" record -d "$T/d" "$@" -- "$T/pc" "$W" "$K" 2>/dev/null |
 				sed -n 's/^percall //p')
 		fi
 		[ -n "$v" ] || continue
@@ -81,6 +83,9 @@ row "untraced" none
 [ -n "${BASE:-}" ] && row "record, no specification (BASE: $(basename "$BASE"))" "$BASE/build"
 row "record, no specification" "$B"
 row "record, -A main@arg1 (another function)" "$B" -A 'main@arg1'
+# the per-ops route (what a site with a specification takes), without one
+[ -n "${BASE:-}" ] && ENVV=DYNFTRACE_GRAPH_SHORTCUT=0 row "record, per-ops route (DYNFTRACE_GRAPH_SHORTCUT=0), no specification (BASE)" "$BASE/build"
+ENVV=DYNFTRACE_GRAPH_SHORTCUT=0 row "record, per-ops route (DYNFTRACE_GRAPH_SHORTCUT=0), no specification" "$B"
 row "record, -A leaf@arg1,arg2 -R leaf@retval" "$B" -A 'leaf@arg1,arg2' -R 'leaf@retval'
 # a string read is a system call per call: fewer calls
 K=$((K / 10)) W=$((W / 10))
