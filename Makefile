@@ -103,7 +103,7 @@ LIB_ASM  := $(wildcard lib/arch/$(ARCH)/*.S)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 
 # The CLI shares the ELF reader and a few pure helpers with the runtime.
-CLI_SHARED := lib/core/elf.c lib/core/glob.c lib/core/pattern.c lib/core/demangle.c lib/ring/ring_salvage.c $(wildcard lib/arch/*/elf_site.c) \
+CLI_SHARED := lib/core/elf.c lib/core/glob.c lib/core/pattern.c lib/core/demangle.c lib/ring/ring_salvage.c lib/trace/argspec.c $(wildcard lib/arch/*/elf_site.c) \
 	lib/arch/$(ARCH)/inject.c lib/arch/$(ARCH)/reloc.c
 CLI_SRCS := $(wildcard cli/*.c)
 # DWARF for argument specs (cli/dwarf_args.c): libdw when a program using

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args_fmt.h"
 #include "cli.h"
 #include "trace_read.h"
 #include "views.h"
@@ -64,6 +65,7 @@ static const char usage_text[] =
 
 struct dump {
 	FILE *out;
+	struct tr_session *s;
 	uint64_t base;
 	int first;
 };
@@ -151,14 +153,35 @@ static void ev_head(struct dump *d, const char *ph, const struct tr_stream *st, 
 	d->first = 0;
 }
 
+/* The values VALS (NVALS bytes: arguments or a return value) as
+ * ,"args":{"arg1":"-3","retval":"\"abc\""}, the text replay shows. */
+static void json_vals(struct dump *d, struct tr_session *s, const uint8_t *vals, size_t nvals)
+{
+	const uint8_t *p = vals, *end = vals + nvals;
+	struct fmt_arg a;
+	char name[16], text[FMT_ARG_STR_MAX * 4 + 64];
+	int first = 1;
+
+	while (fmt_arg_next(&p, end, &a) > 0) {
+		tr_arg_name(&a, name, sizeof(name));
+		tr_arg_format(s, &a, text, sizeof(text));
+		fprintf(d->out, "%s\"%s\":", first ? ",\"args\":{" : ",", name);
+		json_str(d->out, text);
+		first = 0;
+	}
+	if (!first)
+		fputc('}', d->out);
+}
+
 static int d_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event *ev)
 {
 	struct dump *d = w->data;
 
-	(void)ev;
 	ev_head(d, "B", w->st, f->ts);
 	fputs(",\"name\":", d->out);
 	json_str(d->out, tr_func_name(w->st->proc, f->func));
+	if (ev->vals)
+		json_vals(d, d->s, ev->vals, ev->nvals);
 	fputc('}', d->out);
 	return 0;
 }
@@ -174,6 +197,8 @@ static int d_leave(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how)
 		fputs(",\"args\":{\"unfinished\":true}", d->out);
 	else if (how == TR_LEAVE_UNWIND)
 		fputs(",\"args\":{\"unwound\":true}", d->out);
+	else if (w->cur && w->cur->type == TR_EXIT && w->cur->vals)
+		json_vals(d, d->s, w->cur->vals, w->cur->nvals);
 	fputc('}', d->out);
 	return 0;
 }
@@ -257,7 +282,7 @@ static const struct tr_walk_ops d_ops = {
 
 int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *out)
 {
-	struct dump d = {.out = out, .first = 1};
+	struct dump d = {.out = out, .s = s, .first = 1};
 	int ret = 0;
 
 	d.base = tr_base_ts(s);

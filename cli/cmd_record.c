@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "argspec.h"
 #include "attach.h"
 #include "cli.h"
 #include "glob.h"
@@ -100,6 +101,14 @@ static const char record_usage[] =
     "  -e, --event GLOB        record the tracepoints whose names match, with\n"
     "                          their fields (repeatable; \"a,b\" is two\n"
     "                          patterns; default: none, or DYNFTRACE_EVENTS).\n"
+    "  -A, --argument SPEC     record the arguments of matching functions, as\n"
+    "                          uftrace: FUNC@arg1,arg2/s,fparg1. argN: integer\n"
+    "                          argument N (1-8), fpargN: floating-point one;\n"
+    "                          /FORMAT: d (default), i, u, x, p, c, s\n"
+    "                          (string), f, e:ENUM, with a size in bits (x32,\n"
+    "                          f32). Repeatable. Only these functions pay.\n"
+    "  -R, --retval SPEC       record the return value of matching functions:\n"
+    "                          FUNC@retval[/FORMAT] (retval/f32, /s...).\n"
     "  -D, --depth N           trace N levels of calls.\n"
     "  -t, --time-filter DUR   keep only calls that last DUR or more (ns, us,\n"
     "                          ms, s: 10us).\n"
@@ -143,6 +152,7 @@ struct rec_opts {
 	const char *tracer;
 	struct cli_globs filter, notrace, events, patch;
 	struct cli_globs triggers; /* -T FUNC@ACTIONS, whole (their commas are actions') */
+	struct cli_globs args;	   /* -A FUNC@ARGS and -R FUNC@retval, whole */
 	const char *match;	   /* --match: glob or regex, NULL: decided per pattern */
 	uint64_t depth, time_ns, buffer_kb;
 	int overwrite, disabled, force, patch_libs;
@@ -209,6 +219,42 @@ static int trigger_check(const char *cmd, const char *v)
 	return 0;
 }
 
+/* Is V an argument (RETVAL 0: -A) or return value (1: -R) specification
+ * the runtime takes? 0, or -1 after saying why. The runtime parses it
+ * again with the same parser (lib/trace/argspec.c). */
+static int argspec_check(const char *cmd, const char *v, int retval)
+{
+	const char *at = strrchr(v, '@');
+	char func[1024], why[512];
+	struct arg_spec sp;
+
+	if (!at || at == v || (!retval && !at[1]) || strchr(v, ';') || strchr(v, '\n')) {
+		cli_err("%s: bad %s '%s': give %s", cmd, retval ? "return value" : "argument", v,
+			retval ? "FUNC@retval[/FORMAT]" : "FUNC@arg1[/FORMAT][,arg2...]");
+		return -1;
+	}
+	if ((size_t)(at - v) >= sizeof(func)) {
+		cli_err("%s: argument pattern too long", cmd);
+		return -1;
+	}
+	memcpy(func, v, (size_t)(at - v));
+	func[at - v] = 0;
+	char *fv[1] = {func};
+	struct cli_globs one = {.v = fv, .n = 1};
+	if (cli_glob_check(&one, cmd))
+		return -1;
+	int err = argspec_parse(at + 1, retval, &sp, why, sizeof(why));
+	if (err == -ENOMEM) {
+		cli_err("out of memory");
+		return -1;
+	}
+	if (err) {
+		cli_err("%s: %s", cmd, why);
+		return -1;
+	}
+	return 0;
+}
+
 /* The triggers as DYNFTRACE_TRIGGER takes them: "a;b" (malloc'd). */
 static char *trigger_join(const struct cli_globs *g)
 {
@@ -235,6 +281,7 @@ static void rec_free(struct rec_opts *o)
 	cli_glob_free(&o->events);
 	cli_glob_free(&o->patch);
 	cli_glob_free(&o->triggers);
+	cli_glob_free(&o->args);
 }
 
 /* Does the filter pattern P name another object's functions (FUNC@OBJECT,
@@ -316,6 +363,33 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 				return 2;
 			}
 			o->tracer = v;
+		} else if ((r = cli_opt(argc, argv, &i, "-A", "--argument", &v)) ||
+			   (r = cli_opt(argc, argv, &i, "-R", "--retval", &v))) {
+			if (r < 0)
+				return 2;
+			int ret = a[1] == 'R' || !strncmp(a, "--retval", 8);
+			if (argspec_check(cmd, v, ret))
+				return 2;
+			/* -R FUNC: FUNC@retval */
+			char *one = NULL;
+			size_t vl = strlen(v);
+			if (ret && v[vl - 1] == '@') {
+				one = malloc(vl + 7);
+				if (one)
+					snprintf(one, vl + 7, "%sretval", v);
+			} else {
+				one = strdup(v);
+			}
+			char **nv = realloc(o->args.v, (o->args.n + 1) * sizeof(*nv));
+			if (!nv || !one) {
+				if (nv)
+					o->args.v = nv;
+				free(one);
+				cli_err("out of memory");
+				return 2;
+			}
+			nv[o->args.n++] = one;
+			o->args.v = nv;
 		} else if ((r = cli_opt(argc, argv, &i, NULL, "--match", &v))) {
 			enum pat_mode m;
 			if (r < 0)
@@ -416,6 +490,12 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 	if (cli_glob_check(&o->filter, cmd) || cli_glob_check(&o->notrace, cmd) ||
 	    cli_glob_check(&o->patch, cmd))
 		return 2;
+	if (o->args.n && strcmp(o->tracer, "function_graph")) {
+		cli_err("%s: arguments and return values (-A, -R) work with the function_graph "
+			"tracer only",
+			cmd);
+		return 2;
+	}
 	if (o->triggers.n && strcmp(o->tracer, "function_graph")) {
 		cli_err("%s: triggers (-T FUNC@ACTION) work with the function_graph tracer only",
 			cmd);
@@ -684,6 +764,12 @@ static int write_info(const char *dir, const struct rec_opts *o, uint64_t start)
 			fprintf(f, "trigger: %s\n", trig);
 		free(trig);
 	}
+	if (o->args.n) {
+		char *args = trigger_join(&o->args);
+		if (args)
+			fprintf(f, "argument: %s\n", args);
+		free(args);
+	}
 	if (fflush(f) || ferror(f)) {
 		cli_err("cannot write to the output directory '%s': %s", dir, strerror(errno));
 		ret = 1;
@@ -775,6 +861,11 @@ static int rec_settings(const struct rec_opts *o, const char *absdir, const char
 		r |= trig ? put(ctx, "DYNFTRACE_TRIGGER", trig) : -1;
 		free(trig);
 	}
+	if (o->args.n) {
+		char *args = trigger_join(&o->args);
+		r |= args ? put(ctx, "DYNFTRACE_ARGS", args) : -1;
+		free(args);
+	}
 	if (o->match)
 		r |= put(ctx, "DYNFTRACE_MATCH", o->match);
 	if (*shmdir)
@@ -800,7 +891,8 @@ static int child_env(const struct rec_opts *o, const char *lib, const char *absd
 	    "DYNFTRACE_FILTER",	     "DYNFTRACE_NOTRACE",   "DYNFTRACE_DEPTH",
 	    "DYNFTRACE_TIME_FILTER", "DYNFTRACE_BUFFER_KB", "DYNFTRACE_OVERWRITE",
 	    "DYNFTRACE_DISABLED",    "DYNFTRACE_SHM",	    "DYNFTRACE_PATCH",
-	    "DYNFTRACE_PATCH_LIBS",  "DYNFTRACE_TRIGGER",   "DYNFTRACE_MATCH"};
+	    "DYNFTRACE_PATCH_LIBS",  "DYNFTRACE_TRIGGER",   "DYNFTRACE_MATCH",
+	    "DYNFTRACE_ARGS"};
 	const char *pre = getenv("LD_PRELOAD");
 	int r = pre && *pre ? set_env("LD_PRELOAD", "%s:%s", lib, pre)
 			    : set_env("LD_PRELOAD", "%s", lib);

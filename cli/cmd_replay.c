@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args_fmt.h"
 #include "cli.h"
 #include "trace_read.h"
 #include "views.h"
@@ -105,9 +106,11 @@ static const char usage_text[] =
 #define D_UNWOUND    8u
 
 struct decision {
-	uint64_t idx; /* the entry's ordinal in its stream */
-	uint64_t dur; /* D_LEAF: its duration */
-	unsigned how; /* D_* */
+	uint64_t idx;	   /* the entry's ordinal in its stream */
+	uint64_t dur;	   /* D_LEAF: its duration */
+	unsigned how;	   /* D_* */
+	uint16_t nrv;	   /* D_LEAF: its return value's bytes (0: none) */
+	const uint8_t *rv; /* ... inside the stream's mapping */
 };
 
 struct rstream {
@@ -258,6 +261,10 @@ static int ahead_leave(struct tr_walk *aw, struct tr_frame *f, uint64_t ts, int 
 		d.how |= D_UNFINISHED;
 	else if (how == TR_LEAVE_UNWIND)
 		d.how |= D_UNWOUND;
+	else if (aw->cur && aw->cur->type == TR_EXIT && aw->cur->vals) {
+		d.rv = aw->cur->vals;
+		d.nrv = aw->cur->nvals;
+	}
 	return dec_add(rs, &d);
 }
 
@@ -434,7 +441,6 @@ static int p2_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event
 	char name[1024];
 	int ret;
 
-	(void)ev;
 	f->flags = classify(r, w, tr_walk_parent(w, f), f->func, w->depth - 1, &f->user);
 	if (!(f->flags & F_COND))
 		return 0;
@@ -444,12 +450,18 @@ static int p2_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event
 	if (r->bt.n && tr_func_match(rs->st->proc, f->func, &r->bt))
 		print_backtrace(r, rs, w);
 	tr_printable(tr_func_name(rs->st->proc, f->func), name, sizeof(name));
+	/* arguments and return value (args_fmt.c), as uftrace prints them */
+	char args[2048] = "", rv[1024] = "";
+	if (ev->vals)
+		tr_args_format(r->s, ev->vals, ev->nvals, args, sizeof(args));
+	if ((d.how & D_LEAF) && d.rv)
+		tr_args_format(r->s, d.rv, d.nrv, rv, sizeof(rv));
 	if (d.how & D_LEAF) {
 		prefix(r, rs, &d.dur);
-		fprintf(r->out, "%s();%s\n", name, mark(d.how));
+		fprintf(r->out, "%s(%s)%s%s;%s\n", name, args, *rv ? " = " : "", rv, mark(d.how));
 	} else {
 		prefix(r, rs, NULL);
-		fprintf(r->out, "%s() {\n", name);
+		fprintf(r->out, "%s(%s) {\n", name, args);
 		f->flags |= F_OPEN;
 		rs->disp++;
 	}
@@ -467,7 +479,10 @@ static int p2_leave(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how)
 	rs->disp--;
 	tr_printable(tr_func_name(rs->st->proc, f->func), name, sizeof(name));
 	prefix(rs->r, rs, &dur);
-	fprintf(rs->r->out, "} /* %s */%s\n", name,
+	char rv[1024] = "";
+	if (how == TR_LEAVE_RETURN && w->cur && w->cur->type == TR_EXIT && w->cur->vals)
+		tr_args_format(rs->r->s, w->cur->vals, w->cur->nvals, rv, sizeof(rv));
+	fprintf(rs->r->out, "}%s%s%s /* %s */%s\n", *rv ? " = " : "", rv, *rv ? ";" : "", name,
 		mark(how == TR_LEAVE_UNFINISHED ? D_UNFINISHED
 		     : how == TR_LEAVE_UNWIND	? D_UNWOUND
 						: 0));

@@ -207,6 +207,7 @@ int tr_walk_feed(struct tr_walk *w, const struct tr_event *ev)
 {
 	int ret = 0;
 
+	w->cur = ev;
 	switch (ev->type) {
 	case TR_ENTRY: {
 		struct tr_frame *f;

@@ -93,6 +93,8 @@ struct tr_walk {
 	uint32_t ctx;		 /* the current context (CTX_SWITCH; 0 first) */
 	struct tr_ctx_set *sets; /* the others' open frames */
 	size_t nsets, capsets;
+	const struct tr_event *cur; /* the event being fed (leave: its exit, with
+				       its return value) */
 };
 
 void tr_walk_init(struct tr_walk *w, const struct tr_walk_ops *ops, void *data,

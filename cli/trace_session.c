@@ -22,6 +22,7 @@
 
 #include "elf.h"
 #include "cli.h"
+#include "args_fmt.h"
 #include "trace_session.h"
 
 #define MAX_TEXT_FILE (256u << 20) /* info, sites and maps files */
@@ -249,6 +250,8 @@ static int info_line(char *line, unsigned no, void *d)
 		return info_strdup(&in->notrace, v);
 	if (!strcmp(line, "trigger"))
 		return info_strdup(&in->trigger, v);
+	if (!strcmp(line, "argument"))
+		return info_strdup(&in->argument, v);
 	if (!strcmp(line, "overwrite")) {
 		if (parse_dec_tok(&v, &n) || n > 1)
 			goto bad;
@@ -1034,6 +1037,8 @@ void tr_close(struct tr_session *s)
 	free(s->info.tracer);
 	free(s->info.filter);
 	free(s->info.trigger);
+	free(s->info.argument);
+	tr_enums_free(s);
 	free(s->info.notrace);
 	free(s->info.pids);
 	free(s->info.lost);

@@ -138,7 +138,8 @@ struct tr_unflushed {
 struct tr_info {
 	int version;
 	char *command, *tracer, *filter, *notrace;
-	char *trigger; /* record -T: "FUNC@ACTIONS;..." */
+	char *trigger;	/* record -T: "FUNC@ACTIONS;..." */
+	char *argument; /* record -A/-R: "FUNC@ITEMS;..." */
 	uint64_t depth, time_filter_ns, buffer_kb, start_ns, end_ns;
 	int overwrite, has_start, has_end;
 	char (*pids)[32]; /* "pid:" lines: "PID" or "PID.K" (an exec'd image) */
@@ -169,6 +170,8 @@ struct tr_session {
 	struct tr_stream *streams; /* sorted by pid, then tid */
 	size_t nstreams;
 	char err[TR_ERR_LEN];
+	struct tr_enums *enums; /* DIR/enums.txt, read on first use (args_fmt.c) */
+	int enums_read;
 };
 
 /*

@@ -280,6 +280,31 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 		break;
 	case TR_EXIT:
 		break;
+	case FMT_EV_ENTRY_ARGS:
+	case FMT_EV_EXIT_RETVAL: {
+		/* an entry or exit carrying values (format.h) */
+		int ent = id == FMT_EV_ENTRY_ARGS;
+		if (need(st, off, at, ent ? 6 : 2))
+			return -1;
+		if (ent) {
+			ev->func = le32(p);
+			if (check_func(st, off, ev->func))
+				return -1;
+		}
+		ev->nvals = le16(p + (ent ? 4 : 0));
+		at += ent ? 6 : 2;
+		if (need(st, off, at, ev->nvals))
+			return -1;
+		ev->vals = st->data + at;
+		if (!fmt_args_valid(ev->vals, ev->nvals)) {
+			stream_fail(st, off, "malformed %s values",
+				    ent ? "argument" : "return value");
+			return -1;
+		}
+		at += ev->nvals;
+		ev->type = id = ent ? TR_ENTRY : TR_EXIT;
+		break;
+	}
 	case TR_FUNCTION:
 	case TR_CALL:
 		if (need(st, off, at, 12))

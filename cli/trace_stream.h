@@ -43,17 +43,20 @@ enum tr_type {
 };
 
 struct tr_event {
-	int type;	  /* enum tr_type */
-	uint32_t func;	  /* ENTRY, FUNCTION, CALL: a site id of the process */
-	uint64_t ts;	  /* CLOCK_MONOTONIC ns (CALL: the end of the call) */
-	uint64_t arg;	  /* FUNCTION: parent ip; CALL: duration ns;
-			     LOST, DISCARDED: count; EXIT_DEPTH: frames;
-			     ENTRY: 0, or for a frame a fork child inherited
-			     (delivered first, ts the fork's time) its entry
-			     time in the parent */
-	const char *text; /* MARKER: NUL-terminated, inside the mapping;
-			     TRACEPOINT: the arg payload bytes (FORMAT.md) */
-	uint64_t off;	  /* byte offset of the event in its file */
+	int type;	     /* enum tr_type */
+	uint32_t func;	     /* ENTRY, FUNCTION, CALL: a site id of the process */
+	uint64_t ts;	     /* CLOCK_MONOTONIC ns (CALL: the end of the call) */
+	uint64_t arg;	     /* FUNCTION: parent ip; CALL: duration ns;
+				LOST, DISCARDED: count; EXIT_DEPTH: frames;
+				ENTRY: 0, or for a frame a fork child inherited
+				(delivered first, ts the fork's time) its entry
+				time in the parent */
+	const char *text;    /* MARKER: NUL-terminated, inside the mapping;
+				TRACEPOINT: the arg payload bytes (FORMAT.md) */
+	const uint8_t *vals; /* ENTRY, EXIT from entry_args, exit_retval: the
+				values (format.h's items, checked), else NULL */
+	uint16_t nvals;	     /* their bytes */
+	uint64_t off;	     /* byte offset of the event in its file */
 };
 
 /* The fields of a CTX_SWITCH event: the top DEPTH open frames are context

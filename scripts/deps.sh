@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dynftrace needs, only those missing.
 #   scripts/deps.sh build   compiler, make, capstone's and libdw's headers
-#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, protoc and
+#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, uftrace (the
+#                           peer the argument values are compared with), protoc and
 #                           chromium (the views' tests: Perfetto trace decoded,
 #                           SVG flame graph run in a browser), python3, what
 #                           the install and .deb tests use, the aarch64 and
@@ -22,7 +23,7 @@ case "${1:-build}" in
 # backend, cross-built and its tests run under qemu-aarch64
 # (make check ARCH=aarch64); gcc-riscv64-linux-gnu,
 # libc6-dev-riscv64-cross: the same for riscv64 (qemu-riscv64).
-test) want+=(clang libclang-rt-14-dev valgrind babeltrace2 protobuf-compiler chromium python3 $pkg
+test) want+=(clang libclang-rt-14-dev valgrind uftrace babeltrace2 protobuf-compiler chromium python3 $pkg
 	qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross) ;;
 bench) want+=(clang valgrind uftrace) ;;

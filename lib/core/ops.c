@@ -406,6 +406,15 @@ void ops_set_graph_generic(int (*fn)(const struct site *s))
 	patch_unlock();
 }
 
+static int update_sites(void);
+
+int __ops_graph_generic_changed(void)
+{
+	if (READ_ONCE(dft_killed))
+		return 0;
+	return update_sites();
+}
+
 /* Does S take the graph shortcut of its single ops O? */
 static int graph_route(const struct dynftrace_ops *o, const struct site *s)
 {

@@ -220,6 +220,9 @@ void ops_set_graph(struct dynftrace_ops *ops) HIDDEN;
  * shortcut (the tracers' triggers): FN(site) says so, under patch_lock.
  * NULL: none. Applied from the next patch batch on. */
 void ops_set_graph_generic(int (*fn)(const struct site *s)) HIDDEN;
+/* Its answers changed: move the sites whose route differs now
+ * (patch_lock held). 0 or a batch's error. */
+int __ops_graph_generic_changed(void) HIDDEN;
 /* sites.c: the graph shortcut thunk of S (made with its object's first), 0
  * when there is no memory within reach. patch_lock held. */
 uintptr_t site_thunk(struct site *s) HIDDEN;

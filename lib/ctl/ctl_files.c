@@ -193,6 +193,30 @@ static int wr_max_depth(const struct ctl_file *f UNUSED, const char *arg UNUSED,
 	return trace_set_max_depth((unsigned)v);
 }
 
+static int rd_args(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
+		   char *why UNUSED, size_t whylen UNUSED)
+{
+	trace_read_args(out);
+	return 0;
+}
+
+/* set_ftrace_args: "FUNC@arg1/x,retval" lines (or ';'-separated), as
+ * record's -A and -R take them; the text replaces the current ones ("":
+ * none), appending adds to them. */
+static int wr_args(const struct ctl_file *f UNUSED, const char *arg UNUSED, char *val, size_t len,
+		   int append, char *why, size_t whylen)
+{
+	val = trim(val, &len);
+	if (!append)
+		return trace_set_args(val, why, whylen);
+	struct sbuf cur = {0};
+	trace_read_args(&cur);
+	sb_printf(&cur, "%s", val);
+	int err = cur.oom || !cur.p ? -ENOMEM : trace_set_args(cur.p, why, whylen);
+	sb_free(&cur);
+	return err;
+}
+
 static int rd_thresh(const struct ctl_file *f UNUSED, const char *arg UNUSED, struct sbuf *out,
 		     char *why UNUSED, size_t whylen UNUSED)
 {
@@ -387,6 +411,7 @@ static const struct ctl_file files[] = {
     {"set_graph_notrace", rd_list, wr_list, 0, TL_GRAPH_NOTRACE},
     {"max_graph_depth", rd_max_depth, wr_max_depth, 0, 0},
     {"tracing_thresh", rd_thresh, wr_thresh, 0, 0},
+    {"set_ftrace_args", rd_args, wr_args, 0, 0},
     {"buffer_size_kb", rd_buffer_kb, wr_buffer_kb, 0, 0},
     {"trace", NULL, wr_trace, F_TRACE, 0},
     {"trace_pipe", NULL, NULL, F_PIPE, 0},

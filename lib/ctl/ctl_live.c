@@ -35,6 +35,7 @@
 #include "ctl.h"
 #include <dynftrace/tracepoint.h>
 #include "patch.h"
+#include "argspec.h"
 #include "ring.h"
 #include "sites.h"
 #include "tp_record.h"
@@ -422,13 +423,28 @@ static void frame_push(struct live_src *s, uint32_t id, uint64_t ts)
 }
 
 /* The closing brace line of the top frame, at time TS. */
-static int close_line(struct live_src *s, char *l, size_t cap, uint64_t ts)
+static int close_line(struct live_src *s, char *l, size_t cap, uint64_t ts, const char *rv)
 {
 	char d[40], nb[1024];
 	struct frame *f = &s->stack[--s->depth];
 	fmt_dur(d, sizeof(d), ts > f->ts ? ts - f->ts : 0, 1);
-	return snprintf(l, cap, "%7d) %s |  %*s} /* %s */\n", (int)ring_buf_tid(s->b), d,
-			indent(s->depth), "", fname(f->id, nb, sizeof(nb)));
+	return snprintf(l, cap, "%7d) %s |  %*s}%s%s%s /* %s */\n", (int)ring_buf_tid(s->b), d,
+			indent(s->depth), "", *rv ? " = " : "", rv, *rv ? ";" : "",
+			fname(f->id, nb, sizeof(nb)));
+}
+
+/* The values of an entry_args or exit_retval event E (args.c), as replay
+ * prints them, into BUF; "" for other events. */
+static void vals_text(const struct ring_event *e, char *buf, size_t size)
+{
+	buf[0] = 0;
+	size_t at = e->id == RING_EV_ENTRY_ARGS ? 4 : e->id == RING_EV_EXIT_RETVAL ? 0 : 1;
+	if (at == 1 || e->len < at + 2)
+		return;
+	uint16_t n;
+	memcpy(&n, e->payload + at, 2);
+	if (at + 2 + n <= e->len)
+		argspec_values_format(e->payload + at + 2, n, buf, size);
 }
 
 /* A line of user text: a marker, or a tracepoint hit. */
@@ -471,14 +487,21 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 		goto out;
 	struct ring_event *e = src_ev(s, 0);
 	switch (e->id) {
-	case RING_EV_ENTRY: {
+	case RING_EV_ENTRY:
+	case RING_EV_ENTRY_ARGS: { /* (the values are the session reader's) */
 		uint32_t id = u32_at(e, 0);
 		/* A leaf: its exit comes next (if it came already). */
-		bool leaf = src_fill(s, 2) && src_ev(s, 1)->id == RING_EV_EXIT;
+		bool leaf = src_fill(s, 2) && (src_ev(s, 1)->id == RING_EV_EXIT ||
+					       src_ev(s, 1)->id == RING_EV_EXIT_RETVAL);
 		uint64_t dur = leaf && src_ev(s, 1)->ts > e->ts ? src_ev(s, 1)->ts - e->ts : 0;
 		fmt_dur(d, sizeof(d), dur, leaf);
-		len += snprintf(l + len, cap - len, "%7d) %s |  %*s%s()%s\n", tid, d,
-				indent(s->depth), "", fname(id, nb, sizeof(nb)), leaf ? ";" : " {");
+		char av[LIVE_LINE_MAX / 4], rv[LIVE_LINE_MAX / 8] = "";
+		vals_text(e, av, sizeof(av));
+		if (leaf)
+			vals_text(src_ev(s, 1), rv, sizeof(rv));
+		len += snprintf(l + len, cap - len, "%7d) %s |  %*s%s(%s)%s%s%s\n", tid, d,
+				indent(s->depth), "", fname(id, nb, sizeof(nb)), av,
+				*rv ? " = " : "", rv, leaf ? ";" : " {");
 		if (leaf)
 			src_pop(s);
 		else
@@ -486,15 +509,19 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 		break;
 	}
 	case RING_EV_EXIT:
-		if (s->depth)
-			len += close_line(s, l + len, cap - len, e->ts);
+	case RING_EV_EXIT_RETVAL:
+		if (s->depth) {
+			char rv[LIVE_LINE_MAX / 8];
+			vals_text(e, rv, sizeof(rv));
+			len += close_line(s, l + len, cap - len, e->ts, rv);
+		}
 		break;
 	case RING_EV_EXIT_DEPTH:
 		/* Frames left without returning: one line each, one per call. */
 		if (!s->unwind)
 			s->unwind = u32_at(e, 0);
 		if (s->unwind && s->depth) {
-			len += close_line(s, l + len, cap - len, e->ts);
+			len += close_line(s, l + len, cap - len, e->ts, "");
 			if (--s->unwind && s->depth)
 				goto out; /* the event stays for the next frame */
 		}

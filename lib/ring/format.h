@@ -97,6 +97,8 @@ enum {
 	X(function_near, 6, 6, FMT_NEAR_FIELDS)                                                    \
 	X(exit_depth, 8, 4, "uint32_t depth;")                                                     \
 	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")                 \
+	X(entry_args, 10, FMT_VAR, "uint32_t func; uint16_t len; uint8_t data[len];")              \
+	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t data[len];")                           \
 	X(ctx_switch, 12, 12, "uint32_t depth; uint32_t from; uint32_t to;")
 
 #define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,
@@ -112,6 +114,8 @@ enum { FMT_EVENTS(FMT_ID_) };
 #define FMT_EV_EXIT_DEPTH    FMT_EV_ID_exit_depth
 #define FMT_EV_TRACEPOINT    FMT_EV_ID_tracepoint
 #define FMT_EV_CTX_SWITCH    FMT_EV_ID_ctx_switch
+#define FMT_EV_ENTRY_ARGS    FMT_EV_ID_entry_args
+#define FMT_EV_EXIT_RETVAL   FMT_EV_ID_exit_retval
 
 /* The CTF event blocks of the metadata, one string. */
 #define FMT_TSDL_(name, id, size, fields)                                                          \
@@ -197,16 +201,144 @@ static inline int64_t fmt_payload_len(uint32_t id, const uint8_t *p, size_t avai
 		if (!z)
 			return -1;
 		n = (size_t)(z - p) + 1;
-	} else if (id == FMT_EV_TRACEPOINT) {
+	} else if (id == FMT_EV_TRACEPOINT || id == FMT_EV_ENTRY_ARGS) {
 		uint16_t len;
-		if (avail < 4)
+		if (avail < 6 - 2 * (id == FMT_EV_TRACEPOINT))
 			return -1;
-		memcpy(&len, p + 2, 2);
-		n = 4u + len;
+		memcpy(&len, p + 2 + 2 * (id == FMT_EV_ENTRY_ARGS), 2);
+		n = 4u + 2 * (id == FMT_EV_ENTRY_ARGS) + len;
+	} else if (id == FMT_EV_EXIT_RETVAL) {
+		uint16_t len;
+		if (avail < 2)
+			return -1;
+		memcpy(&len, p, 2);
+		n = 2u + len;
 	} else {
 		return -1;
 	}
 	return n <= avail ? (int64_t)n : -1;
+}
+
+/*
+ * The values of entry_args and exit_retval (`data`): a sequence of items,
+ * each `uint8 fmt; uint8 slot;` then by fmt (docs/FORMAT.md):
+ *   'd' (uftrace's auto), 'i', 'u', 'x', 'p': uint8 size (1, 2, 4, 8),
+ *        then size bytes;
+ *   'c': 1 byte;
+ *   'f': uint8 size (4: float, 8: double), then size bytes;
+ *   'e': uint8 size (4), 4 bytes, uint8 namelen, the enum's name;
+ *   's': uint8 state: FMT_STR_OK or FMT_STR_CUT (uint8 n, n bytes),
+ *        FMT_STR_NULL (nothing), FMT_STR_BAD or FMT_STR_UNREAD (uint64
+ *        the pointer).
+ * slot: N (1..8) for argN, FMT_SLOT_FP | N for fpargN, 0 the return value.
+ */
+#define FMT_SLOT_FP	 0x80
+#define FMT_STR_OK	 0 /* the whole string */
+#define FMT_STR_CUT	 1 /* its first n bytes (it was longer) */
+#define FMT_STR_NULL	 2
+#define FMT_STR_BAD	 3  /* a pointer that could not be read */
+#define FMT_STR_UNREAD	 4  /* not read: the process may not read its memory so */
+#define FMT_ARG_STR_MAX	 64 /* bytes of a string kept (the writer's bound) */
+#define FMT_ARG_ENUM_MAX 32 /* bytes of an enum's name */
+#define FMT_ARGS_MAX	 8  /* values in one event */
+
+/* One item of an args payload, decoded by fmt_arg_next. */
+struct fmt_arg {
+	char fmt;	   /* d i u x p c f e s */
+	uint8_t slot;	   /* see above */
+	uint8_t size;	   /* bytes of the value (integers, floats, enums) */
+	uint64_t bits;	   /* the value's bytes, zero-extended; s: BAD/UNREAD pointer */
+	uint8_t str_state; /* s: FMT_STR_* */
+	const char *str;   /* s: OK/CUT bytes; e: the enum's name (not NUL-terminated) */
+	uint8_t len;	   /* s: bytes at str; e: name length */
+};
+
+/* Decode the item at *P in [*P, END): 1 and *P moved past it, 0 at END,
+ * -1 for a malformed item (unknown fmt, bad size, runs past END). */
+static inline int fmt_arg_next(const uint8_t **pp, const uint8_t *end, struct fmt_arg *a)
+{
+	const uint8_t *p = *pp;
+	if (p == end)
+		return 0;
+	if (end - p < 2)
+		return -1;
+	memset(a, 0, sizeof(*a));
+	a->fmt = (char)p[0];
+	a->slot = p[1];
+	if ((a->slot & ~FMT_SLOT_FP) > FMT_ARGS_MAX || a->slot == FMT_SLOT_FP)
+		return -1;
+	p += 2;
+	switch (a->fmt) {
+	case 'd':
+	case 'i':
+	case 'u':
+	case 'x':
+	case 'p':
+	case 'f':
+	case 'e':
+		if (end - p < 1)
+			return -1;
+		a->size = *p++;
+		if (a->fmt == 'f' ? a->size != 4 && a->size != 8
+				  : a->size != 1 && a->size != 2 && a->size != 4 && a->size != 8)
+			return -1;
+		if (a->fmt == 'e' && a->size != 4)
+			return -1;
+		if (end - p < a->size)
+			return -1;
+		memcpy(&a->bits, p, a->size); /* little-endian hosts only, as the rest */
+		p += a->size;
+		if (a->fmt == 'e') {
+			if (end - p < 1 || !*p || *p > FMT_ARG_ENUM_MAX || end - p - 1 < *p)
+				return -1;
+			a->len = *p;
+			a->str = (const char *)p + 1;
+			p += 1 + a->len;
+		}
+		break;
+	case 'c':
+		if (end - p < 1)
+			return -1;
+		a->size = 1;
+		a->bits = *p++;
+		break;
+	case 's':
+		if (end - p < 1)
+			return -1;
+		a->str_state = *p++;
+		if (a->str_state == FMT_STR_OK || a->str_state == FMT_STR_CUT) {
+			if (end - p < 1 || *p > FMT_ARG_STR_MAX || end - p - 1 < *p)
+				return -1;
+			a->len = *p;
+			a->str = (const char *)p + 1;
+			p += 1 + a->len;
+		} else if (a->str_state == FMT_STR_BAD || a->str_state == FMT_STR_UNREAD) {
+			if (end - p < 8)
+				return -1;
+			memcpy(&a->bits, p, 8);
+			p += 8;
+		} else if (a->str_state != FMT_STR_NULL) {
+			return -1;
+		}
+		break;
+	default:
+		return -1;
+	}
+	*pp = p;
+	return 1;
+}
+
+/* Is the args payload DATA (LEN bytes) well formed: at most FMT_ARGS_MAX
+ * items, each decodable? */
+static inline bool fmt_args_valid(const uint8_t *data, size_t len)
+{
+	const uint8_t *p = data, *end = data + len;
+	struct fmt_arg a;
+	int r, n = 0;
+	while ((r = fmt_arg_next(&p, end, &a)) > 0)
+		if (++n > FMT_ARGS_MAX)
+			return false;
+	return r == 0;
 }
 
 #endif

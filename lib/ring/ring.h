@@ -54,6 +54,8 @@ enum {
 	RING_EV_EXIT_DEPTH = FMT_EV_EXIT_DEPTH,
 	RING_EV_TRACEPOINT = FMT_EV_TRACEPOINT, /* tp_record.c */
 	RING_EV_CTX_SWITCH = FMT_EV_CTX_SWITCH, /* context.c */
+	RING_EV_ENTRY_ARGS = FMT_EV_ENTRY_ARGS, /* trace/args.c */
+	RING_EV_EXIT_RETVAL = FMT_EV_EXIT_RETVAL,
 };
 
 /* Defaults (a 0 in struct ring_config): 64 pages of 64 KiB, i.e. 4 MiB per

@@ -414,14 +414,16 @@ static int cur_copy(struct ring_cursor *c, struct ring_event *e)
 			const uint8_t *z = memchr(e->payload, 0, max);
 			ok = z != NULL;
 			len = ok ? (uint32_t)(z - e->payload) + 1 : 0;
-		} else if (id == FMT_EV_TRACEPOINT && max >= 4) {
-			uint16_t n;
-			rd_copy(e->payload, p + hdr, 4);
-			memcpy(&n, e->payload + 2, 2);
-			len = 4u + n;
-			ok = len <= max;
-			if (ok)
-				rd_copy(e->payload + 4, p + hdr + 4, n);
+		} else if (id == FMT_EV_TRACEPOINT || id == FMT_EV_ENTRY_ARGS ||
+			   id == FMT_EV_EXIT_RETVAL) {
+			/* a length field first: at most 6 bytes, then the rest */
+			uint32_t first = max < 6 ? max : 6;
+			rd_copy(e->payload, p + hdr, first);
+			int64_t n = fmt_payload_len(id, e->payload, max);
+			ok = n >= 0;
+			len = ok ? (uint32_t)n : 0;
+			if (ok && len > first)
+				rd_copy(e->payload + first, p + hdr + first, len - first);
 		}
 	}
 	if (page_reused(b, c->vp))

@@ -46,6 +46,7 @@
 #include "ring.h"
 #include "sites.h"
 #include "trace.h"
+#include "args.h"
 #include "trace_int.h"
 #include "trigger.h"
 
@@ -73,6 +74,57 @@ static void emit_exit(void)
 		ring_event_end(p);
 }
 
+/* The exit of frame E, which returned with the results RETVAL saved by
+ * its return trampoline (NULL: unknown): exit_retval when its return
+ * value is wanted (SE_RETVAL, args.c). */
+static void emit_exit_of(const struct shadow_ent *e, const unsigned long *retval)
+{
+	const struct arg_spec *spec;
+	/* only dft_return_tramp(_all) save the results where args.c reads them */
+	int all = e->hook == (uintptr_t)dft_return_tramp_all;
+	if (likely(!(e->fl & SE_RETVAL)) || !retval ||
+	    (!all && e->hook != (uintptr_t)dft_return_tramp)) {
+		emit_exit();
+		return;
+	}
+	/* a return is outside any callback: the map's read side here */
+	rcu_read_lock();
+	spec = args_of(e->id);
+	int have = spec && spec->has_ret;
+	uint8_t data[FMT_ARGS_BUF];
+	uint16_t n = have ? (uint16_t)args_encode_ret(spec, retval, all, data) : 0;
+	rcu_read_unlock();
+	if (!have) {
+		emit_exit(); /* the specification changed since the entry */
+		return;
+	}
+	uint64_t ts;
+	uint8_t *p = ring_event_begin(RING_EV_EXIT_RETVAL, 2u + n, &ts);
+	if (p) {
+		memcpy(p, &n, 2);
+		memcpy(p + 2, data, n);
+		ring_event_end(p);
+	}
+}
+
+/* The entry of ID with the arguments SPEC wants from REGS: ts 0 when
+ * it was not written. */
+static void emit_entry_args(uint32_t id, const struct arg_spec *spec,
+			    const struct dynftrace_regs *regs, uint64_t *ts)
+{
+	uint8_t data[FMT_ARGS_BUF];
+	uint16_t n = (uint16_t)args_encode_entry(spec, regs, data);
+	uint8_t *p = ring_event_begin(RING_EV_ENTRY_ARGS, 6u + n, ts);
+	if (p) {
+		memcpy(p, &id, 4);
+		memcpy(p + 4, &n, 2);
+		memcpy(p + 6, data, n);
+		ring_event_end(p);
+	} else {
+		*ts = 0;
+	}
+}
+
 /* Write one exit_depth for the *PEND unwound frames counted so far. */
 static void unwound_flush(uint32_t *pend)
 {
@@ -93,7 +145,8 @@ static void unwound_flush(uint32_t *pend)
  * notrace, profile), so they must not be popped. Everything else (profile,
  * -t calls) happens per frame, as for a return.
  */
-static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
+static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound,
+			const unsigned long *retval)
 {
 	struct shadow_ent *e = &g->ent[--g->depth];
 	uint64_t dur = now > e->ts ? now - e->ts : 0;
@@ -125,7 +178,7 @@ static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound)
 			if (unwound)
 				(*unwound)++;
 			else
-				emit_exit();
+				emit_exit_of(e, retval);
 		} else {
 			if (thresh && dur >= thresh && trace_ring_on) {
 				uint64_t ts;
@@ -152,7 +205,7 @@ static void close_unwound(struct fg_thread *g, uint32_t n, uint64_t now)
 {
 	uint32_t pend = 0;
 	while (n--)
-		frame_close(g, now, &pend);
+		frame_close(g, now, &pend, NULL);
 	unwound_flush(&pend);
 }
 
@@ -181,7 +234,8 @@ static void close_dead(struct fg_thread *g, uintptr_t limit, uintptr_t *slot)
  * thunk's own call puts it there, see tramp.S). 0: not traced (always,
  * for the function tracer, which takes the same thunks).
  */
-HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
+static int graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook,
+		       const struct dynftrace_regs *regs)
 {
 	if (unlikely(id == UINT32_MAX))
 		return 0;
@@ -255,9 +309,16 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 	uint64_t ts = 0;
 	if (kind == TR_GRAPH && !fl && !thresh) {
 		if (trace_ring_on) {
-			emit_u32(RING_EV_ENTRY, id, &ts);
+			/* arguments (args.c): only through a full trampoline
+			 * body (REGS), whose return comes back through
+			 * dft_return_tramp(_all) with the results saved */
+			const struct arg_spec *spec = regs ? args_of(id) : NULL;
+			if (unlikely(spec != NULL) && spec->n)
+				emit_entry_args(id, spec, regs, &ts);
+			else
+				emit_u32(RING_EV_ENTRY, id, &ts);
 			if (ts)
-				fl |= SE_RING;
+				fl |= SE_RING | (spec && spec->has_ret ? SE_RETVAL : 0);
 			else
 				ring_count_lost(1); /* its exit */
 		}
@@ -288,6 +349,13 @@ HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
 	return 1;
 }
 
+/* The graph shortcut's generic entry (ops.c): no saved registers to read
+ * arguments from (a site with arguments leaves the shortcut). */
+HIDDEN int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook)
+{
+	return graph_enter(id, slot, hook, NULL);
+}
+
 void trace_graph_func(unsigned long ip, unsigned long parent_ip, struct dynftrace_ops *ops,
 		      struct dynftrace_regs *regs)
 {
@@ -295,16 +363,16 @@ void trace_graph_func(unsigned long ip, unsigned long parent_ip, struct dynftrac
 	(void)ops;
 	/* Through the preserving trampoline (a relocated entry): its return
 	 * must give back every register too. */
-	trace_graph_enter(site_id_lookup(ip), ARCH_REGS_RET_SLOT(regs),
-			  ARCH_REGS_PRESERVE_ALL(regs) ? (uintptr_t)dft_return_tramp_all
-						       : (uintptr_t)dft_return_tramp);
+	graph_enter(site_id_lookup(ip), ARCH_REGS_RET_SLOT(regs),
+		    ARCH_REGS_PRESERVE_ALL(regs) ? (uintptr_t)dft_return_tramp_all
+						 : (uintptr_t)dft_return_tramp,
+		    regs);
 }
 
 /* Called by dft_return_tramp and the graph thunks' exit (the slow path);
  * returns where the traced function returns. */
 HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 {
-	(void)retval;
 	struct fg_thread *g = fg_self;
 	uintptr_t *slot = (uintptr_t *)(sp - sizeof(uintptr_t));
 	/* Like dispatch, hold the recursion guard: a signal handler tracing
@@ -330,9 +398,9 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 		   (e->fl & SE_RING))) {
 		/* The common case: the exit event carries its own time. */
 		g->depth--;
-		emit_exit();
+		emit_exit_of(e, retval);
 	} else {
-		frame_close(g, ring_now(), NULL);
+		frame_close(g, ring_now(), NULL, retval);
 	}
 	dft_self.recursion--;
 	return orig;

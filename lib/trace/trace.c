@@ -53,6 +53,7 @@
 #include "func_names.h"
 #include "tp_record.h"
 #include "trigger.h"
+#include "args.h"
 
 static struct dynftrace_ops trace_ops;
 /* Sites of function_graph/profile take the graph shortcut (ops.c,
@@ -210,9 +211,43 @@ static void trace_sites_added(struct dft_object *o)
 	if (trace_rec_on)
 		write_sites(o);
 	trig_rebuild();
+	if (args_any())
+		args_rebuild();
 	if (lists[TL_GRAPH_FUNCTION].n || lists[TL_GRAPH_NOTRACE].n || trig_has(TRIG_FILTER) ||
 	    trig_has(TRIG_NOTRACE))
 		build_roots();
+}
+
+/* ops.c's route question: sites with a run-time trigger or with arguments
+ * to read leave the graph shortcut (patch_lock held). */
+static int graph_generic_site(const struct site *s)
+{
+	return trig_site_generic(s) || args_site_generic(s);
+}
+
+/* Live control's set_ftrace_args: replace the argument specifications
+ * and move the sites whose route changes. 0, -EINVAL (WHY), -ENOMEM. */
+HIDDEN int trace_set_args(const char *spec, char *why, size_t whylen)
+{
+	patch_lock();
+	int err = __args_set_spec(spec, why, whylen);
+	if (!err)
+		err = __ops_graph_generic_changed();
+	patch_unlock();
+	return err;
+}
+
+void trace_read_args(struct sbuf *out)
+{
+	patch_lock();
+	int n = __args_spec_text(NULL, 0);
+	char *buf = malloc((size_t)n + 1);
+	if (buf) {
+		__args_spec_text(buf, (size_t)n + 1);
+		sb_put(out, buf, (size_t)n);
+		free(buf);
+	}
+	patch_unlock();
 }
 
 /* ---- life cycle --------------------------------------------------------- */
@@ -383,6 +418,9 @@ HIDDEN void trace_init(void)
 	    .exec_failed = trace_exec_failed,
 	};
 	core_hooks_set(&hooks);
+	/* sites with a trigger or arguments leave the graph shortcut (ops.c
+	 * asks); live control may give arguments at any time */
+	ops_set_graph_generic(graph_generic_site);
 	trace_record_start();
 }
 
@@ -420,6 +458,17 @@ HIDDEN void trace_record_start(void)
 		if (terr) {
 			dft_log("bad trigger: %s; not recording",
 				terr == -ENOMEM ? "out of memory" : why);
+			return;
+		}
+	}
+	if ((v = dft_getenv("DYNFTRACE_ARGS")) && *v) {
+		char why[300];
+		patch_lock();
+		int aerr = __args_set_spec(v, why, sizeof(why));
+		patch_unlock();
+		if (aerr) {
+			dft_log("bad argument specification: %s; not recording",
+				aerr == -ENOMEM ? "out of memory" : why);
 			return;
 		}
 	}
@@ -480,8 +529,6 @@ HIDDEN void trace_record_start(void)
 	trig_rebuild();
 	if (lists[TL_GRAPH_FUNCTION].n || trig_has(TRIG_FILTER) || trig_has(TRIG_NOTRACE))
 		build_roots();
-	/* triggered sites leave the graph shortcut (ops.c asks) */
-	ops_set_graph_generic(trig_any() ? trig_site_generic : NULL);
 	patch_unlock();
 	tp_record_init(); /* -e GLOB: tracepoints (tp_record.c) */
 

@@ -63,6 +63,12 @@ void trace_read_list(enum trace_list l, struct sbuf *out) HIDDEN;
 
 /* max_graph_depth (0: unlimited). */
 int trace_set_max_depth(unsigned depth) HIDDEN;
+/* set_ftrace_args: uftrace's argument and return value specifications
+ * ("FUNC@arg1/x,retval;FUNC2@arg2/s", args.h), replacing the current
+ * ones ("" clears): 0, -EINVAL with WHY, -ENOMEM. The text of the current
+ * ones, a line each, into OUT. */
+int trace_set_args(const char *spec, char *why, size_t whylen) HIDDEN;
+void trace_read_args(struct sbuf *out) HIDDEN;
 unsigned trace_get_max_depth(void) HIDDEN;
 /* tracing_thresh in ns (0: off): function_graph keeps only calls at least
  * that long, written whole at their end. */

@@ -5,11 +5,12 @@
  * dump --chrome, --perfetto, --flame-graph, --svg, graph, info).
  *
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib/core \
- *	-iquote lib/ring -iquote cli \
+ *	-iquote lib/ring -iquote lib/trace -iquote cli \
  *	tests/fuzz/fuzz_trace.c cli/trace_session.c cli/trace_stream.c \
  *	cli/trace_merge.c cli/util.c cli/cmd_replay.c cli/cmd_report.c \
  *	cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c cli/calltree.c \
- *	cli/strtab.c cli/dump_flame.c cli/dump_perfetto.c cli/cmd_graph.c lib/core/elf.c \
+ *	cli/strtab.c cli/dump_flame.c cli/dump_perfetto.c cli/cmd_graph.c cli/args_fmt.c \
+ *	lib/trace/argspec.c lib/core/elf.c \
  *	lib/arch/x86_64/elf_site.c -ldl -o fuzz_trace
  *
  * A session directory is made once in $TMPDIR: info, ctf/metadata (the uuid

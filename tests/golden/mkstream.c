@@ -25,6 +25,8 @@
  *   marker TS TEXT...
  *   exit_depth TS N
  *   ctx_switch TS DEPTH FROM TO
+ *   entry_args TS FUNC HEX...  an entry with values: the data bytes in hex
+ *   exit_retval TS HEX...      an exit with a return value
  *   raw HEX...                 bytes appended to the packet's content
  *
  * A packet is ended automatically when the next event does not fit. The
@@ -168,6 +170,7 @@ static void write_metadata(void)
 		die("cannot create ctf/metadata");
 	fprintf(f, "/* CTF 1.8 */\n\n");
 	fprintf(f, "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n");
+	fprintf(f, "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n");
 	fprintf(f, "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n");
 	fprintf(f, "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\n");
 	fprintf(f, "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"");
@@ -207,6 +210,10 @@ static void write_metadata(void)
 		   " fields := struct { uint32_t depth; }; };\n");
 	fprintf(f, "event { name = \"ctx_switch\"; id = 12; stream_id = 0;"
 		   " fields := struct { uint32_t depth; uint32_t from; uint32_t to; }; };\n");
+	fprintf(f, "event { name = \"entry_args\"; id = 10; stream_id = 0;"
+		   " fields := struct { uint32_t func; uint16_t len; uint8_t data[len]; }; };\n");
+	fprintf(f, "event { name = \"exit_retval\"; id = 11; stream_id = 0;"
+		   " fields := struct { uint16_t len; uint8_t data[len]; }; };\n");
 	if (fclose(f))
 		die("cannot write ctf/metadata");
 }
@@ -341,6 +348,27 @@ int main(int argc, char **argv)
 				put32(p, (uint32_t)num(a));
 				put32(p + 4, (uint32_t)from);
 				put32(p + 8, (uint32_t)to);
+			} else if (!strcmp(cmd, "entry_args") || !strcmp(cmd, "exit_retval")) {
+				/* an id above 6: always the extended header */
+				int ent = cmd[1] == 'n';
+				uint8_t data[1024];
+				size_t n = 0;
+				char *h = ent ? strtok_r(NULL, " ", &rest) : a;
+				uint32_t func = ent ? (uint32_t)num(a) : 0;
+
+				for (; h; h = strtok_r(NULL, " ", &rest)) {
+					if (n == sizeof(data))
+						die("too many bytes");
+					data[n++] = (uint8_t)strtoul(h, NULL, 16);
+				}
+				p = reserve(ent ? 10 : 11, ts, (ent ? 6 : 2) + n, 1);
+				if (ent) {
+					put32(p, func);
+					p += 4;
+				}
+				p[0] = (uint8_t)n;
+				p[1] = (uint8_t)(n >> 8);
+				memcpy(p + 2, data, n);
 			} else if (!strcmp(cmd, "marker")) {
 				size_t n = (a ? strlen(a) : 0) + (*rest ? 1 + strlen(rest) : 0);
 

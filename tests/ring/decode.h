@@ -119,6 +119,15 @@ static inline int dec_payload_size(unsigned id, const uint8_t *p, const uint8_t 
 		const uint8_t *z = memchr(p, 0, (size_t)(end - p));
 		return z ? (int)(z - p) + 1 : -1;
 	}
+	case 10: /* entry_args: func, uint16 len, data */
+	case 11: /* exit_retval: uint16 len, data */
+	{
+		int at = id == 10 ? 4 : 0;
+		if (end - p < at + 2)
+			return -1;
+		int n = at + 2 + (p[at] | p[at + 1] << 8);
+		return n <= end - p ? n : -1;
+	}
 	default:
 		return -1;
 	}

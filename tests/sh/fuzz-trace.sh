@@ -11,13 +11,13 @@ set -u
 
 if ! clang -std=gnu11 -O1 -g -D_GNU_SOURCE -DDYNFTRACE_LIBDIR='""' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$TOP/include" -iquote "$TOP/lib/core" -iquote "$TOP/lib/ring" \
+	-I"$TOP/include" -iquote "$TOP/lib/core" -iquote "$TOP/lib/ring" -iquote "$TOP/lib/trace" \
 	-iquote "$TOP/lib/arch/x86_64" -iquote "$TOP/cli" \
 	"$TOP/tests/fuzz/fuzz_trace.c" "$TOP"/cli/trace_session.c "$TOP"/cli/trace_stream.c \
 	"$TOP"/cli/trace_merge.c "$TOP/cli/util.c" "$TOP/cli/read_opts.c" \
 	"$TOP/cli/cmd_replay.c" "$TOP/cli/cmd_report.c" "$TOP/cli/cmd_dump.c" \
 	"$TOP/cli/cmd_info.c" "$TOP/cli/calltree.c" "$TOP/cli/strtab.c" "$TOP/cli/dump_flame.c" \
-	"$TOP/cli/dump_perfetto.c" "$TOP/cli/cmd_graph.c" "$TOP/lib/core/elf.c" \
+	"$TOP/cli/dump_perfetto.c" "$TOP/cli/cmd_graph.c" "$TOP/cli/args_fmt.c" "$TOP/lib/trace/argspec.c" "$TOP/lib/core/elf.c" \
 	"$TOP/lib/core/pattern.c" "$TOP/lib/core/demangle.c" "$TOP"/lib/arch/*/elf_site.c -ldl -o "$T/fuzz_trace" 2>"$T/build.log" ||
 	! clang -std=gnu11 -O1 "$TOP/tests/golden/mkstream.c" -o "$T/mkstream" 2>>"$T/build.log"; then
 	echo "not ok 1 - fuzz_trace does not build"
@@ -33,7 +33,7 @@ for s in "$TOP"/tests/golden/streams/*.txt; do
 	awk '
 		$1 == "stream" { print "stream 100 100"; next }
 		$1 == "site" || $1 == "map" || $1 == "info" { next }
-		($1 == "entry" || $1 == "function" || $1 == "call") { $3 = $3 % 8 }
+		($1 == "entry" || $1 == "function" || $1 == "call" || $1 == "entry_args") { $3 = $3 % 8 }
 		{ print }' "$s" | "$T/mkstream" "$T/s-$n" >/dev/null 2>&1 || continue
 	i=0
 	for f in "$T/s-$n"/ctf/stream-*; do

@@ -52,6 +52,15 @@
  * return into the caller is loaded from there into x30 on the way out). */
 #define ARCH_REGS_RET_SLOT(regs) ((uintptr_t *)((regs)->sp - 8))
 
+/* Integer argument N (0-7) at a function's entry: x0-x7. */
+#define ARCH_REGS_INT_ARG(regs, n) ARCH_REGS_ARG(regs, (int)(n))
+/* Floating-point argument N (0-7): the low 16 bytes of qN (d0-d7). */
+#define ARCH_REGS_FPARG(regs, n) ((const void *)(regs)->v[(n)])
+/* A hooked function's results as dft_return_tramp saved them: x0 first,
+ * q0 64 bytes on (no preserving trampoline here: ALL is never set). */
+#define ARCH_RET_INT(retval)	 ((retval)[0])
+#define ARCH_RET_FP(retval, all) ((void)(all), (const void *)((const char *)(retval) + 64))
+
 /* No preserving trampoline (entry relocation is x86-64 only). */
 #define ARCH_REGS_PRESERVE_ALL(regs) ((void)(regs), 0)
 

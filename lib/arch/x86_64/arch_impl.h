@@ -53,6 +53,21 @@
 /* Where the traced function's return address is, at its entry. */
 #define ARCH_REGS_RET_SLOT(regs) ((uintptr_t *)(regs)->sp)
 
+/* Integer argument N (0-7) at a function's entry: the registers, then
+ * the stack above the return address (as the full bodies leave regs->sp). */
+#define ARCH_REGS_INT_ARG(regs, n)                                                                 \
+	((n) < 6 ? ARCH_REGS_ARG(regs, n) : ((const unsigned long *)(regs)->sp)[(n)-5])
+
+/* Floating-point argument N (0-7): the low 16 bytes of xmmN as the full
+ * trampoline bodies save them (the light bodies save none: their ops
+ * never ask). */
+#define ARCH_REGS_FPARG(regs, n) ((const void *)(regs)->xmm[(n)])
+/* A hooked function's results as the graph tracer's return trampolines
+ * saved them (dft_graph_return's RETVAL): rax first; xmm0 after rax and rdx
+ * (dft_return_tramp), or in the vector area (dft_return_tramp_all: ALL). */
+#define ARCH_RET_INT(retval)	 ((retval)[0])
+#define ARCH_RET_FP(retval, all) ((const void *)((const char *)(retval) + ((all) ? ALL_XSAVE : 16)))
+
 /* Length of the landing marker (endbr64) that ends right at a site IP, 0 if
  * none: the function starts that much before its site. */
 static inline int arch_marker_before(uintptr_t ip)
