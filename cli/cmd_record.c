@@ -52,6 +52,7 @@
 #include "argspec.h"
 #include "attach.h"
 #include "cli.h"
+#include "dwarf_args.h"
 #include "glob.h"
 #include "pattern.h"
 #include "shm_watch.h"
@@ -109,6 +110,9 @@ static const char record_usage[] =
     "                          f32). Repeatable. Only these functions pay.\n"
     "  -R, --retval SPEC       record the return value of matching functions:\n"
     "                          FUNC@retval[/FORMAT] (retval/f32, /s...).\n"
+    "  -a, --auto-args         record the arguments and return values of every\n"
+    "                          function the program's DWARF describes (build it\n"
+    "                          with -g), as 'dynftrace sites --args' lists them.\n"
     "  -D, --depth N           trace N levels of calls.\n"
     "  -t, --time-filter DUR   keep only calls that last DUR or more (ns, us,\n"
     "                          ms, s: 10us).\n"
@@ -155,7 +159,7 @@ struct rec_opts {
 	struct cli_globs args;	   /* -A FUNC@ARGS and -R FUNC@retval, whole */
 	const char *match;	   /* --match: glob or regex, NULL: decided per pattern */
 	uint64_t depth, time_ns, buffer_kb;
-	int overwrite, disabled, force, patch_libs;
+	int overwrite, disabled, force, patch_libs, auto_args;
 	/* -p: attach to a running process instead of starting PROG */
 	pid_t pid;
 	uint64_t duration_ns; /* --duration: stop after this long (0: on a signal) */
@@ -390,6 +394,8 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 			}
 			nv[o->args.n++] = one;
 			o->args.v = nv;
+		} else if (!strcmp(a, "-a") || !strcmp(a, "--auto-args")) {
+			o->auto_args = 1;
 		} else if ((r = cli_opt(argc, argv, &i, NULL, "--match", &v))) {
 			enum pat_mode m;
 			if (r < 0)
@@ -490,7 +496,7 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 	if (cli_glob_check(&o->filter, cmd) || cli_glob_check(&o->notrace, cmd) ||
 	    cli_glob_check(&o->patch, cmd))
 		return 2;
-	if (o->args.n && strcmp(o->tracer, "function_graph")) {
+	if ((o->args.n || o->auto_args) && strcmp(o->tracer, "function_graph")) {
 		cli_err("%s: arguments and return values (-A, -R) work with the function_graph "
 			"tracer only",
 			cmd);
@@ -730,6 +736,86 @@ static void put_arg(FILE *f, const char *arg)
 	fputc('\'', f);
 }
 
+/* --auto-args: the specifications DWARF gives, added to -A/-R's. */
+struct auto_ctx {
+	struct rec_opts *o;
+	int oom;
+};
+
+static int auto_add(struct auto_ctx *c, const char *func, const char *spec)
+{
+	char *one, **nv;
+
+	if (!spec)
+		return 0;
+	if (asprintf(&one, "%s@%s", func, spec) < 0) {
+		c->oom = 1;
+		return -1;
+	}
+	nv = realloc(c->o->args.v, (c->o->args.n + 1) * sizeof(*nv));
+	if (!nv) {
+		free(one);
+		c->oom = 1;
+		return -1;
+	}
+	nv[c->o->args.n++] = one;
+	c->o->args.v = nv;
+	return 0;
+}
+
+static int auto_emit(void *ctx, const struct dwarf_func_args *f)
+{
+	struct auto_ctx *c = ctx;
+
+	return auto_add(c, f->func, f->argspec) || auto_add(c, f->func, f->retspec);
+}
+
+/*
+ * Every function of EXE (the program's file) that its DWARF describes gets
+ * the specifications `sites --args` prints, and the enums they name go to
+ * DIR/enums.txt for the readers. Shared objects' functions are not read
+ * (their DWARF is usually in a separate debug package); -A/-R name them.
+ * 0, or 1 after saying why.
+ */
+static int auto_args(struct rec_opts *o, const char *exe, const char *dir)
+{
+	struct auto_ctx c = {.o = o};
+	char path[PATH_MAX], err[512] = "";
+	FILE *en;
+	int n;
+
+	if (!o->auto_args)
+		return 0;
+	if (!dwarf_args_available()) {
+		cli_err("--auto-args: %s", DWARF_ARGS_NO_LIBDW);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/enums.txt", dir);
+	en = fopen(path, "w");
+	if (!en) {
+		cli_err("cannot write to the output directory '%s': %s", dir, strerror(errno));
+		return 1;
+	}
+	n = dwarf_auto_args(exe, NULL, auto_emit, &c, en, err, sizeof(err));
+	if (fclose(en) && n >= 0) {
+		cli_err("cannot write %s: %s", path, strerror(errno));
+		return 1;
+	}
+	if (c.oom) {
+		cli_err("out of memory");
+		return 1;
+	}
+	if (n < 0) {
+		cli_err("--auto-args: %s", *err ? err : strerror(-n));
+		return 1;
+	}
+	if (*err)
+		cli_err("warning: --auto-args: %s", err);
+	if (!n)
+		cli_err("warning: --auto-args: the DWARF of %s describes no function", exe);
+	return 0;
+}
+
 static int write_info(const char *dir, const struct rec_opts *o, uint64_t start)
 {
 	char path[PATH_MAX], *filter, *notrace;
@@ -766,7 +852,9 @@ static int write_info(const char *dir, const struct rec_opts *o, uint64_t start)
 	}
 	if (o->args.n) {
 		char *args = trigger_join(&o->args);
-		if (args)
+		if (args && strlen(args) > 16384)
+			fprintf(f, "argument: %zu specifications (args.txt)\n", o->args.n);
+		else if (args)
 			fprintf(f, "argument: %s\n", args);
 		free(args);
 	}
@@ -862,7 +950,22 @@ static int rec_settings(const struct rec_opts *o, const char *absdir, const char
 		free(trig);
 	}
 	if (o->args.n) {
-		char *args = trigger_join(&o->args);
+		char *args = trigger_join(&o->args), path[PATH_MAX + 16];
+		/* A long list (--auto-args) goes through a file: one string of
+		 * the environment holds 128 KiB at most. */
+		if (args && strlen(args) > 16384) {
+			FILE *f;
+			snprintf(path, sizeof(path), "%s/args.txt", absdir);
+			if (!(f = fopen(path, "w")) || fputs(args, f) < 0 || fclose(f)) {
+				cli_err("cannot write %s: %s", path, strerror(errno));
+				free(args);
+				return -1;
+			}
+			memmove(path + 1, path, strlen(path) + 1);
+			path[0] = '@';
+			free(args);
+			args = strdup(path);
+		}
 		r |= args ? put(ctx, "DYNFTRACE_ARGS", args) : -1;
 		free(args);
 	}
@@ -948,6 +1051,8 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 		cli_err("cannot resolve the output directory '%s': %s", dir, strerror(errno));
 		return 1;
 	}
+	if (auto_args(o, exe, dir))
+		return 1;
 	start = now_ns();
 	if (write_info(dir, o, start))
 		return 1;
@@ -1114,6 +1219,10 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	if (!cli_sites_count(exe, &total, &is_static, err, sizeof(err)) && !total &&
 	    filters_to_patch(o, 1)) {
 		cli_err("out of memory");
+		free(cmd);
+		return 1;
+	}
+	if (auto_args(o, exe, dir)) {
 		free(cmd);
 		return 1;
 	}

@@ -404,6 +404,45 @@ static int set_globs(int notrace, const char *list)
 	return err;
 }
 
+/* The whole of the file PATH (a specification list), NUL-terminated, in
+ * *OUT: 0, or -errno (-EFBIG beyond 64 MiB). */
+static int read_spec_file(const char *path, char **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	int err = buf ? 0 : -ENOMEM;
+	while (!err) {
+		if (len + 1 == cap) {
+			char *nb = cap >= (64u << 20) ? NULL : realloc(buf, cap * 2);
+			if (!nb) {
+				err = cap >= (64u << 20) ? -EFBIG : -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[len] = 0;
+	*out = buf;
+	return 0;
+}
+
 /* Called by the constructor once sites are known. */
 HIDDEN void trace_init(void)
 {
@@ -462,10 +501,17 @@ HIDDEN void trace_record_start(void)
 		}
 	}
 	if ((v = dft_getenv("DYNFTRACE_ARGS")) && *v) {
-		char why[300];
-		patch_lock();
-		int aerr = __args_set_spec(v, why, sizeof(why));
-		patch_unlock();
+		char why[300], *text = NULL;
+		int aerr = 0;
+		/* "@FILE": a list too long for the environment (--auto-args) */
+		if (*v == '@' && (aerr = read_spec_file(v + 1, &text)) < 0)
+			snprintf(why, sizeof(why), "cannot read %s: %s", v + 1, strerror(-aerr));
+		if (!aerr) {
+			patch_lock();
+			aerr = __args_set_spec(text ? text : v, why, sizeof(why));
+			patch_unlock();
+		}
+		free(text);
 		if (aerr) {
 			dft_log("bad argument specification: %s; not recording",
 				aerr == -ENOMEM ? "out of memory" : why);
