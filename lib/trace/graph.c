@@ -116,8 +116,10 @@ static inline void emit_exit_of(const struct shadow_ent *e, const unsigned long 
 
 /* The entry of ID with the arguments SPEC wants from REGS: ts 0 when
  * it was not written. */
-static __attribute__((noinline, cold)) void emit_entry_args(uint32_t id, const struct arg_spec *spec,
-			    const struct dynftrace_regs *regs, uint64_t *ts)
+static __attribute__((noinline, cold)) void emit_entry_args(uint32_t id,
+							    const struct arg_spec *spec,
+							    const struct dynftrace_regs *regs,
+							    uint64_t *ts)
 {
 	uint8_t data[FMT_ARGS_BUF];
 	uint16_t n = (uint16_t)args_encode_entry(spec, regs, data);
