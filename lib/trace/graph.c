@@ -74,16 +74,15 @@ static void emit_exit(void)
 		ring_event_end(p);
 }
 
-/* The exit of frame E, which returned with the results RETVAL saved by
- * its return trampoline (NULL: unknown): exit_retval when its return
- * value is wanted (SE_RETVAL, args.c). */
-static void emit_exit_of(const struct shadow_ent *e, const unsigned long *retval)
+/* exit_retval of frame E from RETVAL (out of line: the common exits keep
+ * a small frame). */
+static __attribute__((noinline, cold)) void emit_exit_retval(const struct shadow_ent *e,
+							     const unsigned long *retval)
 {
 	const struct arg_spec *spec;
 	/* only dft_return_tramp(_all) save the results where args.c reads them */
 	int all = e->hook == (uintptr_t)dft_return_tramp_all;
-	if (likely(!(e->fl & SE_RETVAL)) || !retval ||
-	    (!all && e->hook != (uintptr_t)dft_return_tramp)) {
+	if (!retval || (!all && e->hook != (uintptr_t)dft_return_tramp)) {
 		emit_exit();
 		return;
 	}
@@ -107,10 +106,23 @@ static void emit_exit_of(const struct shadow_ent *e, const unsigned long *retval
 	}
 }
 
+/* The exit of frame E, which returned with the results RETVAL saved by
+ * its return trampoline (NULL: unknown): exit_retval when its return
+ * value is wanted (SE_RETVAL, args.c). */
+static inline void emit_exit_of(const struct shadow_ent *e, const unsigned long *retval)
+{
+	if (likely(!(e->fl & SE_RETVAL)))
+		emit_exit();
+	else
+		emit_exit_retval(e, retval);
+}
+
 /* The entry of ID with the arguments SPEC wants from REGS: ts 0 when
  * it was not written. */
-static void emit_entry_args(uint32_t id, const struct arg_spec *spec,
-			    const struct dynftrace_regs *regs, uint64_t *ts)
+static __attribute__((noinline, cold)) void emit_entry_args(uint32_t id,
+							    const struct arg_spec *spec,
+							    const struct dynftrace_regs *regs,
+							    uint64_t *ts)
 {
 	uint8_t data[FMT_ARGS_BUF];
 	uint16_t n = (uint16_t)args_encode_entry(spec, regs, data);
