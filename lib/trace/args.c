@@ -11,6 +11,8 @@
 
 #include "arch.h"
 #include "args.h"
+#include "demangle.h"
+#include "pattern.h"
 #include "internal.h"
 #include "sites.h"
 
@@ -25,6 +27,56 @@ static struct args_pat *args_set;
 static size_t args_nset;
 
 HIDDEN struct args_map *trace_args;
+
+/* The set's index, built with it (patch_lock): the patterns that are a
+ * plain name (no glob or regex character, no object) sorted by name, found
+ * by binary search; the others (loose) tried one by one. Without it every
+ * site tried every pattern: seconds per object loaded with the thousands
+ * of specifications of --auto-args. */
+struct exact_ent {
+	const char *name;
+	size_t idx; /* in args_set */
+};
+static struct exact_ent *args_exact;
+static size_t args_nexact;
+static size_t *args_loose; /* indices in args_set, ascending */
+static size_t args_nloose;
+
+static int exact_cmp(const void *a, const void *b)
+{
+	const struct exact_ent *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int plain_name(const char *p)
+{
+	return !strpbrk(p, "*?[\\@") && !strstr(p, ":mod:") && !pat_is_regex(p, strlen(p));
+}
+
+/* Index V (N patterns) into the new tables: 0 or -ENOMEM (nothing changed). */
+static int index_build(const struct args_pat *v, size_t n)
+{
+	struct exact_ent *ex = malloc((n ? n : 1) * sizeof(*ex));
+	size_t *lo = malloc((n ? n : 1) * sizeof(*lo)), ne = 0, nl = 0;
+	if (!ex || !lo) {
+		free(ex);
+		free(lo);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (plain_name(v[i].pat))
+			ex[ne++] = (struct exact_ent){v[i].pat, i};
+		else
+			lo[nl++] = i;
+	}
+	qsort(ex, ne, sizeof(*ex), exact_cmp);
+	free(args_exact);
+	free(args_loose);
+	args_exact = ex, args_nexact = ne;
+	args_loose = lo, args_nloose = nl;
+	return 0;
+}
 
 int args_any(void)
 {
@@ -96,19 +148,78 @@ static int set_parse(const char *spec, struct args_pat **out, size_t *nout, char
 	return 0;
 }
 
-/* The specifications of site S merged (patch_lock held): 0 if none. */
+/* The indices of the patterns that match a site (spec_of). */
+struct hits {
+	size_t *v, n, cap;
+	int oom;
+};
+
+static void hit_add(struct hits *h, size_t idx)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 16;
+		size_t *nv = realloc(h->v, cap * sizeof(*nv));
+		if (!nv) {
+			h->oom = 1;
+			return;
+		}
+		h->v = nv, h->cap = cap;
+	}
+	h->v[h->n++] = idx;
+}
+
+/* Add to H the plain patterns equal to NAME. */
+static void exact_hits(const char *name, struct hits *h)
+{
+	size_t lo = 0, hi = args_nexact;
+	while (lo < hi) { /* the first entry >= NAME */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(args_exact[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < args_nexact && !strcmp(args_exact[lo].name, name); lo++)
+		hit_add(h, args_exact[lo].idx);
+}
+
+static int idx_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The specifications of site S merged in the order given (patch_lock
+ * held): 0 if none, as every pattern matched against the site's name (and
+ * a C++ symbol's demangled names, as pattern.c does) would give. */
 static int spec_of(const struct site *s, struct arg_spec *out)
 {
 	const char *name = site_func_name(s);
-	int any = 0;
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; name && i < args_nset; i++) {
-		if (!dft_glob_match_in(args_set[i].pat, name, s->obj->path))
-			continue;
-		argspec_merge(out, &args_set[i].spec);
-		any = 1;
+	if (!name || !args_nset)
+		return 0;
+	struct hits h = {0};
+	exact_hits(name, &h);
+	if (!strncmp(name, "_Z", 2) && args_nexact) {
+		char dm[1024];
+		if (dft_demangle(name, DM_SIMPLE, dm, sizeof(dm)) >= 0)
+			exact_hits(dm, &h);
+		if (dft_demangle(name, DM_FULL, dm, sizeof(dm)) >= 0)
+			exact_hits(dm, &h);
 	}
-	return any;
+	for (size_t k = 0; k < args_nloose; k++)
+		if (dft_glob_match_in(args_set[args_loose[k]].pat, name, s->obj->path))
+			hit_add(&h, args_loose[k]);
+	if (h.oom) {
+		free(h.v);
+		return 0; /* out of memory: no values, as if not asked */
+	}
+	qsort(h.v, h.n, sizeof(*h.v), idx_cmp);
+	for (size_t k = 0; k < h.n; k++)
+		if (!k || h.v[k] != h.v[k - 1])
+			argspec_merge(out, &args_set[h.v[k]].spec);
+	free(h.v);
+	return h.n != 0;
 }
 
 void args_rebuild(void)
@@ -174,6 +285,8 @@ int __args_set_spec(const char *spec, char *why, size_t whylen)
 	struct args_pat *v = NULL;
 	size_t n = 0;
 	int err = set_parse(spec, &v, &n, why, whylen);
+	if (!err && (err = index_build(v, n)))
+		set_free(v, n);
 	if (err)
 		return err;
 	struct args_pat *old = args_set;
