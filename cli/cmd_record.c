@@ -748,7 +748,28 @@ static int auto_add(struct auto_ctx *c, const char *func, const char *spec)
 
 	if (!spec)
 		return 0;
-	if (asprintf(&one, "%s@%s", func, spec) < 0) {
+	/* A '.' (foo.lto_priv.0) would make the name a regex, matching
+	 * anywhere: as a glob class it stays this one name. */
+	size_t dots = 0, k = 0;
+	for (const char *p = func; *p; p++)
+		dots += *p == '.';
+	char *name = malloc(strlen(func) + 2 * dots + 1);
+	if (!name) {
+		c->oom = 1;
+		return -1;
+	}
+	for (const char *p = func; *p; p++) {
+		if (*p == '.') {
+			memcpy(name + k, "[.]", 3);
+			k += 3;
+		} else {
+			name[k++] = *p;
+		}
+	}
+	name[k] = 0;
+	int r = asprintf(&one, "%s@%s", name, spec);
+	free(name);
+	if (r < 0) {
 		c->oom = 1;
 		return -1;
 	}
