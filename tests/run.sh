@@ -43,6 +43,7 @@ fi
 passed=0
 failed=0
 skipped=0
+TEST_TIMEOUT_SET=${TEST_TIMEOUT:-}
 failed_names=()
 LOG=$TOP/build$SUFFIX/test-logs
 mkdir -p "$LOG"
@@ -145,7 +146,12 @@ run_config() {
 		[ -n "$pattern" ] && [[ "$n" != *$pattern* ]] && continue
 		grep -q "config:.*!$cfg" "$t" && continue
 		if [ "$cfg" != default ] && ! grep -q "config:.*$cfg" "$t"; then continue; fi
-		run_tap "$cfg/$n" env TOP="$TOP" B="$TOP/$b" CC="${CC:-gcc}" SAN="$san" \
+		# "# timeout: S" in a test's header: its own limit (long suites),
+		# still under TEST_TIMEOUT's control when that is set
+		local lim
+		lim=$(sed -n '2,8s/^# timeout: \([0-9]*\)$/\1/p' "$t" | head -1)
+		TEST_TIMEOUT=${TEST_TIMEOUT_SET:-${lim:-900}} \
+			run_tap "$cfg/$n" env TOP="$TOP" B="$TOP/$b" CC="${CC:-gcc}" SAN="$san" \
 			DYNFTRACE_TEST_CONFIG="$cfg" bash "$t"
 	done
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # description: golden traces of tests/golden/s-* (record + replay) across gcc/clang x -O0/-O2 and the site build modes
 # config: asan
+# timeout: 2700
 #
 # Each tests/golden/s-NAME.c (s-NAME.cc: C++) is built with the trace flags
 # by gcc and clang at -O0 and -O2, and at -O2 in the other site build modes
