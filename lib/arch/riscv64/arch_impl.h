@@ -84,6 +84,16 @@ static inline uintptr_t riscv_site_call_target(uintptr_t ip)
 /* Argument N (0-7) of a traced call, from the trampoline's saved registers. */
 #define ARCH_REGS_ARG(regs, n) ((n) >= 0 && (n) < 8 ? (regs)->x[(n)] : 0UL)
 
+/* Integer argument N (0-7) for -A (args.c): a0-a7. */
+#define ARCH_REGS_INT_ARG(regs, n) ARCH_REGS_ARG(regs, (int)(n))
+/* Floating-point argument N (0-7): fa0-fa7 as fsd stored them (a float is
+ * NaN-boxed: its bits are the low 4 bytes). */
+#define ARCH_REGS_FPARG(regs, n) ((const void *)&(regs)->f[(n)])
+/* A hooked function's results as dft_return_tramp saved them: a0 first,
+ * fa0 64 bytes on (no preserving trampoline here: ALL is never set). */
+#define ARCH_RET_INT(retval)	 ((retval)[0])
+#define ARCH_RET_FP(retval, all) ((void)(all), (const void *)((const char *)(retval) + 64))
+
 /* Where the traced function's return address is while the callbacks run:
  * the trampoline's frame record, just below the function's entry sp (ra
  * is loaded from there on the way out). */
