@@ -94,6 +94,9 @@ int64_t ct_child(struct calltree *t, uint32_t parent, uint32_t name)
 
 /* ---- building ---------------------------------------------------------- */
 
+/* tr_frame.flags: the call that started the focus (graph FUNC). */
+#define CT_FOCUS 1u
+
 struct cframe {
 	uint32_t node;	     /* NO_NODE: not counted (outside the focus) */
 	uint32_t bt;	     /* focus root: its backtrace's node */
@@ -162,6 +165,10 @@ static int64_t node_for(struct cwalk *cw, struct tr_walk *w, size_t d, uint32_t 
 		*bt = (uint32_t)p;
 		d = 0; /* a child of the root */
 	}
+	/* A caller outside the counted tree (below the focus, or in another
+	 * context's stack brought back by a switch): neither is this call. */
+	if (d && cw->fr[d - 1].node == NO_NODE)
+		return NO_NODE;
 	if ((name = name_id(cw, w, cw->t, func)) < 0)
 		return -ENOMEM;
 	node = ct_child(cw->t, d ? cw->fr[d - 1].node : 0, (uint32_t)name);
@@ -216,8 +223,10 @@ static int c_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event 
 		node = node_for(cw, w, d, f->func, &cf->bt, &starts);
 		if (node < 0)
 			return (int)node;
-		if (starts)
+		if (starts) {
 			cw->focus_depth = d + 1;
+			f->flags |= CT_FOCUS;
+		}
 	}
 	cf->node = (uint32_t)node;
 	return 0;
@@ -233,6 +242,8 @@ static int c_suspend(struct tr_walk *w, struct tr_frame *f, uint64_t ts)
 	(void)ts;
 	f->user = cf->node | (uint64_t)cf->bt << 32;
 	f->user2 = cf->child_clip;
+	if (f->flags & CT_FOCUS) /* the focus call is set aside with its context */
+		cw->focus_depth = 0;
 	return 0;
 }
 
@@ -246,6 +257,8 @@ static int c_resume(struct tr_walk *w, struct tr_frame *f, uint64_t ts)
 		return -ENOMEM;
 	cw->fr[d] = (struct cframe){
 	    .node = (uint32_t)f->user, .bt = (uint32_t)(f->user >> 32), .child_clip = f->user2};
+	if (f->flags & CT_FOCUS)
+		cw->focus_depth = d + 1;
 	return 0;
 }
 
@@ -261,7 +274,7 @@ static int c_leave(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how)
 		count(cw, cf->node, f->ts, ts, cf->child_clip, 0);
 	if (d)
 		cw->fr[d - 1].child_clip += incl;
-	if (cw->focus_depth == d + 1) {
+	if (f->flags & CT_FOCUS) {
 		if (cw->b->backtraces) {
 			struct ct_node *b = &cw->b->backtraces->node[cf->bt];
 

@@ -205,15 +205,15 @@ uintptr_t arch_static_call_find(uintptr_t from, uintptr_t to, uintptr_t tramp, i
 size_t arch_save_all_tramp(uint8_t *out, size_t cap, void *centry) HIDDEN;
 
 struct arch_reloc {
-	uint8_t marker;	   /* landing marker length kept in place (0 or 4) */
-	uint8_t covered;   /* bytes after the marker the copy replaces (>= ARCH_SITE_SIZE) */
-	uint8_t unscanned; /* FSIZE was 0: branches into those bytes not looked for */
-	uint8_t ninsn;	   /* instructions copied: map[0..ninsn) */
-	uint8_t calls;	   /* an indirect call was copied: its return address is the block's */
-	uint8_t call_pushed; /* a direct call's rewrite: OUT offset just past its push, else 0 */
+	uint8_t marker;	       /* landing marker length kept in place (0 or 4) */
+	uint8_t covered;       /* bytes after the marker the copy replaces (>= ARCH_SITE_SIZE) */
+	uint8_t unscanned;     /* FSIZE was 0: branches into those bytes not looked for */
+	uint8_t ninsn;	       /* instructions copied: map[0..ninsn) */
+	uint8_t calls;	       /* an indirect call was copied: its return address is the block's */
+	uint8_t call_pushed;   /* a direct call's rewrite: OUT offset just past its push, else 0 */
 	uintptr_t call_target; /* ... and where it jumps (a thread there is moved to it) */
-	uint8_t end;	   /* the jump back's offset in OUT (past the copies) */
-	uint16_t len;	   /* bytes written to OUT */
+	uint8_t end;	       /* the jump back's offset in OUT (past the copies) */
+	uint16_t len;	       /* bytes written to OUT */
 	struct {
 		uint8_t src, dst; /* an instruction's offset from SRC, its copy's in OUT */
 	} map[8];		  /* where to move a thread stopped inside the replaced bytes */

@@ -98,7 +98,7 @@ enum {
 	X(exit_depth, 8, 4, "uint32_t depth;")                                                     \
 	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")                 \
 	X(entry_args, 10, FMT_VAR, "uint32_t func; uint16_t len; uint8_t data[len];")              \
-	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t data[len];")                           \
+	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t data[len];")                            \
 	X(ctx_switch, 12, 12, "uint32_t depth; uint32_t from; uint32_t to;")
 
 #define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,

@@ -87,7 +87,7 @@ struct shadow_ent {
 #define SE_BASE 64
 
 struct fg_ctx;
-#define SE_RETVAL  128 /* its return value is wanted (args.c): never the fast exits' */
+#define SE_RETVAL 128 /* its return value is wanted (args.c): never the fast exits' */
 
 #define SHADOW_MAX    4096
 #define TRIG_NEST_MAX 64 /* nested depth=/time= functions applied per thread */
