@@ -214,7 +214,8 @@ static int spec_of(const struct site *s, struct arg_spec *out)
 		free(h.v);
 		return 0; /* out of memory: no values, as if not asked */
 	}
-	qsort(h.v, h.n, sizeof(*h.v), idx_cmp);
+	if (h.n > 1)
+		qsort(h.v, h.n, sizeof(*h.v), idx_cmp);
 	for (size_t k = 0; k < h.n; k++)
 		if (!k || h.v[k] != h.v[k - 1])
 			argspec_merge(out, &args_set[h.v[k]].spec);
