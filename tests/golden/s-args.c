@@ -16,7 +16,7 @@ GOLDEN_SINK;
 NOINLINE int add(int a, int b)
 {
 	sink++;
-	return a + b;
+	return (int)((unsigned)a + (unsigned)b); /* wraps (INT_MAX + 1) without UB */
 }
 
 NOINLINE unsigned long long mul64(long long a, unsigned long long b)
