@@ -736,6 +736,10 @@ static void put_arg(FILE *f, const char *arg)
 	fputc('\'', f);
 }
 
+/* A specification list longer than this goes to the runtime through the
+ * session's args.txt: one string of the environment holds 128 KiB at most. */
+#define ARGS_ENV_MAX 16384
+
 /* --auto-args: the specifications DWARF gives, added to -A/-R's. */
 struct auto_ctx {
 	struct rec_opts *o;
@@ -873,7 +877,7 @@ static int write_info(const char *dir, const struct rec_opts *o, uint64_t start)
 	}
 	if (o->args.n) {
 		char *args = trigger_join(&o->args);
-		if (args && strlen(args) > 16384)
+		if (args && strlen(args) > ARGS_ENV_MAX)
 			fprintf(f, "argument: %zu specifications (args.txt)\n", o->args.n);
 		else if (args)
 			fprintf(f, "argument: %s\n", args);
@@ -972,19 +976,22 @@ static int rec_settings(const struct rec_opts *o, const char *absdir, const char
 	}
 	if (o->args.n) {
 		char *args = trigger_join(&o->args), path[PATH_MAX + 16];
-		/* A long list (--auto-args) goes through a file: one string of
-		 * the environment holds 128 KiB at most. */
-		if (args && strlen(args) > 16384) {
+		/* A long list (--auto-args): through a file (ARGS_ENV_MAX) */
+		if (args && strlen(args) > ARGS_ENV_MAX) {
 			FILE *f;
-			snprintf(path, sizeof(path), "%s/args.txt", absdir);
-			if (!(f = fopen(path, "w")) || fputs(args, f) < 0 || fclose(f)) {
-				cli_err("cannot write %s: %s", path, strerror(errno));
-				free(args);
+			int bad;
+			snprintf(path, sizeof(path), "@%s/args.txt", absdir); /* "@FILE" */
+			if (!(f = fopen(path + 1, "w"))) {
+				bad = 1;
+			} else {
+				bad = fputs(args, f) < 0;
+				bad |= fclose(f) != 0;
+			}
+			free(args);
+			if (bad) {
+				cli_err("cannot write %s: %s", path + 1, strerror(errno));
 				return -1;
 			}
-			memmove(path + 1, path, strlen(path) + 1);
-			path[0] = '@';
-			free(args);
 			args = strdup(path);
 		}
 		r |= args ? put(ctx, "DYNFTRACE_ARGS", args) : -1;
