@@ -57,6 +57,41 @@ else
 	diag_file "$T/d/enums.txt"
 	diag_file "$T/err"
 fi
+# a list longer than the environment holds goes through args.txt: 1,000
+# generated functions, each with an argument and a return value (printed in
+# hex beyond 100,000, as uftrace does)
+bash "$TOP/tests/gen/genfuncs.sh" 1000 >"$T/many.c"
+cat >"$T/many-main.c" <<'EOC'
+#include <stdio.h>
+extern const unsigned long gen_nfuncs;
+extern unsigned long (*const gen_funcs[])(unsigned long);
+int main(void)
+{
+	unsigned long s = 0;
+	for (unsigned long i = 0; i < gen_nfuncs; i++)
+		s += gen_funcs[i](i);
+	printf("%lu\n", s);
+	return 0;
+}
+EOC
+rm -rf "$T/dm"
+if $CC -g -O0 $TRACE_FLAGS "$T/many.c" "$T/many-main.c" -o "$T/many" 2>"$T/build.log" &&
+	"$D" record -a -d "$T/dm" -- "$T/many" >/dev/null 2>"$T/err"; then
+	"$D" replay -d "$T/dm" >"$T/replay" 2>&1
+	n=$(grep -cE '\| +[fgh]_[0-9]{4}\([0-9]+\) = (0x[0-9a-f]+|[0-9]+);' "$T/replay")
+	if [ -s "$T/dm/args.txt" ] && grep -q '^argument: [0-9]* specifications (args.txt)' "$T/dm/info" &&
+		[ "$n" -eq 1000 ]; then
+		ok "1,000 functions: the specifications go through args.txt, 1000 calls show their values"
+	else
+		notok "1,000 functions through args.txt: $n calls with values (want 1000)"
+		diag_file "$T/dm/info"
+		diag_file "$T/err"
+	fi
+else
+	notok "build or record the 1,000 generated functions"
+	diag_file "$T/build.log"
+	diag_file "$T/err"
+fi
 # a program without DWARF: one sentence, non-zero
 cc_plain=$T/aa-nodwarf
 $CC -O0 $TRACE_FLAGS "$TOP/tests/autoargs/aa.c" -o "$cc_plain" 2>/dev/null
