@@ -27,7 +27,7 @@
 
 HIDDEN uint32_t clk_mode = CLK_VDSO;
 HIDDEN uint32_t clk_seq;
-HIDDEN struct clk_params clk_p[2];
+HIDDEN struct clk_params clk_p[2] = {{.mult = CLK_MULT_NONE}, {.mult = CLK_MULT_NONE}};
 static int clk_want;	    /* -1 vdso forced, 0 auto, 1 tsc forced */
 static int clk_calibrating; /* consumer's state: 0 idle, 1 sampling, 2 running */
 static uint64_t clk_tsc0, clk_ns0, clk_next, clk_steps;
@@ -118,6 +118,8 @@ uint64_t clock_tick(void)
 	if (tsc <= clk_tsc0 || ns <= clk_ns0) {
 		/* TSC going backwards: give up on it. */
 		__atomic_store_n(&clk_mode, CLK_VDSO, __ATOMIC_RELEASE);
+		struct clk_params none = {.mult = CLK_MULT_NONE};
+		clk_publish(&none);
 		clk_calibrating = 0;
 		dft_debug("trace clock: TSC not monotonic, using clock_gettime");
 		return UINT64_MAX;

@@ -232,8 +232,12 @@ static inline uint64_t get_u64(const uint8_t *p)
 struct clk_params {
 	uint64_t base_tsc;
 	uint64_t base_ns;
-	uint64_t mult; /* ns per tick, 32.32 fixed point */
+	uint64_t mult; /* ns per tick, 32.32 fixed point; CLK_MULT_NONE: none */
 };
+/* The latch's mult while the counter is not in use (before calibration, in
+ * vdso mode): the sign bit, which the assembly fast paths test instead of
+ * clk_mode, and clk_tsc_to_ns's range check refuses. */
+#define CLK_MULT_NONE (UINT64_C(1) << 63)
 
 enum { CLK_VDSO = 0, CLK_TSC = 1 };
 

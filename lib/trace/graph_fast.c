@@ -87,11 +87,8 @@ _Static_assert(__builtin_offsetof(struct clk_params, base_tsc) == CLK_BASE_TSC &
 _Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION &&
 		   sizeof(((struct dft_thread *)0)->recursion) == 4,
 	       "graph exit: dft_self layout");
-_Static_assert(__builtin_offsetof(struct trace_cfg, kind) == 0 && sizeof(trace_cfg.kind) == 4 &&
-		   __builtin_offsetof(struct trace_cfg, max_depth) == CFG_MAX_DEPTH &&
-		   sizeof(trace_cfg.max_depth) == 4 &&
-		   __builtin_offsetof(struct trace_cfg, time_filter) == CFG_TIME_FILTER &&
-		   sizeof(trace_cfg.time_filter) == 8 && sizeof(trace_ring_on) == 4,
+_Static_assert(sizeof(trace_fast) == 4 && sizeof(trace_depth_lim) == 4 &&
+		   sizeof(trace_ring_on) == 4,
 	       "graph entry: configuration layout");
 
 /* The rest of fast_write, once the header size is known. */
@@ -140,8 +137,8 @@ static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b,
 	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 	barrier();
 	uint64_t ts;
+	/* clk_tsc_to_ns refuses the latch of a counter not in use */
 	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) ||
-	    unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
 	    unlikely(!clk_tsc_to_ns(tsc, &ts)))
 		goto undo;
 	/* As ring_try_reserve (ts below last: last, compact). */

@@ -5,6 +5,8 @@
  * what is recorded and where, the graph roots (trace_int.h says who writes
  * each field when).
  */
+#include <pthread.h>
+
 #include "trace_int.h"
 
 HIDDEN struct trace_cfg trace_cfg;
@@ -12,3 +14,25 @@ HIDDEN int trace_rec_on;
 HIDDEN int trace_ring_on;
 HIDDEN int trace_ring_made;
 HIDDEN struct root_map *trace_roots;
+HIDDEN uint32_t trace_fast = TR_NONE;
+HIDDEN uint32_t trace_depth_lim = UINT32_MAX;
+
+/* Serialises the recomputations: the last one reads every field stored
+ * before it started, so the words never keep a stale view. */
+static pthread_mutex_t fast_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void trace_fast_update(void)
+{
+	pthread_mutex_lock(&fast_lock);
+	enum tracer_kind k = READ_ONCE(trace_cfg.kind);
+	uint32_t f = TR_NONE;
+	if (k == TR_GRAPH && !READ_ONCE(trace_cfg.time_filter) &&
+	    !__atomic_load_n(&trace_roots, __ATOMIC_ACQUIRE))
+		f = TR_GRAPH;
+	else if (k == TR_FUNCTION)
+		f = TR_FUNCTION;
+	unsigned d = READ_ONCE(trace_cfg.max_depth);
+	__atomic_store_n(&trace_depth_lim, d ? d : UINT32_MAX, __ATOMIC_RELEASE);
+	__atomic_store_n(&trace_fast, f, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fast_lock);
+}

@@ -200,6 +200,7 @@ static void build_roots(void)
 	}
 	struct root_map *old = trace_roots;
 	__atomic_store_n(&trace_roots, r, __ATOMIC_RELEASE);
+	trace_fast_update();
 	if (old) {
 		rcu_synchronize();
 		free(old);
@@ -491,6 +492,7 @@ HIDDEN void trace_record_start(void)
 		trace_cfg.max_depth = (unsigned)strtoul(v, NULL, 10);
 	if ((v = dft_getenv("DYNFTRACE_TIME_FILTER")))
 		trace_cfg.time_filter = strtoull(v, NULL, 10);
+	trace_fast_update();
 	if ((v = dft_getenv("DYNFTRACE_TRIGGER")) && *v) {
 		char why[300];
 		int terr = trig_init(v, why, sizeof(why));
@@ -817,6 +819,7 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 	}
 	if (kind != READ_ONCE(trace_cfg.kind)) {
 		WRITE_ONCE(trace_cfg.kind, kind);
+		trace_fast_update();
 		if (kind == TR_PROFILE) { /* a new profile session */
 			profile_restart();
 		}
@@ -912,6 +915,7 @@ int trace_set_max_depth(unsigned depth)
 {
 	pthread_mutex_lock(&tctl_lock);
 	WRITE_ONCE(trace_cfg.max_depth, depth);
+	trace_fast_update();
 	pthread_mutex_unlock(&tctl_lock);
 	return 0;
 }
@@ -925,6 +929,7 @@ int trace_set_thresh(uint64_t ns)
 {
 	pthread_mutex_lock(&tctl_lock);
 	WRITE_ONCE(trace_cfg.time_filter, ns);
+	trace_fast_update();
 	pthread_mutex_unlock(&tctl_lock);
 	return 0;
 }

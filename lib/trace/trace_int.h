@@ -54,6 +54,22 @@ struct root_map {
 };
 extern struct root_map *trace_roots HIDDEN;
 
+/*
+ * The graph shortcut's view of the configuration in two words, so that its
+ * assembly (tramp.S) tests one word where it would test kind, time_filter
+ * and trace_roots, and compares the depth once. Derived by
+ * trace_fast_update (session.c) after every change of those fields, under
+ * its own lock (their writers hold different locks); callbacks read them
+ * inside the RCU read side, as they read the fields themselves.
+ *   trace_fast:      TR_GRAPH when function_graph runs with no time filter
+ *                    and no graph lists, TR_FUNCTION for the function
+ *                    tracer, TR_NONE otherwise (the generic entry decides);
+ *   trace_depth_lim: max_depth, or UINT32_MAX for no limit.
+ */
+extern uint32_t trace_fast HIDDEN;
+extern uint32_t trace_depth_lim HIDDEN;
+void trace_fast_update(void) HIDDEN;
+
 /* Shadow stack: the thread's own (see trace.c). */
 struct shadow_ent {
 	uintptr_t *slot;   /* where the return address lives */

@@ -74,9 +74,6 @@
 #define TR_FUNCTION_ASM	 1
 #define SE_RING_ASM	 1
 #define THUNK_HOOK_ASM	 7
-/* struct trace_cfg (trace_int.h): kind at 0 */
-#define CFG_MAX_DEPTH	4164
-#define CFG_TIME_FILTER 4168
 /* struct ring_buf (ring_fast.h): */
 #define RB_OFFSET	     0
 #define RB_LAST_TS	     8

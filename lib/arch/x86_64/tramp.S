@@ -810,11 +810,10 @@ dft_gentry_tmpl_end:
  * form: valid while the TSC is under 2^32 ticks past the base, which the
  * consumer keeps), read under the clock's seqcount (SEQD, a 32-bit
  * register), and the ring's compact delta to the buffer at r11 checked.
- * Anything else goes to UNDO. Clobbers rax, rsi and SEQD.
+ * A latch whose mult has the sign bit (CLK_MULT_NONE: the counter not in
+ * use, clock.c) and anything else go to UNDO. Clobbers rax, rsi and SEQD.
  */
 .macro CLOCK_NS seqd, undo
-	cmpl	$CLK_TSC_ASM, clk_mode(%rip)
-	jne	\undo
 	movl	clk_seq(%rip), \seqd
 	movl	\seqd, %eax
 	andl	$1, %eax
@@ -900,14 +899,10 @@ dft_gentry_tmpl_end:
 	movq	%rax, THR_RCU_CTR(%r9)	/* rcu_read_lock() */
 	cmpq	$0, graph_route_ops(%rip)
 	je	.Lge_unlock\sfx
-	cmpl	$TR_GRAPH_ASM, trace_cfg(%rip)
+	cmpl	$TR_GRAPH_ASM, trace_fast(%rip)	/* no time filter, no graph lists */
 	jne	.Lge_function\sfx
 	cmpl	$0, trace_ring_on(%rip)
 	je	.Lge_unlock\sfx
-	cmpq	$0, trace_cfg+CFG_TIME_FILTER(%rip)
-	jne	.Lge_unlock\sfx
-	cmpq	$0, trace_roots(%rip)
-	jne	.Lge_unlock\sfx
 	movq	fg_self@gottpoff(%rip), %r8
 	movq	(%r10,%r8), %r8		/* r8 = g */
 	testq	%r8, %r8
@@ -922,12 +917,9 @@ dft_gentry_tmpl_end:
 	leaq	\slot(%rbp), %rsi		/* the slot */
 	cmpq	%rsi, FG_ENT-SE_SIZE+SE_SLOT(%r8,%rax)
 	jbe	.Lge_unlock\sfx
-1:	movl	trace_cfg+CFG_MAX_DEPTH(%rip), %eax
-	testl	%eax, %eax
-	jz	2f
-	cmpl	%eax, %ecx
+1:	cmpl	trace_depth_lim(%rip), %ecx	/* max_depth */
 	jae	.Lge_untraced\sfx
-2:	cmpl	$SHADOW_MAX_ASM, %ecx
+	cmpl	$SHADOW_MAX_ASM, %ecx
 	je	.Lge_unlock\sfx
 	movq	ring_tls@gottpoff(%rip), %r11
 	movq	(%r10,%r11), %r11	/* r11 = b */
@@ -976,7 +968,7 @@ dft_gentry_tmpl_end:
 	 * caller is near; else (a far caller, or the preserving thunk of a
 	 * relocated entry, whose ip is not the block's site) a `function`
 	 * event with the whole address (14 bytes). */
-	cmpl	$TR_FUNCTION_ASM, trace_cfg(%rip)
+	cmpl	$TR_FUNCTION_ASM, trace_fast(%rip)
 	jne	.Lge_unlock\sfx
 	cmpl	$0, trace_ring_on(%rip)
 	je	.Lge_untraced\sfx
