@@ -27,7 +27,7 @@ cd "$TOP"
 # kernel gives them a private binfmt_misc (tests/cross/binfmt.bash).
 if [ "${ARCH:-x86_64}" != x86_64 ] && [ -z "${BINFMT_PRIVATE:-}" ]; then
 	if unshare -U -r -m sh -c 'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null; then
-		exec unshare -U -r -m env BINFMT_PRIVATE=1 "$0" "$@"
+		exec unshare -U -r -m env BINFMT_PRIVATE=1 "$TOP/tests/run.sh" "$@"
 	fi
 	export BINFMT_PRIVATE=0
 fi
