@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # x86-64 (every configuration), then the aarch64 and riscv64 backends under
-# qemu-user (their unit tests and tests/cross/, default configuration:
-# 9 to 15 minutes each on a loaded 2-core machine, tests/cross/stress.sh
-# included; most of it the 100,000-function batch test).
+# qemu-user (their unit tests, tests/cross/ and the shell tests not in
+# tests/cross/sh-skip, default configuration: 9 to 15 minutes each on a
+# loaded 2-core machine before the shell tests, which add up to 8 more;
+# most of it the 100,000-function batch test and the golden traces).
 make check 2>&1 | tee -a "$log"
 rc=${PIPESTATUS[0]}
 make check ARCH=aarch64 2>&1 | tee -a "$log"

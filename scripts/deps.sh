@@ -22,10 +22,13 @@ case "${1:-build}" in
 # qemu-user, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: the aarch64
 # backend, cross-built and its tests run under qemu-aarch64
 # (make check ARCH=aarch64); gcc-riscv64-linux-gnu,
-# libc6-dev-riscv64-cross: the same for riscv64 (qemu-riscv64).
+# libc6-dev-riscv64-cross: the same for riscv64 (qemu-riscv64);
+# qemu-user-binfmt: the binfmt_misc entries' magic (/usr/share/binfmts) the
+# cross shell tests register; g++-aarch64-linux-gnu, g++-riscv64-linux-gnu:
+# the golden traces' C++ programs built for them.
 test) want+=(clang libclang-rt-14-dev valgrind uftrace babeltrace2 protobuf-compiler chromium python3 $pkg
-	qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross) ;;
+	qemu-user qemu-user-binfmt gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross g++-aarch64-linux-gnu g++-riscv64-linux-gnu) ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
 missing=()

@@ -16,11 +16,21 @@
 # default configuration only (no sanitizer runtime under emulation), with
 # DFT_TEST_EMULATED=1 and DFT_TEST_SLOW (stress loops shortened, same
 # checks). A unit test that cannot run under emulation says so in its
-# source: a line "// cross-skip: ARCH: reason". The shell tests are x86-64
-# only for now (they build and run programs natively): listed as skipped.
+# source: a line "// cross-skip: ARCH: reason". The shell tests run too,
+# with CC=ARCH-linux-gnu-gcc, B=build-ARCH and ARCH (tests/gen/common.sh),
+# guest programs executed through binfmt_misc (tests/cross/binfmt.bash),
+# except those in tests/cross/sh-skip, each with its reason.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
+# A cross run re-runs itself in its own user and mount namespaces where the
+# kernel gives them a private binfmt_misc (tests/cross/binfmt.bash).
+if [ "${ARCH:-x86_64}" != x86_64 ] && [ -z "${BINFMT_PRIVATE:-}" ]; then
+	if unshare -U -r -m sh -c 'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null; then
+		exec unshare -U -r -m env BINFMT_PRIVATE=1 "$TOP/tests/run.sh" "$@"
+	fi
+	export BINFMT_PRIVATE=0
+fi
 pattern=""
 quick=0
 while [ $# -gt 0 ]; do
@@ -134,10 +144,7 @@ run_config() {
 			run_tap "$cfg/cross-$n" env TOP="$TOP" B="$TOP/$b" ARCH="$ARCH" \
 				RUN_CMD="${RUN[*]}" bash "$t"
 		done
-		local n_sh
-		n_sh=$(ls tests/sh/*.sh | wc -l)
-		echo "SKIP $n_sh shell tests: not ported to a cross runner yet (x86-64 only)"
-		skipped=$((skipped + n_sh))
+		run_cross_sh "$cfg" "$b"
 		return
 	fi
 	for t in tests/sh/*.sh; do
@@ -154,6 +161,33 @@ run_config() {
 			run_tap "$cfg/$n" env TOP="$TOP" B="$TOP/$b" CC="${CC:-gcc}" SAN="$san" \
 			DYNFTRACE_TEST_CONFIG="$cfg" bash "$t"
 	done
+}
+
+# run_cross_sh CFG BUILD: the shell tests against the cross build, guest
+# programs run through binfmt_misc; tests/cross/sh-skip names those that
+# cannot run under qemu-user ("NAME ARCHES: reason"; ARCHES "*" or a list).
+run_cross_sh() {
+	local cfg=$1 b=$2 t n why
+	. tests/cross/binfmt.bash
+	binfmt_setup "$ARCH" "$b"
+	for t in tests/sh/*.sh; do
+		n=$(basename "$t" .sh)
+		[ -n "$pattern" ] && [[ "$n" != *$pattern* ]] && continue
+		why=$(awk -v n="$n" -v a="$ARCH" '$1 == n && ($2 == "*:" || index($2, a)) {
+			sub(/^[^ ]+ [^ ]+ /, ""); print; exit }' tests/cross/sh-skip)
+		[ -z "$why" ] && why=$BINFMT_WHY
+		if [ -n "$why" ]; then
+			echo "SKIP $cfg/$n: $why"
+			skipped=$((skipped + 1))
+			continue
+		fi
+		local lim
+		lim=$(sed -n '2,8s/^# timeout: \([0-9]*\)$/\1/p' "$t" | head -1)
+		TEST_TIMEOUT=${TEST_TIMEOUT_SET:-${lim:-900}} \
+			run_tap "$cfg/$n" env TOP="$TOP" B="$TOP/$b" ARCH="$ARCH" \
+			CC="${CC_CROSS:-$ARCH-linux-gnu-gcc}" SAN= DYNFTRACE_TEST_CONFIG="$cfg" bash "$t"
+	done
+	binfmt_cleanup
 }
 
 run_config default ""

@@ -1,9 +1,12 @@
 # Sourced by the shell tests (tests/sh/*.sh) that build their own traced
 # programs. Provides:
 #   TOP B CC SAN   from the environment (defaults: this checkout, build/, gcc)
+#   ARCH           the architecture the programs are built for and run on
+#                  (x86_64; aarch64 or riscv64 under qemu-user through
+#                  binfmt_misc: tests/cross/sh.sh sets CC, B and ARCH)
 #   T              a temporary directory, removed on exit
 #   SANFLAGS       the compiler flags of configuration SAN (empty, asan, tsan)
-#   TRACE_FLAGS    -fpatchable-function-entry=5
+#   TRACE_FLAGS    the site flags `dynftrace cflags` prints for ARCH
 #   ok/notok/skip/check   TAP output (numbered); tap_end prints nothing
 #                  but returns the exit status
 #   cc_prog OUT SRC...     build a program with SANFLAGS, linked with the
@@ -27,10 +30,16 @@ asan) SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-saniti
 tsan) SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" ;;
 *) SANFLAGS="" ;;
 esac
-TRACE_FLAGS="-fpatchable-function-entry=5"
+ARCH=${ARCH:-x86_64}
+# the Makefile's TRACE_FLAGS for ARCH (what `dynftrace cflags` prints)
+case "$ARCH" in
+aarch64) TRACE_FLAGS="-fpatchable-function-entry=2" ;;
+riscv64) TRACE_FLAGS="-fpatchable-function-entry=4 -falign-functions=4" ;;
+*) TRACE_FLAGS="-fpatchable-function-entry=5" ;;
+esac
 # The runtime's header folders (its layers; see the Makefile), for tests that
 # compile parts of it in.
-LIB_INC="-iquote $TOP/lib -iquote $TOP/lib/core -iquote $TOP/lib/ring -iquote $TOP/lib/trace -iquote $TOP/lib/ctl -iquote $TOP/lib/arch/x86_64"
+LIB_INC="-iquote $TOP/lib -iquote $TOP/lib/core -iquote $TOP/lib/ring -iquote $TOP/lib/trace -iquote $TOP/lib/ctl -iquote $TOP/lib/arch/$ARCH"
 CFLAGS_T="-std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I$TOP/include"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=98:print_stacktrace=1}
@@ -135,9 +144,10 @@ tap_prog() {
 }
 
 # The compilers a test builds with: $CC, and clang when it is installed and
-# no sanitizer is in use (the sanitizer runtimes are gcc's).
+# no sanitizer is in use (the sanitizer runtimes are gcc's); the cross
+# compiler alone for another ARCH.
 compilers=$CC
-if [ -z "$SAN" ] && command -v clang >/dev/null && [ "$CC" != clang ]; then
+if [ -z "$SAN" ] && [ "$ARCH" = x86_64 ] && command -v clang >/dev/null && [ "$CC" != clang ]; then
 	compilers="$compilers clang"
 fi
 

@@ -16,6 +16,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* the architecture's breakpoint instruction (named int3 below) */
+#if defined(__aarch64__)
+#define BREAKPOINT "brk #0"
+#elif defined(__riscv)
+#define BREAKPOINT "ebreak"
+#else
+#define BREAKPOINT "int3"
+#endif
+
 static volatile int sink;
 __attribute__((noinline)) int traced_fn(int x)
 {
@@ -29,7 +38,7 @@ static void *blocked(void *arg)
 	(void)arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	__asm__ __volatile__("int3");
+	__asm__ __volatile__(BREAKPOINT);
 	return NULL;
 }
 
@@ -37,10 +46,10 @@ int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 	if (!strcmp(m, "int3")) {
-		__asm__ __volatile__("int3");
+		__asm__ __volatile__(BREAKPOINT);
 	} else if (!strcmp(m, "ign-int3")) {
 		signal(SIGTRAP, SIG_IGN);
-		__asm__ __volatile__("int3");
+		__asm__ __volatile__(BREAKPOINT);
 	} else if (!strcmp(m, "blocked-int3")) {
 		pthread_t t;
 		pthread_create(&t, NULL, blocked, NULL);
@@ -53,7 +62,7 @@ int main(int argc, char **argv)
 		return 0;
 	} else if (!strcmp(m, "traced")) {
 		traced_fn(1);
-		__asm__ __volatile__("int3");
+		__asm__ __volatile__(BREAKPOINT);
 	} else {
 		fprintf(stderr,
 			"usage: trapper int3|ign-int3|blocked-int3|raise|ign-raise|traced\n");

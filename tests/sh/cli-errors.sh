@@ -40,7 +40,7 @@ cat >traced.c <<'EOF'
 __attribute__((noinline)) int f(int x) { return x + 1; }
 int main(void) { return f(0) - 1; }
 EOF
-$CC -O1 -fpatchable-function-entry=5 traced.c -o traced || { notok "build traced"; exit 1; }
+$CC -O1 $TRACE_FLAGS traced.c -o traced || { notok "build traced"; exit 1; }
 $CC -O1 traced.c -o plain || { notok "build plain"; exit 1; }
 
 fails "record: program not found (path)" 1 "program './nope' not found$" \
@@ -63,7 +63,7 @@ fails "record: setgid" 1 "\./sgid is setgid: the loader ignores LD_PRELOAD for i
 fails "record: no traceable sites" 1 "\./plain has no traceable sites, nor have its libraries: rebuild it with the flags of 'dynftrace cflags'" \
 	"$DFT" record -d "$T/d" ./plain
 check $([ ! -e "$T/d" ] && echo 0 || echo 1) "record: nothing created when the program is refused"
-if $CC -O1 -static -fpatchable-function-entry=5 traced.c -o static 2>/dev/null; then
+if $CC -O1 -static $TRACE_FLAGS traced.c -o static 2>/dev/null; then
 	fails "record: statically linked" 1 "\./static is statically linked: the runtime cannot be preloaded into it" \
 		"$DFT" record -d "$T/d" ./static
 else

@@ -249,18 +249,23 @@ for args in "spin" "running 3"; do
 done
 
 # ---- a forked child killed by its parent ------------------------------------
-recorded s ./kill fork $N
-"$DFT" info -d s >info.txt 2>&1
-pcalls=$(awk -v p="$pid" '$2 == p && $3 == p { gsub(",", ""); print $5 }' info.txt)
-ccalls=$(awk -v p="$cpid" '$2 == p && $3 == p { gsub(",", ""); print $5 }' info.txt)
-if [ $rc -eq 0 ] && [ -n "$cpid" ] && readable s && [ "$pcalls" = $((N + 1)) ] &&
-	[ "$ccalls" = $((2 * N)) ] && [ "$(info_num s lost)" = 0 ] &&
-	grep -q "^unflushed: $cpid 0 recovered\$" s/info && no_shm_left $rpid; then
-	ok "forked child SIGKILLed by its parent: its $ccalls calls recovered, the parent's $pcalls intact"
+if [ "$ARCH" != x86_64 ]; then
+	# the child of the threaded recorded process dies in fork() (qemu-user 7.2)
+	skip "forked child SIGKILLed by its parent: qemu-user aborts fork() of a threaded process"
 else
-	notok "forked child SIGKILLed: status $rc, parent $pid '$pcalls' calls, child $cpid '$ccalls'"
-	diag_file info.txt 30
-	diag s
+	recorded s ./kill fork $N
+	"$DFT" info -d s >info.txt 2>&1
+	pcalls=$(awk -v p="$pid" '$2 == p && $3 == p { gsub(",", ""); print $5 }' info.txt)
+	ccalls=$(awk -v p="$cpid" '$2 == p && $3 == p { gsub(",", ""); print $5 }' info.txt)
+	if [ $rc -eq 0 ] && [ -n "$cpid" ] && readable s && [ "$pcalls" = $((N + 1)) ] &&
+		[ "$ccalls" = $((2 * N)) ] && [ "$(info_num s lost)" = 0 ] &&
+		grep -q "^unflushed: $cpid 0 recovered\$" s/info && no_shm_left $rpid; then
+		ok "forked child SIGKILLed by its parent: its $ccalls calls recovered, the parent's $pcalls intact"
+	else
+		notok "forked child SIGKILLed: status $rc, parent $pid '$pcalls' calls, child $cpid '$ccalls'"
+		diag_file info.txt 30
+		diag s
+	fi
 fi
 
 # ---- small buffer, overwrite -------------------------------------------------

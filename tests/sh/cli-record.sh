@@ -405,7 +405,13 @@ EOF
 chmod +x sleeper.sh
 "$DFT" record -d s2 ./sleeper.sh >/dev/null 2>"$T/err" &
 rpid=$!
-sleep 0.5
+# once the program runs (record set its handlers before it started it):
+# not a fixed sleep, record may take long to start (a loaded machine, an
+# emulator)
+for _ in $(seq 300); do
+	pgrep -P $rpid -x sleep >/dev/null && break
+	sleep 0.1
+done
 kill -TERM $rpid
 wait $rpid
 rc=$?
@@ -449,7 +455,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-$CC -O1 -g -fpatchable-function-entry=5 prog.c -o prog || { notok "build prog"; exit 1; }
+$CC -O1 -g $TRACE_FLAGS prog.c -o prog || { notok "build prog"; exit 1; }
 
 "$DFT" record -d g ./prog >/dev/null 2>&1
 if ! ls g/ctf/stream-* >/dev/null 2>&1; then

@@ -17,7 +17,7 @@ if ! cc_prog "$T/with" $TRACE_FLAGS "$src" 2>"$T/build.log" ||
 	diag_file "$T/build.log"
 	exit 1
 fi
-if ! ldd "$T/with" | grep -q libdynftrace; then
+if ! readelf -d "$T/with" | grep -q "NEEDED.*libdynftrace"; then
 	echo "not ok 1 - trapper is not linked with the runtime"
 	exit 1
 fi

@@ -18,7 +18,8 @@ build() {
 }
 
 variants="$CC|"
-if [ -z "$SAN" ]; then
+# CET and clang: x86-64 (another ARCH: its cross gcc alone)
+if [ -z "$SAN" ] && [ "$ARCH" = x86_64 ]; then
 	variants="$variants $CC|-fcf-protection=full"
 	if command -v clang >/dev/null && [ "$CC" != clang ]; then
 		variants="$variants clang| clang|-fcf-protection=full"

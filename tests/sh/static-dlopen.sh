@@ -13,8 +13,9 @@ case "${SAN:-}" in
 asan) SANF="-fsanitize=address,undefined -fno-omit-frame-pointer" ;;
 esac
 compilers="$CC clang"
-# a sanitized runtime only mixes with objects of the same compiler
-[ -n "${SAN:-}" ] && compilers=$CC
+# a sanitized runtime only mixes with objects of the same compiler; another
+# ARCH: its cross gcc alone
+[ -n "${SAN:-}" ] || [ "${ARCH:-x86_64}" != x86_64 ] && compilers=$CC
 for cc in $compilers; do
 	command -v "$cc" >/dev/null || continue
 	for opt in -O0 -O2; do
