@@ -306,7 +306,8 @@ int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fs
 
 	/* The pool, 8-aligned in the block's memory. */
 	size_t pool = (size_t)b.n * 4;
-	pool += (size_t)((8 - ((dst + pool) & 7)) & 7);
+	if (b.nlit)
+		pool += (size_t)((8 - ((dst + pool) & 7)) & 7);
 	size_t len = pool + (size_t)b.nlit * 8;
 	if (len > outcap)
 		return refuse(r, -EINVAL, "the block takes %zu bytes, OUT holds %zu", len, outcap);
