@@ -3,11 +3,12 @@
  * entries.c - sites for functions that were not built with one: their
  * entries are relocated (arch_reloc_entry) into blocks
  *
- *	[the function's address][site: the canonical NOP]
+ *	[the function's address][ARCH_RELOC_PRE][site: the canonical NOP]
  *	[the entry's first instructions][jmp back]
  *
  * in an arena next to the object's region, and the entry becomes a jump to
- * its block. From then on the block's NOP is a site like a compiler's (the
+ * its block (to what the architecture runs before the site, if anything:
+ * aarch64 keeps the return address the site's call overwrites). From then on the block's NOP is a site like a compiler's (the
  * same tracers, filters and control files) with two routes: the arena's
  * copy of the preserving trampoline (arch_save_all_tramp), or, for the
  * graph tracer alone, the site's preserving graph thunk (ops.c,
