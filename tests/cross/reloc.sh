@@ -81,5 +81,21 @@ check "[ \$(grep -c '|   cbzfn();' '$g') -eq 2 ] && [ \$(grep -c '|   litfn();' 
 f=$T/function.txt
 check "[ \$(grep -c 'bump' '$f') -eq 4 ] && [ \$(grep -c 'cbzfn' '$f') -eq 2 ] && ! grep -q '{' '$f'" \
 	"function: the calls, no returns"
+
+# The whole C library (3,300 of its 3,340 entries on Debian 12's) under
+# examples/wordfreq, which has compiler sites of its own.
+d=$T/libc
+mkdir -p "$d"
+printf 'version: 1\ncommand: wordfreq\n' >"$d/info"
+"${RUN[@]}" "$B/examples/wordfreq" >"$T/wf.plain" 2>&1
+DYNFTRACE_PATCH='*@libc.so*' "${RUN[@]}" -E LD_PRELOAD="$B/libdynftrace.so" \
+	-E DYNFTRACE_RECORD="$d" -E DYNFTRACE_TRACER=function_graph \
+	"$B/examples/wordfreq" >"$T/wf.out" 2>"$T/wf.err"
+check "[ \$? -eq 0 ] && cmp -s '$T/wf.plain' '$T/wf.out'" \
+	"-P '*@libc.so*': wordfreq runs and prints as untraced"
+grep 'cannot be' "$T/wf.err" | sed 's/^/#   /'
+"${RUN[@]}" "$B/dynftrace" replay -d "$d" >"$T/wf.txt" 2>&1
+check "grep -q '^[^|]*|         snprintf() {\$' '$T/wf.txt' && grep -q '|   __cxa_atexit() {\$' '$T/wf.txt'" \
+	"-P '*@libc.so*': libc's functions nested among the program's (snprintf() in add_word())"
 echo "1..$n"
 [ "$fails" -eq 0 ]
