@@ -8,8 +8,9 @@
  *
  * in an arena next to the object's region, and the entry becomes a jump to
  * its block (to what the architecture runs before the site, if anything:
- * aarch64 keeps the return address the site's call overwrites). From then on the block's NOP is a site like a compiler's (the
- * same tracers, filters and control files) with two routes: the arena's
+ * aarch64 keeps the return address the site's call overwrites). From
+ * then on the block's NOP is a site like a compiler's (the same tracers,
+ * filters and control files) with two routes: the arena's
  * copy of the preserving trampoline (arch_save_all_tramp), or, for the
  * graph tracer alone, the site's preserving graph thunk (ops.c,
  * check_site; tramp.S, dft_graph_entry_all). Code built
