@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch.h" /* ARCH_SITE_SIZE */
 #include "elf.h"
 #include "cli.h"
 #include "dwarf_args.h"
@@ -240,8 +241,11 @@ static const char *entry_verdict(const struct elf_image *img, const struct elf_e
 		return "refused: not entered by a call (a .cold part, _start, a trampoline)";
 	if (!e->size && e->src == ENTRY_FDE)
 		return "refused: no size and no symbol";
-	if (e->size && e->size < 5)
-		return "refused: shorter than 5 bytes";
+	if (e->size && e->size < ARCH_SITE_SIZE) { /* the entry's jump */
+		static char why[48];
+		snprintf(why, sizeof(why), "refused: shorter than %d bytes", ARCH_SITE_SIZE);
+		return why;
+	}
 	if (!dft_reloc_entry_verdict)
 		return NULL;
 	/* Near a segment's end fewer bytes may be readable. */

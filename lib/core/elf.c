@@ -1108,6 +1108,7 @@ struct ehview {
 	const unsigned char *p;
 	uint64_t size;
 	uint64_t addr;
+	const struct elf_arch *arch; /* whose unwind rule at an entry (cie_odd) */
 };
 
 static int get_fixed(const struct ehview *v, uint64_t *off, unsigned n, int sign, uint64_t *out)
@@ -1225,26 +1226,32 @@ struct cie {
 };
 
 /*
- * Is the CIE's initial program other than x86-64's rule at a call: CFA =
- * rsp + 8, return address (r16) at CFA - 8? _start's says the return address
- * is undefined; anything unusual makes its FDEs' starts doubtful entries.
+ * Is the CIE's initial program other than the architecture's rule at a
+ * call (struct elf_arch: x86-64 CFA = rsp + 8, return address (r16) at
+ * CFA - 8; aarch64 CFA = sp, the return address in x30)? _start's says
+ * the return address is undefined; anything unusual makes its FDEs'
+ * starts doubtful entries.
  */
 static int cie_odd(const struct ehview *b, uint64_t o, int64_t daf)
 {
 	uint64_t reg, off;
+	const struct elf_arch *a = b->arch;
 
+	if (!a)
+		return 1;
 	while (o < b->size) {
 		uint8_t op = b->p[o++];
 
 		if (op == 0x00) /* nop */
 			continue;
 		if (op == 0x0c) { /* def_cfa reg, offset */
-			if (get_leb(b, &o, 0, &reg) || get_leb(b, &o, 0, &off) || reg != 7 ||
-			    off != 8)
+			if (get_leb(b, &o, 0, &reg) || get_leb(b, &o, 0, &off) ||
+			    reg != a->cfa_reg || off != a->cfa_off)
 				return 1;
 			continue;
 		}
-		if (op == (0x80 | 16)) { /* offset r16, factored offset */
+		if (a->ra_saved >= 0 &&
+		    op == (0x80 | a->ra_saved)) { /* offset rRA, factored offset */
 			if (get_leb(b, &o, 0, &off) || (int64_t)off * daf != -8)
 				return 1;
 			continue;
@@ -1263,7 +1270,7 @@ static int parse_cie(const struct ehview *v, uint64_t off, struct cie *c)
 
 	if (rec_bounds(v, off, &body, &end, &wide))
 		return -1;
-	struct ehview b = {v->p, end, v->addr}; /* reads stop at the record's end */
+	struct ehview b = {v->p, end, v->addr, v->arch}; /* reads stop at the record's end */
 	o = body;
 	if (get_fixed(&b, &o, wide ? 8 : 4, 0, &id) || id != 0 || get_fixed(&b, &o, 1, 0, &ver) ||
 	    ver == 0 || ver > 4)
@@ -1293,7 +1300,7 @@ static int parse_cie(const struct ehview *v, uint64_t off, struct cie *c)
 	if (get_leb(&b, &o, 0, &x) || !in_range(o, x, end))
 		return -1;
 	dend = o + x;
-	struct ehview d = {v->p, dend, v->addr};
+	struct ehview d = {v->p, dend, v->addr, v->arch};
 	for (aug++; *aug; aug++) {
 		switch (*aug) {
 		case 'L':
@@ -1360,7 +1367,7 @@ static int parse_fde(const struct ehview *v, uint64_t off, uint64_t *pc, uint64_
 
 	if (rec_bounds(v, off, &body, &end, &wide))
 		return -1;
-	struct ehview b = {v->p, end, v->addr};
+	struct ehview b = {v->p, end, v->addr, v->arch};
 	o = body;
 	if (get_fixed(&b, &o, wide ? 8 : 4, 0, &id))
 		return -1;
@@ -1441,6 +1448,7 @@ static int use_eh_frame_hdr(struct elf_image *img, const struct reader *r, struc
 		frame->p = r->map + s->offset + (fptr - s->vaddr);
 		frame->size = s->filesz - (fptr - s->vaddr);
 		frame->addr = fptr;
+		frame->arch = hdr->arch;
 	}
 	if (cnte == PE_OMIT || tabe == PE_OMIT || get_enc(hdr, &o, cnte, hdr->addr, &count))
 		return 1;
@@ -1461,7 +1469,8 @@ static int use_eh_frame_hdr(struct elf_image *img, const struct reader *r, struc
 }
 
 /* .eh_frame_hdr and .eh_frame by section, else through PT_GNU_EH_FRAME. */
-static int entry_fdes(struct elf_image *img, struct cands *c, const struct reader *r)
+static int entry_fdes(struct elf_image *img, struct cands *c, const struct reader *r,
+		      const struct elf_arch *arch)
 {
 	struct ehview hdr = {0}, frame = {0};
 	const Elf64_Ehdr *eh = r->eh;
@@ -1475,7 +1484,7 @@ static int entry_fdes(struct elf_image *img, struct cands *c, const struct reade
 								    : NULL;
 
 		if (v && s->sh_type != SHT_NOBITS && (s->sh_flags & SHF_ALLOC) && !v->p) {
-			*v = (struct ehview){r->map + s->sh_offset, s->sh_size, s->sh_addr};
+			*v = (struct ehview){r->map + s->sh_offset, s->sh_size, s->sh_addr, arch};
 		}
 	}
 	if (!hdr.p && eh->e_phentsize == sizeof(Elf64_Phdr) && eh->e_phnum != PN_XNUM &&
@@ -1486,7 +1495,8 @@ static int entry_fdes(struct elf_image *img, struct cands *c, const struct reade
 			memcpy(&p, r->map + eh->e_phoff + i * sizeof(p), sizeof(p));
 			if (p.p_type == PT_GNU_EH_FRAME &&
 			    in_range(p.p_offset, p.p_filesz, r->size))
-				hdr = (struct ehview){r->map + p.p_offset, p.p_filesz, p.p_vaddr};
+				hdr = (struct ehview){r->map + p.p_offset, p.p_filesz, p.p_vaddr,
+						      arch};
 		}
 	}
 	if (hdr.p) {
@@ -1677,7 +1687,7 @@ int elf_load_entries(struct elf_image *img)
 	if (!err)
 		err = entry_symbols(img, &c, &r, &d, &dfd);
 	if (!err)
-		err = entry_fdes(img, &c, &r);
+		err = entry_fdes(img, &c, &r, arch);
 	if (!err)
 		err = make_entries(img, &c, &r);
 	free(c.v);

@@ -179,6 +179,12 @@ struct elf_arch {
 	uint16_t machine; /* EM_* */
 	void (*fix_site)(const struct elf_image *img, struct elf_site *site, elf_read_fn read,
 			 elf_func_start_fn func_start, const void *ctx);
+	/* The unwind rule at a function's entry, as a CIE states it: CFA =
+	 * DWARF register CFA_REG + CFA_OFF, and the return address saved at
+	 * CFA - 8 in column RA_SAVED, or -1 when it stays in a register (no
+	 * rule). A CIE stating anything else makes its FDEs doubtful entries. */
+	uint8_t cfa_reg, cfa_off;
+	int8_t ra_saved;
 };
 extern const struct elf_arch elf_arch_x86_64;
 extern const struct elf_arch elf_arch_aarch64;

@@ -3,12 +3,14 @@
  * entries.c - sites for functions that were not built with one: their
  * entries are relocated (arch_reloc_entry) into blocks
  *
- *	[the function's address][site: the canonical NOP]
+ *	[the function's address][ARCH_RELOC_PRE][site: the canonical NOP]
  *	[the entry's first instructions][jmp back]
  *
  * in an arena next to the object's region, and the entry becomes a jump to
- * its block. From then on the block's NOP is a site like a compiler's (the
- * same tracers, filters and control files) with two routes: the arena's
+ * its block (to what the architecture runs before the site, if anything:
+ * aarch64 keeps the return address the site's call overwrites). From
+ * then on the block's NOP is a site like a compiler's (the same tracers,
+ * filters and control files) with two routes: the arena's
  * copy of the preserving trampoline (arch_save_all_tramp), or, for the
  * graph tracer alone, the site's preserving graph thunk (ops.c,
  * check_site; tramp.S, dft_graph_entry_all). Code built
@@ -55,11 +57,20 @@
  * function's address as callbacks see it (the site's ip: both bodies read
  * it there), the site, then what arch_reloc_entry writes. The arena starts
  * with the preserving trampoline's copy. */
-#define BLOCK_SIZE 144
-#define BLOCK_LIT  8
-#define BLOCK_IP   16
-#define BLOCK_SITE 24 /* 8-aligned: ops.c writes the site by one atomic store */
+#ifndef ARCH_RELOC_PRE
+#define ARCH_RELOC_PRE 0 /* bytes the block runs before its site (arch_reloc_pre) */
+#endif
+#define BLOCK_LIT 8
+#define BLOCK_IP  16
+/* 8-aligned: ops.c writes the site by one atomic store; the block's
+ * instructions before it (ARCH_RELOC_PRE) end there. */
+#define BLOCK_SITE (24 + ((ARCH_RELOC_PRE + 7) & ~7))
+#define BLOCK_SIZE (BLOCK_SITE + 120)
 #define ALL_COPY   4096
+#ifdef ARCH_BLOCK_SITE
+_Static_assert(BLOCK_SITE == ARCH_BLOCK_SITE && BLOCK_IP == ARCH_BLOCK_IP,
+	       "the trampolines read the block where it is");
+#endif
 _Static_assert(BLOCK_SIZE % 8 == 0 && BLOCK_SITE % 8 == 0 && ALL_COPY % 8 == 0 &&
 		   ARCH_SITE_SIZE <= 8,
 	       "a block's site lies alone in an aligned 8-byte word");
@@ -464,10 +475,13 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		e->addr = a + r.marker;
 		e->len = ARCH_SITE_SIZE;
 		memcpy(e->old, (const void *)e->addr, ARCH_SITE_SIZE);
-		arch_site_jump(e->addr, site, e->new);
+		arch_site_jump(e->addr, site - ARCH_RELOC_PRE, e->new);
 		memcpy((void *)(blk + BLOCK_IP), &e->addr, sizeof(e->addr)); /* the ip */
 		memcpy((void *)blk, &arena, sizeof(arena));
 		memset((void *)(blk + BLOCK_LIT), 0, 8); /* no ops yet */
+#if ARCH_RELOC_PRE
+		arch_reloc_pre((uint8_t *)(site - ARCH_RELOC_PRE));
+#endif
 		arch_site_nop((uint8_t *)site);
 		if (mv) {
 			struct entry_move *m = &mv[n];
@@ -569,7 +583,7 @@ int entries_restore_prepare(struct dft_object *o)
 		const struct entry_move *m = &o->moves[i];
 		pe[i].addr = m->lo;
 		pe[i].len = ARCH_SITE_SIZE;
-		arch_site_jump(m->lo, m->site, pe[i].old);
+		arch_site_jump(m->lo, m->site - ARCH_RELOC_PRE, pe[i].old);
 		memcpy(pe[i].new, m->orig, ARCH_SITE_SIZE);
 	}
 	int err = patch_early_prepare_raw(pe, o->nmoves, &o->rel_restore);
@@ -594,7 +608,8 @@ int entries_move_back(const struct dft_object *o, uintptr_t *ip)
 	for (size_t i = 0; i < o->nmoves; i++) {
 		const struct entry_move *m = &o->moves[i];
 		uintptr_t code = m->site + ARCH_SITE_SIZE;
-		if (*ip == m->site) { /* at the (NOP) site: the entry itself */
+		if (*ip >= m->site - ARCH_RELOC_PRE && *ip <= m->site) {
+			/* before the block's copies: the entry itself */
 			*ip = m->lo;
 			return 1;
 		}

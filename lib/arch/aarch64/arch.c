@@ -58,8 +58,12 @@ unsigned arch_vec_kind(void)
 
 size_t arch_save_all_tramp(uint8_t *out, size_t cap, void *centry)
 {
-	(void)out, (void)cap, (void)centry;
-	return 0; /* entry relocation is x86-64 only */
+	size_t len = (size_t)(dft_caller_all_tmpl_end - dft_caller_all_tmpl);
+	if (len > cap)
+		return 0;
+	memcpy(out, dft_caller_all_tmpl, len);
+	memcpy(out + (dft_caller_all_tmpl_slot - dft_caller_all_tmpl), &centry, sizeof(centry));
+	return len;
 }
 
 /*

@@ -56,13 +56,30 @@
 #define ARCH_REGS_INT_ARG(regs, n) ARCH_REGS_ARG(regs, (int)(n))
 /* Floating-point argument N (0-7): the low 16 bytes of qN (d0-d7). */
 #define ARCH_REGS_FPARG(regs, n) ((const void *)(regs)->v[(n)])
-/* A hooked function's results as dft_return_tramp saved them: x0 first,
- * q0 64 bytes on (no preserving trampoline here: ALL is never set). */
+/* A hooked function's results as dft_return_tramp(_all) saved them: x0
+ * first, q0 64 bytes on, in both. */
 #define ARCH_RET_INT(retval)	 ((retval)[0])
 #define ARCH_RET_FP(retval, all) ((void)(all), (const void *)((const char *)(retval) + 64))
 
-/* No preserving trampoline (entry relocation is x86-64 only). */
-#define ARCH_REGS_PRESERVE_ALL(regs) ((void)(regs), 0)
+/* Through the preserving trampoline (a relocated entry's): it marks the
+ * regs' pad word, which the other trampolines clear. */
+#define ARCH_REGS_PRESERVE_ALL(regs) ((regs)->pad == REGS_ALL_MAGIC)
+
+/* A relocated entry's block runs one instruction before its site:
+ * `mov x16, x30`, which keeps the function's return address from the
+ * site's BL as the compiler sites' `mov x9, x30` does, in a register free
+ * at any function's entry (x16, IP0: see reloc.c) rather than in x9, which
+ * a caller built with -fipa-ra may expect back. The entry jumps to it. */
+#define ARCH_RELOC_PRE 4
+static inline void arch_reloc_pre(uint8_t *out)
+{
+	uint32_t v = 0xaa1e03f0u; /* mov x16, x30 (orr x16, xzr, x30) */
+	memcpy(out, &v, 4);
+}
+/* The block's layout tramp.S reads (entries.c checks it): the arena's
+ * preserving trampoline at site - 32, the function's ip at site - 16. */
+#define ARCH_BLOCK_SITE 32
+#define ARCH_BLOCK_IP	16
 
 /* The marker before a site IP: `mov x9, x30`, after a `bti c` if the
  * function has one. The function starts that much before its site. */
@@ -186,6 +203,9 @@ extern const char dft_reloc_light_tmpl_end[] HIDDEN;
 extern const char dft_reloc_light_tmpl_tls[] HIDDEN;
 extern const char dft_reloc_light_tmpl_seq[] HIDDEN;
 extern const char dft_reloc_light_tmpl_gp[] HIDDEN;
+extern const char dft_caller_all_tmpl[] HIDDEN;
+extern const char dft_caller_all_tmpl_end[] HIDDEN;
+extern const char dft_caller_all_tmpl_slot[] HIDDEN;
 extern const char dft_gentry_tmpl[] HIDDEN;
 extern const char dft_gentry_tmpl_end[] HIDDEN;
 extern const char dft_gentry_tmpl_fast[] HIDDEN;

@@ -37,4 +37,4 @@ static void aarch64_fix_site(const struct elf_image *img, struct elf_site *site,
 	site->marker = (uint8_t)(4 * (bti + 1));
 }
 
-const struct elf_arch elf_arch_aarch64 = {EM_AARCH64, aarch64_fix_site};
+const struct elf_arch elf_arch_aarch64 = {EM_AARCH64, aarch64_fix_site, 31, 0, -1};

@@ -18,9 +18,27 @@
 #define REGS_SP	    88	/* sp at the traced function's entry */
 #define REGS_IP	    96	/* the site (the BL) */
 #define REGS_RET    104 /* x0, x1 on return (graph tracer) */
+#define REGS_PAD    120 /* REGS_ALL_MAGIC from the preserving trampoline, else 0 */
 #define REGS_V	    128 /* q0-q7 */
 #define REGS_SIZE   256
 #define TRAMP_FRAME (REGS_SIZE + 16)
+/*
+ * The preserving trampoline's frame (relocated entries, tramp.S:
+ * dft_caller_all_tmpl): the regs, then what the others leave to the
+ * callee-saved rules, then the frame record at the entry sp - 16.
+ */
+#define ALL_X9	       (REGS_SIZE + 0)	/* x9-x15, x18 */
+#define ALL_FLAGS      (REGS_SIZE + 64) /* nzcv, fpsr */
+#define ALL_SITE       (REGS_SIZE + 80) /* x30 at entry: site + 4 */
+#define ALL_V8	       (REGS_SIZE + 96) /* q8-q31 */
+#define ALL_FRAME      (ALL_V8 + 384 + 16)
+#define REGS_ALL_MAGIC 0x616c6c7265677321
+/* dft_return_tramp_all's frame: x0-x7, q0-q7 (where the results are read,
+ * as dft_return_tramp's), x8-x15, x18, flags, q8-q31. */
+#define RALL_X8	   192
+#define RALL_FLAGS 272
+#define RALL_V8	   288
+#define RALL_FRAME (RALL_V8 + 384)
 
 /* Shared with the runtime's C code (layouts the x86-64 assembly reads;
  * the same on every LP64 target). */
@@ -95,6 +113,7 @@ _Static_assert(__builtin_offsetof(struct dynftrace_regs, sp) == REGS_SP, "regs l
 _Static_assert(__builtin_offsetof(struct dynftrace_regs, ip) == REGS_IP, "regs layout");
 _Static_assert(__builtin_offsetof(struct dynftrace_regs, ret) == REGS_RET, "regs layout");
 _Static_assert(__builtin_offsetof(struct dynftrace_regs, v) == REGS_V, "regs layout");
+_Static_assert(__builtin_offsetof(struct dynftrace_regs, pad) == REGS_PAD, "regs layout");
 _Static_assert(sizeof(struct dynftrace_regs) == REGS_SIZE, "regs layout");
 #endif
 #endif

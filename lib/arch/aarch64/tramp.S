@@ -26,6 +26,7 @@
 	stp	x4, x5, [sp, #REGS_X0 + 32]
 	stp	x6, x7, [sp, #REGS_X0 + 48]
 	str	x8, [sp, #REGS_X8]
+	str	xzr, [sp, #REGS_PAD]		/* not the preserving trampoline */
 	stp	q0, q1, [sp, #REGS_V]
 	stp	q2, q3, [sp, #REGS_V + 32]
 	stp	q4, q5, [sp, #REGS_V + 64]
@@ -40,6 +41,37 @@
 	mov	x1, x9				/* parent ip */
 	mov	x2, sp				/* regs */
 .endm
+
+/* q8-q31 whole (callee-saved are only d8-d15's low halves). */
+.macro SAVE_Q8_31 base, off
+	stp	q8, q9, [\base, #\off + 0]
+	stp	q10, q11, [\base, #\off + 32]
+	stp	q12, q13, [\base, #\off + 64]
+	stp	q14, q15, [\base, #\off + 96]
+	stp	q16, q17, [\base, #\off + 128]
+	stp	q18, q19, [\base, #\off + 160]
+	stp	q20, q21, [\base, #\off + 192]
+	stp	q22, q23, [\base, #\off + 224]
+	stp	q24, q25, [\base, #\off + 256]
+	stp	q26, q27, [\base, #\off + 288]
+	stp	q28, q29, [\base, #\off + 320]
+	stp	q30, q31, [\base, #\off + 352]
+.endm
+.macro RESTORE_Q8_31 base, off
+	ldp	q8, q9, [\base, #\off + 0]
+	ldp	q10, q11, [\base, #\off + 32]
+	ldp	q12, q13, [\base, #\off + 64]
+	ldp	q14, q15, [\base, #\off + 96]
+	ldp	q16, q17, [\base, #\off + 128]
+	ldp	q18, q19, [\base, #\off + 160]
+	ldp	q20, q21, [\base, #\off + 192]
+	ldp	q22, q23, [\base, #\off + 224]
+	ldp	q24, q25, [\base, #\off + 256]
+	ldp	q26, q27, [\base, #\off + 288]
+	ldp	q28, q29, [\base, #\off + 320]
+	ldp	q30, q31, [\base, #\off + 352]
+.endm
+
 
 /* Back into the traced function at site + 4, with x30 its return address
  * (the graph tracer's hook if it replaced it). */
@@ -156,8 +188,118 @@ dft_ops_tmpl_end:
 
 	LIGHT_TMPL dft_ops_light_tmpl, "full,table,stub0,tls,seq,gp"
 	LIGHT_TMPL dft_callops_light_tmpl, "full,tls,seq,gp"
-	/* relocated entries are x86-64 only: never entered */
-	LIGHT_TMPL dft_reloc_light_tmpl, "tls,seq,gp"
+
+/*
+ * A relocated entry's light route goes to its arena's preserving
+ * trampoline, whose address is the block's first word (ARCH_BLOCK_SITE
+ * before the site, x30 = site + 4), with every register as the block's
+ * site left it (x17 is free: see reloc.c).
+ */
+	.globl	dft_reloc_light_tmpl
+	.hidden	dft_reloc_light_tmpl
+	.globl	dft_reloc_light_tmpl_end
+	.hidden	dft_reloc_light_tmpl_end
+	.type	dft_reloc_light_tmpl, %function
+	.p2align 4
+dft_reloc_light_tmpl:
+	ldur	x17, [x30, #-(4 + 32)]		/* ARCH_BLOCK_SITE */
+	br	x17
+	.p2align 3
+	.irp	s, tls, seq, gp
+	.globl	dft_reloc_light_tmpl_\s
+	.hidden	dft_reloc_light_tmpl_\s
+dft_reloc_light_tmpl_\s:
+	.quad	0
+	.endr
+dft_reloc_light_tmpl_end:
+	.size	dft_reloc_light_tmpl, dft_reloc_light_tmpl_end - dft_reloc_light_tmpl
+
+/*
+ * The preserving trampoline (relocated entries: lib/core/entries.c). The
+ * block's `mov x16, x30; bl COPY` leaves x30 = site + 4 and x16 = the
+ * function's return address; the function's ip is the block's word at
+ * site - 16 (ARCH_BLOCK_IP). Code built without a site may have callers
+ * that keep values in any register the function does not write (-fipa-ra),
+ * so everything comes back: x0-x15, x18, q0-q31 whole, NZCV and FPSR (x16,
+ * x17 are free at an entry). regs->pad says so to the callbacks
+ * (ARCH_REGS_PRESERVE_ALL): the graph tracer hooks the return through
+ * dft_return_tramp_all. The frame record {x29, x16} is at the entry sp -
+ * 16, as the other trampolines'.
+ */
+	.globl	dft_caller_all_tmpl
+	.hidden	dft_caller_all_tmpl
+	.globl	dft_caller_all_tmpl_end
+	.hidden	dft_caller_all_tmpl_end
+	.globl	dft_caller_all_tmpl_slot
+	.hidden	dft_caller_all_tmpl_slot
+	.type	dft_caller_all_tmpl, %function
+	.p2align 4
+dft_caller_all_tmpl:
+	.cfi_startproc
+	sub	sp, sp, #ALL_FRAME
+	stp	x0, x1, [sp, #REGS_X0]
+	stp	x2, x3, [sp, #REGS_X0 + 16]
+	stp	x4, x5, [sp, #REGS_X0 + 32]
+	stp	x6, x7, [sp, #REGS_X0 + 48]
+	str	x8, [sp, #REGS_X8]
+	stp	x9, x10, [sp, #ALL_X9]
+	stp	x11, x12, [sp, #ALL_X9 + 16]
+	stp	x13, x14, [sp, #ALL_X9 + 32]
+	stp	x15, x18, [sp, #ALL_X9 + 48]
+	mrs	x9, nzcv
+	mrs	x10, fpsr
+	stp	x9, x10, [sp, #ALL_FLAGS]
+	str	x30, [sp, #ALL_SITE]
+	stp	q0, q1, [sp, #REGS_V]
+	stp	q2, q3, [sp, #REGS_V + 32]
+	stp	q4, q5, [sp, #REGS_V + 64]
+	stp	q6, q7, [sp, #REGS_V + 96]
+	SAVE_Q8_31 sp, ALL_V8
+	stp	x29, x16, [sp, #REGS_FP]	/* regs->fp, regs->lr */
+	add	x17, sp, #ALL_FRAME - 16
+	stp	x29, x16, [x17]			/* the frame record */
+	mov	x29, x17
+	add	x0, sp, #ALL_FRAME
+	ldur	x1, [x30, #-(4 + 32 - 16)]	/* ip: ARCH_BLOCK_IP */
+	stp	x0, x1, [sp, #REGS_SP]		/* regs->sp, regs->ip */
+	ldr	x9, .Lall_magic
+	str	x9, [sp, #REGS_PAD]
+	mov	x0, x1				/* ip */
+	mov	x1, x16				/* parent ip */
+	mov	x2, sp				/* regs */
+	ldr	x16, dft_caller_all_tmpl_slot	/* local: a copy reads its own */
+	blr	x16
+	str	xzr, [sp, #REGS_PAD]
+	RESTORE_Q8_31 sp, ALL_V8
+	ldp	q0, q1, [sp, #REGS_V]
+	ldp	q2, q3, [sp, #REGS_V + 32]
+	ldp	q4, q5, [sp, #REGS_V + 64]
+	ldp	q6, q7, [sp, #REGS_V + 96]
+	ldp	x9, x10, [sp, #ALL_FLAGS]
+	msr	nzcv, x9
+	msr	fpsr, x10
+	ldp	x0, x1, [sp, #REGS_X0]
+	ldp	x2, x3, [sp, #REGS_X0 + 16]
+	ldp	x4, x5, [sp, #REGS_X0 + 32]
+	ldp	x6, x7, [sp, #REGS_X0 + 48]
+	ldr	x8, [sp, #REGS_X8]
+	ldp	x9, x10, [sp, #ALL_X9]
+	ldp	x11, x12, [sp, #ALL_X9 + 16]
+	ldp	x13, x14, [sp, #ALL_X9 + 32]
+	ldp	x15, x18, [sp, #ALL_X9 + 48]
+	ldr	x16, [sp, #ALL_SITE]
+	add	x17, sp, #ALL_FRAME - 16
+	ldp	x29, x30, [x17]			/* x30: the return, or the hook */
+	add	sp, sp, #ALL_FRAME
+	ret	x16				/* to the block, past its site */
+	.cfi_endproc
+	.p2align 3
+.Lall_magic:
+	.quad	REGS_ALL_MAGIC
+dft_caller_all_tmpl_slot:
+	.quad	0
+dft_caller_all_tmpl_end:
+	.size	dft_caller_all_tmpl, dft_caller_all_tmpl_end - dft_caller_all_tmpl
 
 /*
  * The graph shortcut (x86-64's per-site thunks) has no aarch64 version:
@@ -220,9 +362,62 @@ dft_return_tramp:
 	.cfi_endproc
 	.size	dft_return_tramp, . - dft_return_tramp
 
-	/* only the preserving trampoline's functions return here (x86-64) */
+/*
+ * dft_return_tramp_all - dft_return_tramp for the functions that entered
+ * through the preserving trampoline: every register but x16, x17 (free at
+ * a return too) and x30 comes back as the function left it. The results
+ * are where dft_return_tramp keeps them (x0 at 0, q0 at 64).
+ */
+	.globl	dft_return_tramp_all
+	.hidden	dft_return_tramp_all
+	.type	dft_return_tramp_all, %function
 	.p2align 4
-	TRAP_SYM dft_return_tramp_all
+dft_return_tramp_all:
+	.cfi_startproc
+	.cfi_undefined x30
+	sub	sp, sp, #RALL_FRAME
+	stp	x0, x1, [sp, #0]
+	stp	x2, x3, [sp, #16]
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	stp	q0, q1, [sp, #64]
+	stp	q2, q3, [sp, #96]
+	stp	q4, q5, [sp, #128]
+	stp	q6, q7, [sp, #160]
+	stp	x8, x9, [sp, #RALL_X8]
+	stp	x10, x11, [sp, #RALL_X8 + 16]
+	stp	x12, x13, [sp, #RALL_X8 + 32]
+	stp	x14, x15, [sp, #RALL_X8 + 48]
+	stp	x18, x29, [sp, #RALL_X8 + 64]
+	mrs	x9, nzcv
+	mrs	x10, fpsr
+	stp	x9, x10, [sp, #RALL_FLAGS]
+	SAVE_Q8_31 sp, RALL_V8
+	add	x0, sp, #RALL_FRAME		/* the traced function's sp after ret */
+	mov	x1, sp				/* its results */
+	bl	dft_graph_return
+	mov	x30, x0
+	RESTORE_Q8_31 sp, RALL_V8
+	ldp	x9, x10, [sp, #RALL_FLAGS]
+	msr	nzcv, x9
+	msr	fpsr, x10
+	ldp	x8, x9, [sp, #RALL_X8]
+	ldp	x10, x11, [sp, #RALL_X8 + 16]
+	ldp	x12, x13, [sp, #RALL_X8 + 32]
+	ldp	x14, x15, [sp, #RALL_X8 + 48]
+	ldp	x18, x29, [sp, #RALL_X8 + 64]
+	ldp	q0, q1, [sp, #64]
+	ldp	q2, q3, [sp, #96]
+	ldp	q4, q5, [sp, #128]
+	ldp	q6, q7, [sp, #160]
+	ldp	x6, x7, [sp, #48]
+	ldp	x4, x5, [sp, #32]
+	ldp	x2, x3, [sp, #16]
+	ldp	x0, x1, [sp, #0]
+	add	sp, sp, #RALL_FRAME
+	ret
+	.cfi_endproc
+	.size	dft_return_tramp_all, . - dft_return_tramp_all
 
 /*
  * dft_thread_entry: the start routine the pthread_create wrapper gives a

@@ -34,4 +34,4 @@ static void riscv64_fix_site(const struct elf_image *img, struct elf_site *site,
 	site->marker = 4;
 }
 
-const struct elf_arch elf_arch_riscv64 = {EM_RISCV, riscv64_fix_site};
+const struct elf_arch elf_arch_riscv64 = {EM_RISCV, riscv64_fix_site, 2, 0, -1};

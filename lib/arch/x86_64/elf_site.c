@@ -41,4 +41,4 @@ static void x86_64_fix_site(const struct elf_image *img, struct elf_site *site, 
 		site->len = 6; /* call *__fentry__@GOTPCREL(%rip), or relaxed */
 }
 
-const struct elf_arch elf_arch_x86_64 = {EM_X86_64, x86_64_fix_site};
+const struct elf_arch elf_arch_x86_64 = {EM_X86_64, x86_64_fix_site, 7, 8, 16};

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# description: under emulation: aarch64 entry relocation, each PC-relative form run through its block, and a program built without sites recorded with -P and replayed
+#
+# Run by tests/run.sh for ARCH != x86_64 only (aarch64 here: riscv64 has
+# no entry relocation). Env: TOP, B (the cross build), ARCH, RUN_CMD (the
+# emulator and its options), CC_CROSS (default ARCH-linux-gnu-gcc).
+# tests/reloc/t-reloc-a64.c is built with lib/arch/aarch64/reloc.c compiled
+# in (hidden in the runtime). tests/cross/plain.c is built with no
+# dynftrace flag and started as `record -P` would start it (the runtime
+# preloaded, the settings in its environment: the command cannot exec a
+# guest binary under qemu-user); DYNFTRACE_PATCH goes through the host's
+# environment, which qemu-user hands to the guest (-E splits at commas).
+set -u
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { if eval "$1"; then ok "$2"; else notok "$2"; fi; }
+if [ "$ARCH" != aarch64 ]; then
+	echo "1..0 # SKIP entry relocation is implemented on x86-64 and aarch64 only"
+	exit 0
+fi
+read -r -a RUN <<<"$RUN_CMD"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cc=${CC_CROSS:-$ARCH-linux-gnu-gcc}
+inc="-I$TOP/include"
+for d in lib lib/core lib/ring lib/trace lib/ctl lib/arch/aarch64; do
+	inc="$inc -iquote $TOP/$d"
+done
+
+# shellcheck disable=SC2086
+if $cc -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE $inc \
+	-fno-strict-aliasing "$TOP/tests/reloc/t-reloc-a64.c" "$TOP/lib/arch/aarch64/reloc.c" \
+	-o "$T/t-reloc-a64" 2>"$T/build.log"; then
+	"${RUN[@]}" "$T/t-reloc-a64" >"$T/unit.out" 2>&1
+	rc=$?
+	grep -v '^ok' "$T/unit.out" | sed 's/^/#   /'
+	total=$(sed -n 's/^1\.\.//p' "$T/unit.out")
+	check "[ $rc -eq 0 ] && [ -n '$total' ] && [ \$(grep -c '^ok' '$T/unit.out') -eq $total ]" \
+		"t-reloc-a64: each form relocated 100 MiB away gives the original's results, the refusals say why (${total:-?} checks)"
+else
+	notok "build t-reloc-a64"
+	sed 's/^/#   /' "$T/build.log" | head -20
+fi
+
+prog=$T/plain
+if ! $cc -O2 -g "$TOP/tests/cross/plain.c" -o "$prog" 2>"$T/build.log"; then
+	notok "build plain.c"
+	sed 's/^/#   /' "$T/build.log" | head -20
+	echo "1..$n"
+	exit 1
+fi
+"${RUN[@]}" "$prog" >"$T/plain.out" 2>&1
+funcs='bump,pick,leaf,outer,spin,cbzfn,litfn,main'
+for tracer in function_graph function; do
+	d=$T/$tracer
+	mkdir -p "$d"
+	printf 'version: 1\ncommand: plain\n' >"$d/info"
+	DYNFTRACE_PATCH=$funcs "${RUN[@]}" -E LD_PRELOAD="$B/libdynftrace.so" \
+		-E DYNFTRACE_RECORD="$d" -E DYNFTRACE_TRACER=$tracer -E DYNFTRACE_VERBOSE=1 \
+		"$prog" >"$T/$tracer.out" 2>"$T/$tracer.err"
+	check "[ \$? -eq 0 ] && cmp -s '$T/plain.out' '$T/$tracer.out'" \
+		"$tracer: the program patched with -P runs and prints as unpatched ($(cat "$T/plain.out"))"
+	"${RUN[@]}" "$B/dynftrace" replay -d "$d" >"$T/$tracer.txt" 2>"$T/$tracer.rerr"
+	check "[ \$? -eq 0 ]" "$tracer: replay reads the session"
+done
+g=$T/function_graph.txt
+sed 's/^/#   /' "$g" | head -12
+check "grep -q 'spin not patched: a branch at +0x4 targets +0, the relocated instruction' '$T/function_graph.err' && ! grep -q spin '$g'" \
+	"spin (its loop's head is the entry) refused, with why"
+check "[ \$(grep -c 'not patched' '$T/function_graph.err') -eq 1 ]" "every other function patched"
+check "grep -q '^[^|]*| main() {\$' '$g' && grep -q '} /\\* main \\*/' '$g'" "main() at the root, with its return"
+check "[ \$(grep -c '|   outer() {\$' '$g') -eq 4 ] && [ \$(grep -c '|   } /\\* outer \\*/' '$g') -eq 4 ]" \
+	"outer() (stp first) called 4 times from main, each returns"
+check "[ \$(grep -c '|     leaf() {\$' '$g') -eq 4 ] && [ \$(grep -c '|       pick();' '$g') -eq 4 ]" \
+	"leaf() nested in outer(), pick() (cmp first) a leaf in it"
+check "[ \$(grep -c '|     bump();' '$g') -eq 4 ]" "bump() (adrp first) a leaf of outer(), 4 times"
+check "[ \$(grep -c '|   cbzfn();' '$g') -eq 2 ] && [ \$(grep -c '|   litfn();' '$g') -eq 1 ]" \
+	"cbzfn() (cbz first) twice, litfn() (a literal load first) once, from main"
+f=$T/function.txt
+check "[ \$(grep -c 'bump' '$f') -eq 4 ] && [ \$(grep -c 'cbzfn' '$f') -eq 2 ] && ! grep -q '{' '$f'" \
+	"function: the calls, no returns"
+
+# The whole C library (3,300 of its 3,340 entries on Debian 12's) under
+# examples/wordfreq, which has compiler sites of its own.
+d=$T/libc
+mkdir -p "$d"
+printf 'version: 1\ncommand: wordfreq\n' >"$d/info"
+"${RUN[@]}" "$B/examples/wordfreq" >"$T/wf.plain" 2>&1
+DYNFTRACE_PATCH='*@libc.so*' "${RUN[@]}" -E LD_PRELOAD="$B/libdynftrace.so" \
+	-E DYNFTRACE_RECORD="$d" -E DYNFTRACE_TRACER=function_graph \
+	"$B/examples/wordfreq" >"$T/wf.out" 2>"$T/wf.err"
+check "[ \$? -eq 0 ] && cmp -s '$T/wf.plain' '$T/wf.out'" \
+	"-P '*@libc.so*': wordfreq runs and prints as untraced"
+grep 'cannot be' "$T/wf.err" | sed 's/^/#   /'
+"${RUN[@]}" "$B/dynftrace" replay -d "$d" >"$T/wf.txt" 2>&1
+check "grep -q '^[^|]*|         snprintf() {\$' '$T/wf.txt' && grep -q '|   __cxa_atexit() {\$' '$T/wf.txt'" \
+	"-P '*@libc.so*': libc's functions nested among the program's (snprintf() in add_word())"
+echo "1..$n"
+[ "$fails" -eq 0 ]
