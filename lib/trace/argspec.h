@@ -68,8 +68,8 @@ int argspec_format(const struct arg_spec *spec, char *buf, size_t size);
  *       (unreadable 0x..) when the process could not read it.
  */
 void argspec_value_format(const struct fmt_arg *a, const char *label, char *buf, size_t size);
-/* Every value of DATA (LEN bytes) joined by ", " into BUF, enums as
- * integers. */
+/* Every value of DATA (LEN bytes: format.h's count, then the items)
+ * joined by ", " into BUF, enums as integers. */
 void argspec_values_format(const uint8_t *data, size_t len, char *buf, size_t size);
 
 #endif
