@@ -2,9 +2,10 @@
 /*
  * format.h - the session's event format, defined once (docs/FORMAT.md).
  *
- * The writer (ring.c, ring_fast.h), the salvage of a dead process's buffers
- * (ring_salvage.c), the reader (cli/trace_read.c) and the CTF metadata
- * (ring.c builds its event blocks from FMT_EVENTS) all use these
+ * The writer (ring.c, ring_fast.h), the salvage of a dead process's
+ * buffers (ring_salvage.c), the readers (cli/trace_stream.c, ring_read.c)
+ * and the CTF metadata (ctf.c builds its event blocks from FMT_EVENTS,
+ * the argument values' declaration from FMT_ARG_KINDS) all use these
  * definitions. The test suite keeps a decoder of its own, as an oracle.
  *
  * A stream is a sequence of packets (one buffer page each):
@@ -99,7 +100,7 @@ enum {
 	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")                 \
 	X(entry_args, 10, FMT_VAR,                                                                 \
 	  "uint32_t func; uint16_t len; uint8_t n; struct dft_value args[n];")                     \
-	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t n; struct dft_value retval[n];")      \
+	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t n; struct dft_value retval[n];")        \
 	X(ctx_switch, 12, 12, "uint32_t depth; uint32_t from; uint32_t to;")
 
 #define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,
@@ -326,7 +327,7 @@ struct fmt_arg {
 	uint8_t size;	   /* bytes of the value (integers, floats, enums) */
 	uint64_t bits;	   /* the value's bytes, zero-extended; s: BAD/UNREAD pointer */
 	uint8_t str_state; /* s: FMT_STR_* */
-	const char *str;   /* s: OK/CUT bytes; e: the enum's name (not NUL-terminated) */
+	const char *str;   /* s: OK/CUT bytes; e: the enum's name (len bytes, then a NUL) */
 	uint8_t len;	   /* s: bytes at str; e: name length */
 };
 
