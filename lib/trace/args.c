@@ -379,14 +379,13 @@ static uint8_t *put_string(uint8_t *p, uintptr_t ptr)
 }
 
 /* One item with the value BITS (integers) or at VEC (floating point):
- * its kind (format.h: argspec.c made only sizes that have one), slot and
- * value. */
+ * its kind (argspec.c's, a string's by what was read), slot and value. */
 static uint8_t *put_item(uint8_t *p, const struct arg_item *it, uint64_t bits, const void *vec)
 {
 	p[1] = it->slot;
 	if (it->fmt == 's')
 		return put_string(p, (uintptr_t)bits);
-	p[0] = (uint8_t)fmt_arg_kind(it->fmt, it->size, 0);
+	p[0] = it->kind;
 	p += 2;
 	switch (it->fmt) {
 	case 'f':

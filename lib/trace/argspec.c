@@ -110,6 +110,8 @@ static int parse_item(char *item, struct arg_item *it, char *why, size_t whylen)
 	}
 	if (slash)
 		*slash = '/';
+	if (!r) /* every format and size parse_fmt takes has a kind */
+		it->kind = (uint8_t)fmt_arg_kind(it->fmt, it->size, FMT_STR_OK);
 	return r;
 }
 

@@ -30,6 +30,7 @@ struct arg_item {
 	uint8_t slot;			/* format.h: N, FMT_SLOT_FP | N, 0 for the return value */
 	char fmt;			/* d i u x p c s f e */
 	uint8_t size;			/* bytes */
+	uint8_t kind;			/* format.h's FMT_ARG_*: fmt and size (s: str) */
 	char enm[FMT_ARG_ENUM_MAX + 1]; /* e: the enum's name */
 };
 
