@@ -96,12 +96,13 @@ void tr_arg_format(struct tr_session *s, const struct fmt_arg *a, char *buf, siz
 
 void tr_args_format(struct tr_session *s, const uint8_t *data, size_t len, char *buf, size_t size)
 {
-	const uint8_t *p = data, *end = data + len;
+	const uint8_t *p, *end = data + len;
+	int n = fmt_args_items(data, len, &p);
 	struct fmt_arg a;
 	size_t at = 0;
 	if (size)
 		buf[0] = 0;
-	while (fmt_arg_next(&p, end, &a) > 0) {
+	for (int i = 0; i < n && fmt_arg_next(&p, end, &a) > 0; i++) {
 		char one[FMT_ARG_STR_MAX * 4 + 64];
 		tr_arg_format(s, &a, one, sizeof(one));
 		int k = snprintf(at < size ? buf + at : NULL, at < size ? size - at : 0, "%s%s",

@@ -17,8 +17,8 @@ struct tr_session;
  * enum's label from S's enums.txt (S may be NULL). */
 void tr_arg_format(struct tr_session *s, const struct fmt_arg *a, char *buf, size_t size);
 
-/* Every value of DATA (LEN bytes, checked by the stream reader) joined by
- * ", " into BUF. */
+/* Every value of DATA (LEN bytes: format.h's count and items, checked
+ * by the stream reader) joined by ", " into BUF. */
 void tr_args_format(struct tr_session *s, const uint8_t *data, size_t len, char *buf, size_t size);
 
 /* The name of A's slot: "arg1", "fparg2", "retval". */

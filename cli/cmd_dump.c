@@ -157,12 +157,13 @@ static void ev_head(struct dump *d, const char *ph, const struct tr_stream *st, 
  * ,"args":{"arg1":"-3","retval":"\"abc\""}, the text replay shows. */
 static void json_vals(struct dump *d, struct tr_session *s, const uint8_t *vals, size_t nvals)
 {
-	const uint8_t *p = vals, *end = vals + nvals;
+	const uint8_t *p, *end = vals + nvals;
+	int n = fmt_args_items(vals, nvals, &p);
 	struct fmt_arg a;
 	char name[16], text[FMT_ARG_STR_MAX * 4 + 64];
 	int first = 1;
 
-	while (fmt_arg_next(&p, end, &a) > 0) {
+	for (int i = 0; i < n && fmt_arg_next(&p, end, &a) > 0; i++) {
 		tr_arg_name(&a, name, sizeof(name));
 		tr_arg_format(s, &a, text, sizeof(text));
 		fprintf(d->out, "%s\"%s\":", first ? ",\"args\":{" : ",", name);

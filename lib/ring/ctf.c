@@ -114,7 +114,7 @@ static const char metadata_fmt[] =
 				      "\tevent.header := struct event_header_compact;\n"
 				      "\tpacket.context := struct packet_context;\n"
 				      "};\n"
-				      "\n" FMT_TSDL_EVENTS;
+				      "\n" FMT_TSDL_VALUE FMT_TSDL_EVENTS;
 
 static int write_all(int fd, const void *buf, size_t len)
 {

@@ -2,9 +2,10 @@
 /*
  * format.h - the session's event format, defined once (docs/FORMAT.md).
  *
- * The writer (ring.c, ring_fast.h), the salvage of a dead process's buffers
- * (ring_salvage.c), the reader (cli/trace_read.c) and the CTF metadata
- * (ring.c builds its event blocks from FMT_EVENTS) all use these
+ * The writer (ring.c, ring_fast.h), the salvage of a dead process's
+ * buffers (ring_salvage.c), the readers (cli/trace_stream.c, ring_read.c)
+ * and the CTF metadata (ctf.c builds its event blocks from FMT_EVENTS,
+ * the argument values' declaration from FMT_ARG_KINDS) all use these
  * definitions. The test suite keeps a decoder of its own, as an oracle.
  *
  * A stream is a sequence of packets (one buffer page each):
@@ -97,8 +98,9 @@ enum {
 	X(function_near, 6, 6, FMT_NEAR_FIELDS)                                                    \
 	X(exit_depth, 8, 4, "uint32_t depth;")                                                     \
 	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")                 \
-	X(entry_args, 10, FMT_VAR, "uint32_t func; uint16_t len; uint8_t data[len];")              \
-	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t data[len];")                            \
+	X(entry_args, 10, FMT_VAR,                                                                 \
+	  "uint32_t func; uint16_t len; uint8_t n; struct dft_value args[n];")                     \
+	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t n; struct dft_value retval[n];")        \
 	X(ctx_switch, 12, 12, "uint32_t depth; uint32_t from; uint32_t to;")
 
 #define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,
@@ -220,27 +222,103 @@ static inline int64_t fmt_payload_len(uint32_t id, const uint8_t *p, size_t avai
 }
 
 /*
- * The values of entry_args and exit_retval (`data`): a sequence of items,
- * each `uint8 fmt; uint8 slot;` then by fmt (docs/FORMAT.md):
- *   'd' (uftrace's auto), 'i', 'u', 'x', 'p': uint8 size (1, 2, 4, 8),
- *        then size bytes;
- *   'c': 1 byte;
- *   'f': uint8 size (4: float, 8: double), then size bytes;
- *   'e': uint8 size (4), 4 bytes, uint8 namelen, the enum's name;
- *   's': uint8 state: FMT_STR_OK or FMT_STR_CUT (uint8 n, n bytes),
- *        FMT_STR_NULL (nothing), FMT_STR_BAD or FMT_STR_UNREAD (uint64
- *        the pointer).
- * slot: N (1..8) for argN, FMT_SLOT_FP | N for fpargN, 0 the return value.
+ * The values of entry_args and exit_retval: `len` counts the bytes after
+ * it, `uint8 n` then n items (CTF: a sequence of struct dft_value), each
+ *   uint8 kind (FMT_ARG_KINDS: the format letter and size in one);
+ *   uint8 slot: N (1..8) for argN, FMT_SLOT_FP | N for fpargN, 0 the
+ *        return value (CTF: bit fields `slot` (7) and `fp` (1));
+ *   the value, laid out by kind (the CTF type in FMT_ARG_KINDS):
+ *     integers, floats: their size in bytes; c: 1 byte;
+ *     e32: int32, then the enum's name NUL-terminated (1..32 bytes);
+ *     str, str_cut: the bytes NUL-terminated (at most FMT_ARG_STR_MAX
+ *        before the NUL; str_cut: the string was longer);
+ *     str_null: nothing; str_bad, str_unread: uint64 the pointer.
+ * The count lets a CTF reader walk the items (TSDL has no "until len");
+ * len lets the native readers skip an event without decoding it.
  */
 #define FMT_SLOT_FP	 0x80
 #define FMT_STR_OK	 0 /* the whole string */
-#define FMT_STR_CUT	 1 /* its first n bytes (it was longer) */
+#define FMT_STR_CUT	 1 /* its first bytes (it was longer) */
 #define FMT_STR_NULL	 2
 #define FMT_STR_BAD	 3  /* a pointer that could not be read */
 #define FMT_STR_UNREAD	 4  /* not read: the process may not read its memory so */
 #define FMT_ARG_STR_MAX	 64 /* bytes of a string kept (the writer's bound) */
 #define FMT_ARG_ENUM_MAX 32 /* bytes of an enum's name */
 #define FMT_ARGS_MAX	 8  /* values in one event */
+
+/* clang-format off */
+#define FMT_TSDL_INT(bits, sgn, base) \
+	"integer { size = " #bits "; align = 8; signed = " #sgn "; base = " #base "; }"
+#define FMT_TSDL_STR "string { encoding = UTF8; }"
+/*
+ * The item kinds: X(name, code, fmt letter, size, string state, CTF type).
+ * The name is the CTF enum's label and the variant's field; d (uftrace's
+ * default) is a signed integer, x and p are shown in hexadecimal.
+ */
+#define FMT_ARG_KINDS(X) \
+	X(d8, 0, 'd', 1, 0, FMT_TSDL_INT(8, true, 10)) \
+	X(d16, 1, 'd', 2, 0, FMT_TSDL_INT(16, true, 10)) \
+	X(d32, 2, 'd', 4, 0, FMT_TSDL_INT(32, true, 10)) \
+	X(d64, 3, 'd', 8, 0, FMT_TSDL_INT(64, true, 10)) \
+	X(i8, 4, 'i', 1, 0, FMT_TSDL_INT(8, true, 10)) \
+	X(i16, 5, 'i', 2, 0, FMT_TSDL_INT(16, true, 10)) \
+	X(i32, 6, 'i', 4, 0, FMT_TSDL_INT(32, true, 10)) \
+	X(i64, 7, 'i', 8, 0, FMT_TSDL_INT(64, true, 10)) \
+	X(u8, 8, 'u', 1, 0, FMT_TSDL_INT(8, false, 10)) \
+	X(u16, 9, 'u', 2, 0, FMT_TSDL_INT(16, false, 10)) \
+	X(u32, 10, 'u', 4, 0, FMT_TSDL_INT(32, false, 10)) \
+	X(u64, 11, 'u', 8, 0, FMT_TSDL_INT(64, false, 10)) \
+	X(x8, 12, 'x', 1, 0, FMT_TSDL_INT(8, false, 16)) \
+	X(x16, 13, 'x', 2, 0, FMT_TSDL_INT(16, false, 16)) \
+	X(x32, 14, 'x', 4, 0, FMT_TSDL_INT(32, false, 16)) \
+	X(x64, 15, 'x', 8, 0, FMT_TSDL_INT(64, false, 16)) \
+	X(p64, 16, 'p', 8, 0, FMT_TSDL_INT(64, false, 16)) \
+	X(c, 17, 'c', 1, 0, "integer { size = 8; align = 8; signed = false; encoding = ASCII; }") \
+	X(f32, 18, 'f', 4, 0, "floating_point { exp_dig = 8; mant_dig = 24; align = 8; }") \
+	X(f64, 19, 'f', 8, 0, "floating_point { exp_dig = 11; mant_dig = 53; align = 8; }") \
+	X(e32, 20, 'e', 4, 0, "struct { " FMT_TSDL_INT(32, true, 10) " value; " \
+			      FMT_TSDL_STR " type; }") \
+	X(str, 21, 's', 8, FMT_STR_OK, FMT_TSDL_STR) \
+	X(str_cut, 22, 's', 8, FMT_STR_CUT, FMT_TSDL_STR) \
+	X(str_null, 23, 's', 8, FMT_STR_NULL, "struct { }") \
+	X(str_bad, 24, 's', 8, FMT_STR_BAD, FMT_TSDL_INT(64, false, 16)) \
+	X(str_unread, 25, 's', 8, FMT_STR_UNREAD, FMT_TSDL_INT(64, false, 16))
+
+#define FMT_TSDL_LABEL_(name, code, fmt, size, state, type) #name " = " #code ", "
+#define FMT_TSDL_OPTION_(name, code, fmt, size, state, type) "\t\t" type " " #name ";\n"
+/* The CTF declaration of an item, for the metadata (before the events). */
+#define FMT_TSDL_VALUE \
+	"struct dft_value {\n" \
+	"\tenum : integer { size = 8; align = 8; signed = false; } {\n\t\t" \
+	FMT_ARG_KINDS(FMT_TSDL_LABEL_) "\n\t} kind;\n" \
+	"\tinteger { size = 7; align = 1; signed = false; } slot;\n" \
+	"\tinteger { size = 1; align = 1; signed = false; } fp;\n" \
+	"\tvariant <kind> {\n" FMT_ARG_KINDS(FMT_TSDL_OPTION_) "\t} v;\n" \
+	"};\n\n"
+/* clang-format on */
+
+#define FMT_K_(name, code, fmt, size, state, type) FMT_ARG_##name = code,
+enum { FMT_ARG_KINDS(FMT_K_) };
+#undef FMT_K_
+
+/* The kind of an item of format letter FMT, SIZE bytes and, for a string,
+ * STATE; -1 if there is none. */
+static inline int fmt_arg_kind(char fmt, unsigned size, unsigned state)
+{
+#define FMT_KEY(fmt, size, state) ((unsigned)(unsigned char)(fmt) << 8 | (size) << 3 | (state))
+#define FMT_K_(name, code, fmt, size, state, type)                                                 \
+	case FMT_KEY(fmt, size, state):                                                            \
+		return code;
+	if (size > 8 || state > 7)
+		return -1;
+	switch (FMT_KEY(fmt, size, state)) {
+		FMT_ARG_KINDS(FMT_K_)
+	default:
+		return -1;
+	}
+#undef FMT_K_
+#undef FMT_KEY
+}
 
 /* One item of an args payload, decoded by fmt_arg_next. */
 struct fmt_arg {
@@ -249,96 +327,104 @@ struct fmt_arg {
 	uint8_t size;	   /* bytes of the value (integers, floats, enums) */
 	uint64_t bits;	   /* the value's bytes, zero-extended; s: BAD/UNREAD pointer */
 	uint8_t str_state; /* s: FMT_STR_* */
-	const char *str;   /* s: OK/CUT bytes; e: the enum's name (not NUL-terminated) */
+	const char *str;   /* s: OK/CUT bytes; e: the enum's name (len bytes, then a NUL) */
 	uint8_t len;	   /* s: bytes at str; e: name length */
 };
 
+/* A NUL-terminated text of 1 (NONEMPTY) or 0 to MAX bytes at P in
+ * [P, END): its length, or -1. */
+static inline int fmt_arg_text(const uint8_t *p, const uint8_t *end, size_t max, int nonempty)
+{
+	size_t room = (size_t)(end - p);
+	const uint8_t *z = memchr(p, 0, room < max + 1 ? room : max + 1);
+	if (!z || (nonempty && z == p))
+		return -1;
+	return (int)(z - p);
+}
+
 /* Decode the item at *P in [*P, END): 1 and *P moved past it, 0 at END,
- * -1 for a malformed item (unknown fmt, bad size, runs past END). */
+ * -1 for a malformed item (unknown kind or slot, runs past END). */
 static inline int fmt_arg_next(const uint8_t **pp, const uint8_t *end, struct fmt_arg *a)
 {
 	const uint8_t *p = *pp;
+	int n;
 	if (p == end)
 		return 0;
 	if (end - p < 2)
 		return -1;
 	memset(a, 0, sizeof(*a));
-	a->fmt = (char)p[0];
+	switch (p[0]) {
+#define FMT_K_(name, code, f, sz, state, type)                                                     \
+	case code:                                                                                 \
+		a->fmt = f;                                                                        \
+		a->size = sz;                                                                      \
+		a->str_state = state;                                                              \
+		break;
+		FMT_ARG_KINDS(FMT_K_)
+#undef FMT_K_
+	default:
+		return -1;
+	}
 	a->slot = p[1];
 	if ((a->slot & ~FMT_SLOT_FP) > FMT_ARGS_MAX || a->slot == FMT_SLOT_FP)
 		return -1;
 	p += 2;
-	switch (a->fmt) {
-	case 'd':
-	case 'i':
-	case 'u':
-	case 'x':
-	case 'p':
-	case 'f':
-	case 'e':
-		if (end - p < 1)
-			return -1;
-		a->size = *p++;
-		if (a->fmt == 'f' ? a->size != 4 && a->size != 8
-				  : a->size != 1 && a->size != 2 && a->size != 4 && a->size != 8)
-			return -1;
-		if (a->fmt == 'e' && a->size != 4)
-			return -1;
+	if (a->fmt == 's') {
+		a->size = 0;
+		if (a->str_state == FMT_STR_OK || a->str_state == FMT_STR_CUT) {
+			if ((n = fmt_arg_text(p, end, FMT_ARG_STR_MAX, 0)) < 0)
+				return -1;
+			a->len = (uint8_t)n;
+			a->str = (const char *)p;
+			p += n + 1;
+		} else if (a->str_state != FMT_STR_NULL) {
+			if (end - p < 8)
+				return -1;
+			memcpy(&a->bits, p, 8);
+			p += 8;
+		}
+	} else {
 		if (end - p < a->size)
 			return -1;
 		memcpy(&a->bits, p, a->size); /* little-endian hosts only, as the rest */
 		p += a->size;
 		if (a->fmt == 'e') {
-			if (end - p < 1 || !*p || *p > FMT_ARG_ENUM_MAX || end - p - 1 < *p)
+			if ((n = fmt_arg_text(p, end, FMT_ARG_ENUM_MAX, 1)) < 0)
 				return -1;
-			a->len = *p;
-			a->str = (const char *)p + 1;
-			p += 1 + a->len;
+			a->len = (uint8_t)n;
+			a->str = (const char *)p;
+			p += n + 1;
 		}
-		break;
-	case 'c':
-		if (end - p < 1)
-			return -1;
-		a->size = 1;
-		a->bits = *p++;
-		break;
-	case 's':
-		if (end - p < 1)
-			return -1;
-		a->str_state = *p++;
-		if (a->str_state == FMT_STR_OK || a->str_state == FMT_STR_CUT) {
-			if (end - p < 1 || *p > FMT_ARG_STR_MAX || end - p - 1 < *p)
-				return -1;
-			a->len = *p;
-			a->str = (const char *)p + 1;
-			p += 1 + a->len;
-		} else if (a->str_state == FMT_STR_BAD || a->str_state == FMT_STR_UNREAD) {
-			if (end - p < 8)
-				return -1;
-			memcpy(&a->bits, p, 8);
-			p += 8;
-		} else if (a->str_state != FMT_STR_NULL) {
-			return -1;
-		}
-		break;
-	default:
-		return -1;
 	}
 	*pp = p;
 	return 1;
 }
 
-/* Is the args payload DATA (LEN bytes) well formed: at most FMT_ARGS_MAX
- * items, each decodable? */
+/* The items of the values DATA (LEN bytes, after the event's len): the
+ * first at *P, their count; -1 (*P at the end) without a count or with
+ * more than FMT_ARGS_MAX. */
+static inline int fmt_args_items(const uint8_t *data, size_t len, const uint8_t **p)
+{
+	*p = data + len;
+	if (len < 1 || data[0] > FMT_ARGS_MAX)
+		return -1;
+	*p = data + 1;
+	return data[0];
+}
+
+/* Are the values DATA (LEN bytes) well formed: a count, that many items,
+ * each decodable, and nothing after them? */
 static inline bool fmt_args_valid(const uint8_t *data, size_t len)
 {
-	const uint8_t *p = data, *end = data + len;
+	const uint8_t *p, *end = data + len;
 	struct fmt_arg a;
-	int r, n = 0;
-	while ((r = fmt_arg_next(&p, end, &a)) > 0)
-		if (++n > FMT_ARGS_MAX)
+	int n = fmt_args_items(data, len, &p);
+	if (n < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (fmt_arg_next(&p, end, &a) <= 0)
 			return false;
-	return r == 0;
+	return p == end;
 }
 
 #endif

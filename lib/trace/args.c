@@ -343,10 +343,14 @@ static ssize_t safe_copy(void *dst, uintptr_t src, size_t n)
 	return err == EFAULT || err == ENOMEM || err == EINVAL ? 0 : -1;
 }
 
+/* A string item (its slot at P[1]) for the pointer PTR: its kind at P[0],
+ * then its value. */
 static uint8_t *put_string(uint8_t *p, uintptr_t ptr)
 {
+	uint8_t *kind = p;
+	p += 2;
 	if (!ptr) {
-		*p++ = FMT_STR_NULL;
+		*kind = FMT_ARG_str_null;
 		return p;
 	}
 	/* one byte more than kept: tells a string of exactly the limit from a
@@ -354,7 +358,7 @@ static uint8_t *put_string(uint8_t *p, uintptr_t ptr)
 	char tmp[FMT_ARG_STR_MAX + 1];
 	ssize_t got = safe_copy(tmp, ptr, sizeof(tmp));
 	if (got <= 0) {
-		*p++ = got == 0 ? FMT_STR_BAD : FMT_STR_UNREAD;
+		*kind = got == 0 ? FMT_ARG_str_bad : FMT_ARG_str_unread;
 		memcpy(p, &ptr, 8);
 		return p + 8;
 	}
@@ -362,45 +366,40 @@ static uint8_t *put_string(uint8_t *p, uintptr_t ptr)
 	size_t len;
 	if (z) {
 		len = (size_t)(z - tmp);
-		*p++ = FMT_STR_OK;
+		*kind = FMT_ARG_str;
 	} else {
 		/* no NUL in what could be read: cut (or the mapping ended
 		 * without one) */
 		len = (size_t)got < FMT_ARG_STR_MAX ? (size_t)got : FMT_ARG_STR_MAX;
-		*p++ = FMT_STR_CUT;
+		*kind = FMT_ARG_str_cut;
 	}
-	*p++ = (uint8_t)len;
 	memcpy(p, tmp, len);
-	return p + len;
+	p[len] = 0; /* CTF strings end with a NUL */
+	return p + len + 1;
 }
 
-/* One item with the value BITS (integers) or at VEC (floating point). */
+/* One item with the value BITS (integers) or at VEC (floating point):
+ * its kind (argspec.c's, a string's by what was read), slot and value. */
 static uint8_t *put_item(uint8_t *p, const struct arg_item *it, uint64_t bits, const void *vec)
 {
-	*p++ = (uint8_t)it->fmt;
-	*p++ = it->slot;
-	switch (it->fmt) {
-	case 's':
+	p[1] = it->slot;
+	if (it->fmt == 's')
 		return put_string(p, (uintptr_t)bits);
-	case 'c':
-		*p++ = (uint8_t)bits;
-		return p;
+	p[0] = it->kind;
+	p += 2;
+	switch (it->fmt) {
 	case 'f':
-		*p++ = it->size;
 		memcpy(p, vec, it->size); /* the low bytes of the register */
 		return p + it->size;
 	case 'e': {
-		*p++ = 4;
 		uint32_t v = (uint32_t)bits;
 		memcpy(p, &v, 4);
 		p += 4;
 		size_t n = strlen(it->enm);
-		*p++ = (uint8_t)n;
-		memcpy(p, it->enm, n);
-		return p + n;
+		memcpy(p, it->enm, n + 1);
+		return p + n + 1;
 	}
 	default:
-		*p++ = it->size;
 		memcpy(p, &bits, it->size); /* little-endian: the low bytes */
 		return p + it->size;
 	}
@@ -410,6 +409,7 @@ size_t args_encode_entry(const struct arg_spec *spec, const struct dynftrace_reg
 			 uint8_t *buf)
 {
 	uint8_t *p = buf;
+	*p++ = spec->n; /* the count (format.h) */
 	for (uint8_t i = 0; i < spec->n; i++) {
 		const struct arg_item *it = &spec->it[i];
 		unsigned n = (it->slot & ~FMT_SLOT_FP) - 1u;
@@ -425,6 +425,7 @@ size_t args_encode_ret(const struct arg_spec *spec, const unsigned long *retval,
 		       uint8_t *buf)
 {
 	const struct arg_item *it = &spec->ret;
-	uint8_t *p = put_item(buf, it, ARCH_RET_INT(retval), ARCH_RET_FP(retval, all));
+	buf[0] = 1; /* one value */
+	uint8_t *p = put_item(buf + 1, it, ARCH_RET_INT(retval), ARCH_RET_FP(retval, all));
 	return (size_t)(p - buf);
 }

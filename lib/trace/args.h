@@ -68,8 +68,10 @@ static inline const struct arg_spec *args_of(uint32_t id)
 }
 
 /* Encode the arguments of SPEC from REGS into BUF (FMT_ARGS_BUF bytes):
- * the payload's data, its length returned. */
-#define FMT_ARGS_BUF (FMT_ARGS_MAX * (4 + 1 + FMT_ARG_STR_MAX) + 8)
+ * the payload's values after its len (format.h: the count, the items),
+ * their length returned. The largest item is a string: kind, slot, the
+ * bytes kept and a NUL. */
+#define FMT_ARGS_BUF (1 + FMT_ARGS_MAX * (2 + FMT_ARG_STR_MAX + 1))
 struct dynftrace_regs;
 size_t args_encode_entry(const struct arg_spec *spec, const struct dynftrace_regs *regs,
 			 uint8_t *buf) HIDDEN;

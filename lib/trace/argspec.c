@@ -110,6 +110,8 @@ static int parse_item(char *item, struct arg_item *it, char *why, size_t whylen)
 	}
 	if (slash)
 		*slash = '/';
+	if (!r) /* every format and size parse_fmt takes has a kind */
+		it->kind = (uint8_t)fmt_arg_kind(it->fmt, it->size, FMT_STR_OK);
 	return r;
 }
 
@@ -345,12 +347,13 @@ void argspec_value_format(const struct fmt_arg *a, const char *label, char *buf,
 
 void argspec_values_format(const uint8_t *data, size_t len, char *buf, size_t size)
 {
-	const uint8_t *p = data, *end = data + len;
+	const uint8_t *p, *end = data + len;
+	int n = fmt_args_items(data, len, &p);
 	struct fmt_arg a;
 	size_t at = 0;
 	if (size)
 		buf[0] = 0;
-	while (fmt_arg_next(&p, end, &a) > 0) {
+	for (int i = 0; i < n && fmt_arg_next(&p, end, &a) > 0; i++) {
 		char one[FMT_ARG_STR_MAX * 4 + 64];
 		argspec_value_format(&a, NULL, one, sizeof(one));
 		int k = snprintf(at < size ? buf + at : NULL, at < size ? size - at : 0, "%s%s",

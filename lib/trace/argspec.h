@@ -30,6 +30,7 @@ struct arg_item {
 	uint8_t slot;			/* format.h: N, FMT_SLOT_FP | N, 0 for the return value */
 	char fmt;			/* d i u x p c s f e */
 	uint8_t size;			/* bytes */
+	uint8_t kind;			/* format.h's FMT_ARG_*: fmt and size (s: str) */
 	char enm[FMT_ARG_ENUM_MAX + 1]; /* e: the enum's name */
 };
 
@@ -68,8 +69,8 @@ int argspec_format(const struct arg_spec *spec, char *buf, size_t size);
  *       (unreadable 0x..) when the process could not read it.
  */
 void argspec_value_format(const struct fmt_arg *a, const char *label, char *buf, size_t size);
-/* Every value of DATA (LEN bytes) joined by ", " into BUF, enums as
- * integers. */
+/* Every value of DATA (LEN bytes: format.h's count, then the items)
+ * joined by ", " into BUF, enums as integers. */
 void argspec_values_format(const uint8_t *data, size_t len, char *buf, size_t size);
 
 #endif

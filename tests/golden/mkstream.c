@@ -25,8 +25,9 @@
  *   marker TS TEXT...
  *   exit_depth TS N
  *   ctx_switch TS DEPTH FROM TO
- *   entry_args TS FUNC HEX...  an entry with values: the data bytes in hex
- *   exit_retval TS HEX...      an exit with a return value
+ *   entry_args TS FUNC HEX...  an entry with values: the bytes after len in
+ *                              hex (format.h: the count, then the items)
+ *   exit_retval TS HEX...      an exit with a return value (the same)
  *   raw HEX...                 bytes appended to the packet's content
  *
  * A packet is ended automatically when the next event does not fit. The
@@ -40,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "../../lib/ring/format.h" /* FMT_TSDL_VALUE */
 
 #define MAGIC 0xC1FC1FC1u
 #define HDR   80
@@ -210,10 +213,13 @@ static void write_metadata(void)
 		   " fields := struct { uint32_t depth; }; };\n");
 	fprintf(f, "event { name = \"ctx_switch\"; id = 12; stream_id = 0;"
 		   " fields := struct { uint32_t depth; uint32_t from; uint32_t to; }; };\n");
-	fprintf(f, "event { name = \"entry_args\"; id = 10; stream_id = 0;"
-		   " fields := struct { uint32_t func; uint16_t len; uint8_t data[len]; }; };\n");
-	fprintf(f, "event { name = \"exit_retval\"; id = 11; stream_id = 0;"
-		   " fields := struct { uint16_t len; uint8_t data[len]; }; };\n");
+	/* the values' items as the runtime declares them: babeltrace2 reads
+	 * the arguments of these sessions too */
+	fputs(FMT_TSDL_VALUE, f);
+	fprintf(f, "event { name = \"entry_args\"; id = 10; stream_id = 0; fields := struct {"
+		   " uint32_t func; uint16_t len; uint8_t n; struct dft_value args[n]; }; };\n");
+	fprintf(f, "event { name = \"exit_retval\"; id = 11; stream_id = 0; fields := struct {"
+		   " uint16_t len; uint8_t n; struct dft_value retval[n]; }; };\n");
 	if (fclose(f))
 		die("cannot write ctf/metadata");
 }

@@ -119,8 +119,8 @@ static inline int dec_payload_size(unsigned id, const uint8_t *p, const uint8_t 
 		const uint8_t *z = memchr(p, 0, (size_t)(end - p));
 		return z ? (int)(z - p) + 1 : -1;
 	}
-	case 10: /* entry_args: func, uint16 len, data */
-	case 11: /* exit_retval: uint16 len, data */
+	case 10: /* entry_args: func, uint16 len, the values (count, items) */
+	case 11: /* exit_retval: uint16 len, the value (count, item) */
 	{
 		int at = id == 10 ? 4 : 0;
 		if (end - p < at + 2)
