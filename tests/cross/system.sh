@@ -72,7 +72,8 @@ if ! $CC $F $TF "$TOP/tests/ctl/target.c" -o "$G/target" $L 2>"$T/build.log" ||
 	! $CC $F $TF -fPIC -shared "$TOP/tests/progs/dlt-lib.c" -o "$G/libdlt.so" 2>>"$T/build.log" ||
 	! $CC $F "$TOP/tests/ctl/peer.c" -o "$G/peer" 2>>"$T/build.log" ||
 	! $CC $F "$TOP/tests/ctl/silent.c" -o "$G/silent" 2>>"$T/build.log" ||
-	! $CC $F $TF "$TOP/tests/cross/system/forkexec.c" -o "$G/forkexec" 2>>"$T/build.log"; then
+	! $CC $F $TF "$TOP/tests/cross/system/forkexec.c" -o "$G/forkexec" 2>>"$T/build.log" ||
+	! $CC $F $TF "$TOP/tests/progs/attach-target.c" -o "$G/attach-target" -lpthread 2>>"$T/build.log"; then
 	echo "not ok 1 - build the guest's programs"
 	sed 's/^/# /' "$T/build.log" | head -20
 	exit 1

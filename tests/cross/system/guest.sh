@@ -86,3 +86,48 @@ if want record; then
 		fi
 	done
 fi
+
+# `dynftrace attach` to a running program not linked with the runtime
+# (tests/progs/attach-target.c): trace it with function_graph, detach; it
+# runs on with exact results (it says BAD otherwise), the runtime unmapped
+if want attach; then
+	"$G/attach-target" >/tmp/at.out 2>&1 &
+	at=$!
+	for _ in $(seq 400); do grep -q '^ready' /tmp/at.out && break; sleep 0.05; done
+	D=$B/dynftrace
+	out=$(timeout 120 "$D" attach $at 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && echo "$out" | grep -q 'not implemented on this architecture'; then
+		skip "attach: $out"
+	else
+		echo "$out" | sed 's/^/#   /'
+		if [ $rc -eq 0 ]; then ok "attach: status 0"; else notok "attach: status $rc"; fi
+		timeout 60 "$D" ctl $at current_tracer function_graph >/dev/null 2>&1 &&
+			timeout 60 "$D" ctl $at tracing_on 1 >/dev/null 2>&1
+		sleep 1
+		timeout 60 "$D" ctl $at trace >/tmp/at.trace 2>&1
+		if grep -qE 'at_mid\(\) \{|at_leaf\(\);' /tmp/at.trace; then
+			ok "attach: function_graph traces the attached process"
+		else
+			notok "attach: no at_mid/at_leaf in the trace"
+			head -10 /tmp/at.trace | sed 's/^/#   /'
+		fi
+		out=$(timeout 120 "$D" detach $at 2>&1)
+		rc=$?
+		echo "# $out"
+		if [ $rc -eq 0 ] && ! grep -q libdynftrace /proc/$at/maps; then
+			ok "detach: status 0, no mapping of the runtime left"
+		else
+			notok "detach: status $rc or the runtime still mapped"
+		fi
+		sleep 1
+		st=$(awk '/^State:/ { print $2 }' /proc/$at/status 2>/dev/null)
+		if [ -n "$st" ] && [ "$st" != T ] && [ "$st" != t ] && ! grep -q '^BAD' /tmp/at.out; then
+			ok "attach: the program runs on with exact results"
+		else
+			notok "attach: the program is gone, stopped or said BAD (state '$st')"
+			grep '^BAD' /tmp/at.out | head -5 | sed 's/^/#   /'
+		fi
+	fi
+	kill -9 $at 2>/dev/null
+fi
