@@ -12,7 +12,7 @@ trap 'rm -f "$log"' EXIT
 # qemu-user (their unit tests and tests/cross/, default configuration:
 # 9 to 15 minutes each on a loaded 2-core machine, tests/cross/stress.sh
 # included; most of it the 100,000-function batch test; aarch64 adds about
-# 2.5 minutes booting an emulated kernel for what qemu-user cannot run,
+# 3 minutes booting an emulated kernel for what qemu-user cannot run,
 # tests/cross/system.sh).
 make check 2>&1 | tee -a "$log"
 rc=${PIPESTATUS[0]}
