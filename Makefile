@@ -11,7 +11,9 @@
 #                        MANDIR, PKGCONFIGDIR, BASHCOMPDIR override parts)
 #   make uninstall       removes what install put there
 #   make ARCH=aarch64    cross-build into build-aarch64/ (gcc-aarch64-linux-gnu);
-#                        `make check ARCH=aarch64` runs the tests under qemu-user
+#                        `make check ARCH=aarch64` runs the tests under qemu-user,
+#                        and those it cannot run on an emulated aarch64 kernel
+#                        (qemu-system-aarch64: tests/cross/system.sh)
 #   make ARCH=riscv64    the same for riscv64 into build-riscv64/
 #                        (gcc-riscv64-linux-gnu, qemu-riscv64)
 

@@ -660,7 +660,7 @@ int cmd_attach(int argc, char **argv)
 		return 0;
 	}
 	if (!ARCH_INJ_SUPPORTED) {
-		cli_err("attach: not implemented on this architecture (x86-64 only); "
+		cli_err("attach: not implemented on this architecture (x86-64 and aarch64 only); "
 			"start the program under 'dynftrace record' or link it with the runtime");
 		return 1;
 	}
@@ -913,7 +913,7 @@ int cmd_detach(int argc, char **argv)
 		return 0;
 	}
 	if (!ARCH_INJ_SUPPORTED) {
-		cli_err("detach: not implemented on this architecture (x86-64 only)");
+		cli_err("detach: not implemented on this architecture (x86-64 and aarch64 only)");
 		return 1;
 	}
 	uint64_t pid;

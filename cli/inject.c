@@ -220,10 +220,34 @@ static int signal_ignored(pid_t pid, int sig)
 	return !(m.cgt & bit) && (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH);
 }
 
+/* The system call thread TID waits in, as /proc/PID/task/TID/syscall shows
+ * it ("NR ARG0 ... ARG5 SP PC"), for arch_inj_blocked_call. */
+static void note_blocked_call(struct inj *p, struct inj_thread *t)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)p->pid, (int)t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	unsigned long long v[9];
+	long nr = -1;
+	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7]) != 9)
+		nr = -1;
+	uint64_t a[8];
+	for (int k = 0; k < 8; k++)
+		a[k] = nr >= 0 ? v[k] : 0;
+	arch_inj_blocked_call(t->regs, nr, a, a[6], a[7]);
+}
+
 /* Ask seized thread I to stop: 1 asked, 0 gone, -errno. */
 static int interrupt_one(struct inj *p, size_t i)
 {
 	struct inj_thread *t = &p->t[i];
+	if (ARCH_INJ_BLOCKED_CALL)
+		note_blocked_call(p, t);
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0)) {
 		if (errno == ESRCH)
 			return 0;
@@ -919,8 +943,7 @@ int inj_loaded_as(struct inj *p, const char *suffix)
 {
 	/* The loader's list of objects (r_debug.r_map), as debuggers read
 	 * it: each keeps the name it was loaded under. */
-	uint64_t rd =
-	    symbol_typed(p->pid, "/ld-linux-x86-64.so.2", "_r_debug", STT_OBJECT, NULL, 0);
+	uint64_t rd = symbol_typed(p->pid, ARCH_INJ_LOADER, "_r_debug", STT_OBJECT, NULL, 0);
 	if (!rd)
 		rd = symbol_typed(p->pid, "/libc.so.6", "_r_debug", STT_OBJECT, NULL, 0);
 	uint64_t lm;

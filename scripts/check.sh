@@ -12,7 +12,9 @@ trap 'rm -f "$log"' EXIT
 # qemu-user (their unit tests, tests/cross/ and the shell tests not in
 # tests/cross/sh-skip, default configuration: 9 to 15 minutes each on a
 # loaded 2-core machine before the shell tests, which add up to 8 more;
-# most of it the 100,000-function batch test and the golden traces).
+# most of it the 100,000-function batch test and the golden traces;
+# aarch64 adds about 3 minutes booting an emulated kernel for what
+# qemu-user cannot run, tests/cross/system.sh).
 make check 2>&1 | tee -a "$log"
 rc=${PIPESTATUS[0]}
 make check ARCH=aarch64 2>&1 | tee -a "$log"

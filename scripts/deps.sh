@@ -6,7 +6,7 @@
 #                           chromium (the views' tests: Perfetto trace decoded,
 #                           SVG flame graph run in a browser), python3, what
 #                           the install and .deb tests use, the aarch64 and
-#                           riscv64 cross compilers and qemu-user
+#                           riscv64 cross compilers, qemu-user and qemu-system-arm
 #   scripts/deps.sh bench   + uftrace, valgrind
 set -u
 # libcapstone-dev: the x86 decoder's headers, to build entry relocation
@@ -26,9 +26,19 @@ case "${1:-build}" in
 # qemu-user-binfmt: the binfmt_misc entries' magic (/usr/share/binfmts) the
 # cross shell tests register; g++-aarch64-linux-gnu, g++-riscv64-linux-gnu:
 # the golden traces' C++ programs built for them.
+# qemu-system-arm, cpio: tests/cross/system.sh boots a Debian arm64 kernel
+# under qemu-system-aarch64 for what qemu-user cannot run; it downloads the
+# kernel, busybox-static and bash as arm64 packages (apt-get download),
+# hence the arm64 foreign architecture and its package lists.
 test) want+=(clang libclang-rt-14-dev valgrind uftrace babeltrace2 protobuf-compiler chromium python3 $pkg
 	qemu-user qemu-user-binfmt gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross g++-aarch64-linux-gnu g++-riscv64-linux-gnu) ;;
+	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross g++-aarch64-linux-gnu g++-riscv64-linux-gnu
+	qemu-system-arm cpio)
+	if [ "$(id -u)" -eq 0 ] && command -v dpkg >/dev/null &&
+		! dpkg --print-foreign-architectures | grep -qx arm64; then
+		echo "deps: adding the arm64 architecture (package lists for tests/cross/system.sh)" >&2
+		dpkg --add-architecture arm64 && apt-get update -qq >/dev/null
+	fi ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
 missing=()

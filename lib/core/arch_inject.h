@@ -53,6 +53,12 @@ void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *a
  * had not happened. 1 if R was changed.
  */
 int arch_inj_undo_eintr(struct arch_inj_regs *r);
+/* Before the agent stops a thread: the system call it waits in (NR, -1 if
+ * none, its six ARGS, SP and PC, as /proc/PID/task/TID/syscall shows
+ * them), for arch_inj_undo_eintr where the registers at the stop no
+ * longer hold the call's first argument (aarch64). */
+void arch_inj_blocked_call(struct arch_inj_regs *r, long nr, const uint64_t *args, uint64_t sp,
+			   uint64_t pc);
 
 /* How many bytes of single-instruction NOPs start at CODE (up to N):
  * executing them does nothing but advance the instruction pointer past

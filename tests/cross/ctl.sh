@@ -12,7 +12,8 @@ CROSS_SKIP="dlopen fork-exec events-record pipe-record record first-read-record 
 # and exec of a guest binary needs binfmt_misc; *-record, record: they
 # start the target with `dynftrace record`, which execs it (the same);
 # concurrent: eight emulated clients and streaming readers at once do not
-# finish within its limit under emulation on 2 cores.
+# finish within its limit under emulation on 2 cores. On aarch64,
+# tests/cross/system.sh runs all of them but concurrent on a real kernel.
 # Env: TOP B ARCH RUN_CMD, CC_CROSS (default ARCH-linux-gnu-gcc).
 set -u
 read -r -a RUN <<<"$RUN_CMD"

@@ -1,22 +1,57 @@
 /* SPDX-License-Identifier: MIT */
-/* inject_arch.h - aarch64: attach is not implemented (inject.c refuses). */
+/* inject_arch.h - aarch64 register set of the attaching agent (arch_inject.h). */
 #ifndef DYNFTRACE_INJECT_ARCH_H
 #define DYNFTRACE_INJECT_ARCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <asm/ptrace.h>
 
-/* 0: the attaching agent refuses at once (cmd_attach.c says why). */
-#define ARCH_INJ_SUPPORTED 0
+/* Attach works (tested under system emulation, tests/cross/system.sh);
+ * what it does not do yet here: see ARCH_SIGFRAME_* below. */
+#define ARCH_INJ_SUPPORTED 1
 
 struct arch_inj_regs {
-	struct user_pt_regs gp;
+	struct user_pt_regs gp; /* NT_PRSTATUS: x0-x30, sp, pc, pstate */
+	int sysno;		/* NT_ARM_SYSTEM_CALL: the kernel's syscallno */
+	int in_svc;		/* pc was on `svc #0` when saved (arch_inj_syscall) */
+	uint64_t tls[2];	/* NT_ARM_TLS: tpidr_el0 (and tpidr2_el0 where the kernel has it) */
+	size_t tls_len;
+	struct user_fpsimd_state fp; /* NT_PRFPREG: v0-v31, fpsr, fpcr */
+	/* NT_ARM_SVE as the kernel hands it (header + state), sve_len bytes
+	 * valid, 0: no SVE. Restored in place of fp: it holds the V
+	 * registers too (as their low halves). 12 KiB holds the state at the
+	 * architecture's largest vector length (2048 bits). */
+	uint8_t sve[12288] __attribute__((aligned(16)));
+	size_t sve_len;
+	/* The system call the thread waited in before the stop, from
+	 * /proc (arch_inj_blocked_call): x0 is lost at an EINTR return. */
+	long blocked_nr;
+	uint64_t blocked_args[6], blocked_sp, blocked_pc;
 };
 
-#define ARCH_INJ_RED_ZONE    0
-#define ARCH_INJ_CALL_ALIGN  16
-#define ARCH_SIGFRAME_IP_OFF 0
-#define ARCH_SIGFRAME_SP_OFF 0
+/* AAPCS64 has no red zone; some margin all the same (a leaf function's
+ * code may have been built to a different convention). */
+#define ARCH_INJ_RED_ZONE 128
+/* sp is 16-aligned at every public interface (AAPCS64), and on entry. */
+#define ARCH_INJ_CALL_ALIGN 16
+/* Not used: the agent finds signal frames by the restorer's address at
+ * their start (x86-64's rt_sigframe), which aarch64's frame does not hold
+ * (it is in x30 only), so arch_is_sigreturn answers 0 and no frame is
+ * found (threads inside a signal handler: docs/ARCHITECTURE.md). The
+ * saved pc and sp are at 568 and 560 from the frame's start (siginfo 128,
+ * the ucontext's mcontext at 176 in it: fault_address, regs[31], sp, pc). */
+#define ARCH_SIGFRAME_IP_OFF 568
+#define ARCH_SIGFRAME_SP_OFF 560
+/* An address no process maps (below vm.mmap_min_addr): a called function
+ * returning there (x30) faults, which the agent catches. */
 #define ARCH_INJ_RETURN_TRAP 0x100u
+
+/* The dynamic loader, which holds _r_debug (the list of loaded objects). */
+#define ARCH_INJ_LOADER "/ld-linux-aarch64.so.1"
+
+/* 1: the agent reads the system call a thread waits in before stopping
+ * it (arch_inj_blocked_call), as the stop loses what undoing EINTR needs. */
+#define ARCH_INJ_BLOCKED_CALL 1
 
 #endif

@@ -66,6 +66,11 @@ int arch_inj_undo_eintr(struct arch_inj_regs *r)
 	(void)r;
 	return 0;
 }
+void arch_inj_blocked_call(struct arch_inj_regs *r, long nr, const uint64_t *args, uint64_t sp,
+			   uint64_t pc)
+{
+	(void)r, (void)nr, (void)args, (void)sp, (void)pc;
+}
 size_t arch_nop_run(const uint8_t *code, size_t n)
 {
 	size_t k = 0;

@@ -19,4 +19,11 @@ struct arch_inj_regs {
 #define ARCH_SIGFRAME_SP_OFF 0
 #define ARCH_INJ_RETURN_TRAP 0x100u
 
+/* The dynamic loader, which holds _r_debug (the list of loaded objects). */
+#define ARCH_INJ_LOADER "/ld-linux-riscv64-lp64d.so.1"
+
+/* 1: the agent reads the system call a thread waits in before stopping
+ * it (arch_inj_blocked_call), as the stop loses what undoing EINTR needs. */
+#define ARCH_INJ_BLOCKED_CALL 0
+
 #endif
