@@ -99,6 +99,8 @@ cp -r "$TOP/tests/ctl" "$R$TOP/tests/"
 cp "$TOP/tests/cross/system/guest.sh" "$R/guest.sh"
 printf 'B=%q\nTOP=%q\nG=/g\nSYSTEM_TESTS=%q\nDFT_TEST_SLOW=%q\n' "$B" "$TOP" \
 	"${SYSTEM_TESTS:-all}" "${SYSTEM_SLOW:-200}" >"$R/guest.env"
+# /tmp stays the initramfs's own (writable, in memory): a checkout under
+# /tmp is in it at its host path, which a tmpfs mounted there would hide.
 cat >"$R/init" <<'INIT'
 #!/bin/sh
 /bin/busybox --install -s /bin
@@ -107,7 +109,6 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /dev/shm /dev/pts
 mount -t tmpfs shm /dev/shm
-mount -t tmpfs tmp /tmp
 PATH=/usr/bin:/bin:/sbin
 export PATH HOME=/tmp
 echo "DFT-GUEST-BEGIN $(uname -rm)"

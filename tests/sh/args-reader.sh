@@ -158,6 +158,15 @@ exit_retval n = 1, retval = [ { d32 slot = 0, fp = 0, v = { 24 } } ]
 entry_args n = 1, args = [ { e32 slot = 1, fp = 0, v = { { value = 5, type = "color" } } } ]
 exit_retval n = 1, retval = [ { i32 slot = 0, fp = 0, v = { 7 } } ]
 X
+		if [ "$ARCH" != x86_64 ]; then
+			# Under qemu-user, process_vm_readv answers ENOSYS, so the
+			# runtime records every non-NULL string as unread (its
+			# address): compare those items by kind family and slot.
+			for f in "$T/exp" "$T/bt"; do
+				sed -E 's/\{ str(_cut|_bad|_unread)? slot = ([0-9]+), fp = 0, v = \{ ("([^"\\]|\\.)*"|0x[0-9A-F]+) \} \}/{ STR slot = \2 }/g' \
+					"$f" >"$f.q" && mv "$f.q" "$f"
+			done
+		fi
 		if [ -s "$T/bt.err" ]; then
 			notok "babeltrace2 reads the recorded values without error"
 			diag_file "$T/bt.err"
