@@ -17,7 +17,8 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 check() { if eval "$1"; then ok "$2"; else notok "$2"; fi; }
 if [ "$ARCH" != aarch64 ]; then
-	echo "1..0 # SKIP entry relocation is implemented on x86-64 and aarch64 only"
+	echo "ok 1 # SKIP entry relocation is implemented on x86-64 and aarch64 only"
+	echo "1..1"
 	exit 0
 fi
 read -r -a RUN <<<"$RUN_CMD"
