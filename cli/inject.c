@@ -231,7 +231,7 @@ static void note_blocked_call(struct inj *p, struct inj_thread *t)
 	if (fd >= 0)
 		close(fd);
 	buf[n > 0 ? n : 0] = 0;
-	unsigned long long v[9];
+	unsigned long long v[8];
 	long nr = -1;
 	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &v[0], &v[1], &v[2],
 		   &v[3], &v[4], &v[5], &v[6], &v[7]) != 9)
