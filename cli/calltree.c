@@ -302,6 +302,8 @@ static int c_other(struct tr_walk *w, const struct tr_event *ev)
 	node = node_for(cw, w, d, ev->func, &bt, &starts);
 	if (node < 0)
 		return (int)node;
+	if (node == NO_NODE) /* its caller is outside the counted tree */
+		return 0;
 	start = ev->type == TR_CALL && ev->arg < ev->ts ? ev->ts - ev->arg : ev->ts;
 	if (ev->type == TR_FUNCTION)
 		start = ev->ts;
