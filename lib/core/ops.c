@@ -379,8 +379,9 @@ static struct dynftrace_ops late_ops = {.func = late_func};
  * entry (tramp.S: dft_graph_entry) does the graph tracer's work itself,
  * without the generic register save. graph_route_ops is that ops while registered:
  * set before its sites are patched, cleared before the unregister grace
- * period (like stubs), read inside the read side by the trampoline's
- * entries. Written under patch_lock.
+ * period (like stubs), read inside the read side by the generic entry
+ * (dft_graph_thunk_slow; the assembly reads its owner's word instead, which
+ * follows the same rule). Written under patch_lock.
  */
 HIDDEN struct dynftrace_ops *graph_route_ops;
 static struct dynftrace_ops *graph_marked; /* patch_lock */

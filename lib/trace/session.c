@@ -14,7 +14,7 @@ HIDDEN int trace_rec_on;
 HIDDEN int trace_ring_on;
 HIDDEN int trace_ring_made;
 HIDDEN struct root_map *trace_roots;
-HIDDEN uint32_t trace_fast = TR_NONE;
+HIDDEN uint32_t trace_fast = TR_NONE | TF_RING_OFF | TF_OPS_OFF;
 HIDDEN uint32_t trace_depth_lim = UINT32_MAX;
 
 /* Serialises the recomputations: the last one reads every field stored
@@ -33,6 +33,30 @@ void trace_fast_update(void)
 		f = TR_FUNCTION;
 	unsigned d = READ_ONCE(trace_cfg.max_depth);
 	__atomic_store_n(&trace_depth_lim, d ? d : UINT32_MAX, __ATOMIC_RELEASE);
-	__atomic_store_n(&trace_fast, f, __ATOMIC_RELEASE);
+	/* The two state bits change without the lock: keep them. */
+	uint32_t old = __atomic_load_n(&trace_fast, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&trace_fast, &old, (old & TF_BITS) | f, 0,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
 	pthread_mutex_unlock(&fast_lock);
+}
+
+/* Lock-free (a trigger fires inside a callback): one atomic RMW each. */
+static void fast_bit(uint32_t bit, int set)
+{
+	if (set)
+		__atomic_fetch_or(&trace_fast, bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(&trace_fast, ~bit, __ATOMIC_SEQ_CST);
+}
+
+void trace_ring_set(int on)
+{
+	__atomic_store_n(&trace_ring_on, on, __ATOMIC_RELEASE);
+	fast_bit(TF_RING_OFF, !on);
+}
+
+void trace_fast_ops(int live)
+{
+	fast_bit(TF_OPS_OFF, !live);
 }

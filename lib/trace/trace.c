@@ -563,8 +563,8 @@ HIDDEN void trace_record_start(void)
 	snprintf(line, sizeof(line), "pid: %s\n", trace_cfg.img);
 	append_line("info", line);
 	trace_rec_on = 1;
-	trace_ring_on = 1;
 	trace_ring_made = 1;
+	trace_ring_set(1);
 	patch_lock();
 	write_sites(NULL);
 	/* The state live control starts from (-F with function_graph or
@@ -601,8 +601,10 @@ HIDDEN void trace_record_start(void)
 	if (err)
 		dft_log("cannot start the %s tracer: %s", tr && *tr ? tr : "function_graph",
 			strerror(-err));
-	else
+	else {
 		ops_on = 1;
+		trace_fast_ops(1);
+	}
 }
 
 /* ---- live control (trace.h) -------------------------------------------- */
@@ -809,8 +811,10 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 {
 	int err;
 	if (ops_on) {
+		trace_fast_ops(0); /* before the grace period */
 		err = dynftrace_unregister_ops(&trace_ops);
 		if (err) {
+			trace_fast_ops(1);
 			WHY("cannot stop the %s tracer: %s", tracer_names[trace_cfg.kind],
 			    strerror(-err));
 			return err;
@@ -834,8 +838,10 @@ static int tracer_apply(enum tracer_kind kind, char *why, size_t whylen)
 		WHY("tracing was stopped for good: %s", dft_kill_reason);
 	else if (err)
 		WHY("cannot start the %s tracer: %s", tracer_names[kind], strerror(-err));
-	else
+	else {
 		ops_on = 1;
+		trace_fast_ops(1);
+	}
 	return err;
 }
 
@@ -855,7 +861,7 @@ void trace_ctl_start(size_t kb)
 		dft_log("control: no trace buffers: %s", strerror(-err));
 	else {
 		__atomic_store_n(&trace_ring_made, 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&trace_ring_on, 1, __ATOMIC_RELEASE);
+		trace_ring_set(1);
 	}
 }
 

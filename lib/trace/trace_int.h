@@ -56,18 +56,31 @@ extern struct root_map *trace_roots HIDDEN;
 
 /*
  * The graph shortcut's view of the configuration in two words, so that its
- * assembly (tramp.S) tests one word where it would test kind, time_filter
- * and trace_roots, and compares the depth once. Derived by
- * trace_fast_update (session.c) after every change of those fields, under
- * its own lock (their writers hold different locks); callbacks read them
- * inside the RCU read side, as they read the fields themselves.
+ * assembly (tramp.S) tests one word where it would test the ops, the ring,
+ * kind, time_filter and trace_roots, and compares the depth once. Callbacks
+ * read them inside the RCU read side, as they read the fields themselves.
  *   trace_fast:      TR_GRAPH when function_graph runs with no time filter
  *                    and no graph lists, TR_FUNCTION for the function
  *                    tracer, TR_NONE otherwise (the generic entry decides);
+ *                    derived by trace_fast_update (session.c) after every
+ *                    change of those fields, under its own lock (their
+ *                    writers hold different locks). Or'ed with two state
+ *                    bits, each changed by one atomic RMW: TF_RING_OFF
+ *                    while trace_ring_on is 0 (trace_ring_set, the only
+ *                    writer of trace_ring_on once it is set), TF_OPS_OFF
+ *                    while trace_ops is not registered (set before an
+ *                    unregister's grace period, cleared after a register).
+ *                    So the word equals TR_GRAPH or TR_FUNCTION only when
+ *                    the shortcut may trace.
  *   trace_depth_lim: max_depth, or UINT32_MAX for no limit.
  */
+#define TF_RING_OFF 0x100u
+#define TF_OPS_OFF  0x200u
+#define TF_BITS	    (TF_RING_OFF | TF_OPS_OFF)
 extern uint32_t trace_fast HIDDEN;
 extern uint32_t trace_depth_lim HIDDEN;
+void trace_ring_set(int on) HIDDEN;
+void trace_fast_ops(int live) HIDDEN;
 void trace_fast_update(void) HIDDEN;
 
 /* Shadow stack: the thread's own (see trace.c). */

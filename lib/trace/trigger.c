@@ -205,10 +205,10 @@ int trig_enter(struct fg_thread *g, uint32_t id)
 	if (t->flags & TRIG_FINISH)
 		__atomic_store_n(&trig_finished, 1, __ATOMIC_RELAXED);
 	if (t->flags & (TRIG_OFF | TRIG_FINISH))
-		__atomic_store_n(&trace_ring_on, 0, __ATOMIC_RELAXED);
+		trace_ring_set(0);
 	else if ((t->flags & TRIG_ON) && __atomic_load_n(&trace_ring_made, __ATOMIC_ACQUIRE) &&
 		 !__atomic_load_n(&trig_finished, __ATOMIC_RELAXED))
-		__atomic_store_n(&trace_ring_on, 1, __ATOMIC_RELAXED);
+		trace_ring_set(1);
 	if (!(t->flags & (TRIG_DEPTH | TRIG_TIME)) || g->trig_n >= TRIG_NEST_MAX)
 		return 0;
 	g->trig_save[g->trig_n].limit = g->trig_limit;

@@ -897,12 +897,8 @@ dft_gentry_tmpl_end:
 	movq	%rax, THR_RECURSION(%r9)	/* recursion = rcu_nest = 1 */
 	movq	rcu_gp_ctr(%rip), %rax
 	movq	%rax, THR_RCU_CTR(%r9)	/* rcu_read_lock() */
-	cmpq	$0, graph_route_ops(%rip)
-	je	.Lge_unlock\sfx
-	cmpl	$TR_GRAPH_ASM, trace_fast(%rip)	/* no time filter, no graph lists */
+	cmpl	$TR_GRAPH_ASM, trace_fast(%rip)	/* ops, ring, no time filter or lists */
 	jne	.Lge_function\sfx
-	cmpl	$0, trace_ring_on(%rip)
-	je	.Lge_unlock\sfx
 	movq	fg_self@gottpoff(%rip), %r8
 	movq	(%r10,%r8), %r8		/* r8 = g */
 	testq	%r8, %r8
@@ -968,10 +964,8 @@ dft_gentry_tmpl_end:
 	 * caller is near; else (a far caller, or the preserving thunk of a
 	 * relocated entry, whose ip is not the block's site) a `function`
 	 * event with the whole address (14 bytes). */
-	cmpl	$TR_FUNCTION_ASM, trace_fast(%rip)
+	cmpl	$TR_FUNCTION_ASM, trace_fast(%rip)	/* ops and ring too */
 	jne	.Lge_unlock\sfx
-	cmpl	$0, trace_ring_on(%rip)
-	je	.Lge_untraced\sfx
 	movq	ring_tls@gottpoff(%rip), %r11
 	movq	(%r10,%r11), %r11	/* r11 = b */
 	testq	%r11, %r11
