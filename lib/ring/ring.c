@@ -78,7 +78,8 @@
  * 4. Consumer ("dynftrace-rec", all signals blocked)
  * --------------------------------------------------
  * Waits on a futex with a timeout. Writers wake it only when it says it
- * waits (ring_waiting), after a page is complete. Each pass writes the
+ * waits (ring_waiting), after a page is complete and a quarter of the
+ * buffer's pages wait (or at a stop). Each pass writes the
  * complete pages of every buffer (no-overwrite mode), and flushes and frees
  * the buffers of dead threads (ring_thread_exit marks them; tgkill(tid, 0)
  * says when the thread is gone, so the final flush races with nobody).
