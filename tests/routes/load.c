@@ -10,15 +10,16 @@
  *   - give one of them another filter from a pool of overlapping globs;
  *   - dynftrace_set_routes() with one of the four masks.
  * A fourth ops, K, selects co_keep and tr_keep and stays registered. C has
- * DYNFTRACE_OPS_FL_GPR_ONLY (its callback, load_gpr.c, is built with
- * -mgeneral-regs-only): its per-ops route is the light body.
+ * DYNFTRACE_OPS_FL_GPR_ONLY (its callback, load_gpr.c, is built for
+ * general registers only): its per-ops routes are the light bodies (on
+ * aarch64 and riscv64 copies that jump straight to the full ones).
  *
  * After every step the sites are compared with a model (tests/routes/
  * common.h): route, reference count, owning ops, literal value, the code at
  * the site, and the consistency of the call targets. Each site's route
  * change is counted in a transition matrix; the run goes on until every
  * possible ordered pair of route classes {nop, list, tramp/ops, call_ops}
- * was seen on every site (or a step/time budget runs out). nop <-> list is
+ * was seen on every site (or a step/time budget runs out, below). nop <-> list is
  * not required: with routes 0, or with other ops registered, one ops'
  * site is on the list (it may go there in one step), but otherwise one API
  * call moves a site's reference count by one, and list needs two.
@@ -30,8 +31,8 @@
  * tracer, whatever their route does).
  *
  * At least ROUTES_MIN_STEPS steps (default 3000), then until the pairs are
- * all seen or ROUTES_SECONDS (default 30) have passed. ROUTES_SEED (default
- * 1) seeds the steps.
+ * all seen, or ROUTES_SECONDS (default 30) have passed with the pairs all
+ * seen, or four times that. ROUTES_SEED (default 1) seeds the steps.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -165,32 +166,40 @@ static void check_model(int step)
 	}
 	/* Distinct routes never share a target; distinct ops never share a stub;
 	 * the GPR_ONLY ops' stub leads to another body than the others', and
-	 * its CALL_OPS sites call another body than the others'. */
+	 * its CALL_OPS sites call another body than the others'. (On aarch64
+	 * and riscv64 the light bodies are copies that jump straight to the
+	 * full ones, lib/arch/{aarch64,riscv64}/tramp.S: still their own
+	 * addresses in the region, which is what is checked here.) */
 	unsigned long body[2] = {0, 0};
+	int tbad = 0;
 	for (int o = 0; o < NOPS; o++) {
-		const uint8_t *p = (const uint8_t *)tramp_of[o];
-		int32_t rel;
-		if (!p)
+		if (!tramp_of[o])
 			continue;
-		memcpy(&rel, p + 6, 4);
-		unsigned long b = p[0] == 0x68 && p[5] == 0xe9 ? tramp_of[o] + 10 + rel : 0;
+		unsigned long b = (unsigned long)tinsn_stub_body((const void *)tramp_of[o]);
 		int g = o == OPS_GPR;
 		if (!b || (body[g] && body[g] != b) || b == body[!g])
-			bad++;
+			tbad++;
 		body[g] = b;
 	}
 	for (int o = 0; o < NOPS; o++) {
 		if (tramp_of[o] && (tramp_of[o] == common || tramp_of[o] == callops[0] ||
 				    tramp_of[o] == callops[1]))
-			bad++;
+			tbad++;
 		for (int p = o + 1; p < NOPS; p++)
 			if (tramp_of[o] && tramp_of[o] == tramp_of[p])
-				bad++;
+				tbad++;
 	}
 	if (common && (common == callops[0] || common == callops[1]))
-		bad++;
+		tbad++;
 	if (callops[0] && callops[0] == callops[1])
-		bad++;
+		tbad++;
+	if (tbad && mismatches + bad < 5)
+		diag("step %d: %d shared call targets or wrong stub bodies: list/ops %#lx, "
+		     "call_ops %#lx, light call_ops %#lx, stubs %#lx %#lx %#lx %#lx, bodies %#lx "
+		     "(light %#lx)",
+		     step, tbad, common, callops[0], callops[1], tramp_of[0], tramp_of[1],
+		     tramp_of[2], tramp_of[3], body[0], body[1]);
+	bad += tbad;
 	mismatches += bad;
 }
 
@@ -384,7 +393,11 @@ int main(void)
 		record_transitions();
 		if (step % 8 == 0)
 			quiet_window(step);
-		if ((step >= min_steps && !missing_pairs(0)) || now() - t0 > budget)
+		/* A slow machine (a loaded one, emulation: under qemu-user a
+		 * step takes about 20 ms) goes on past the budget while pairs
+		 * are missing, up to four times it: more time, not a failure. */
+		double t = now() - t0;
+		if (!missing_pairs(0) ? step >= min_steps || t > budget : t > 4 * budget)
 			break;
 	}
 	double secs = now() - t0;
@@ -459,8 +472,10 @@ int main(void)
 	ok(wrong_result == 0, "traced functions returned the right values (%lu wrong)",
 	   wrong_result);
 	ok(!st.killed, "not killed%s%s", st.killed ? ": " : "", st.killed ? st.kill_reason : "");
-	ok(st.syncs == 3 * st.batches, "3 syncs per batch (%lu syncs, %lu batches)", st.syncs,
-	   st.batches);
+	/* x86-64's breakpoint protocol syncs 3 times per batch; aarch64 and
+	 * riscv64 replace one aligned word, once (tests/unit/insn.h). */
+	ok(st.syncs == TINSN_SYNCS * st.batches, "%d syncs per batch (%lu syncs, %lu batches)",
+	   TINSN_SYNCS, st.syncs, st.batches);
 	ok(all_nop, "after the last unregister every site is a NOP with a cleared literal");
 	return tap_done();
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * load_gpr.c - the callback of load.c's DYNFTRACE_OPS_FL_GPR_ONLY ops, the
- * same as load.c's cb, built with -mgeneral-regs-only and without
- * sanitizers (tests/sh/routes-load.sh), as the flag's contract says.
+ * same as load.c's cb, built for general registers only (-mgeneral-regs-only;
+ * riscv64: the ISA without F and D) and without sanitizers
+ * (tests/sh/routes-load.sh), as the flag's contract says.
  */
 #include <dynftrace/dynftrace.h>
 

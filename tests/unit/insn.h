@@ -32,6 +32,8 @@ static inline int tinsn_is_nop(const void *p)
 	memcpy(&v, p, 4);
 	return v == 0xd503201fu;
 }
+/* Where a per-ops stub (movz x10; movk x10; b body; brk) jumps. */
+#define TINSN_STUB_JUMP 8
 /* A static call trampoline with no target: a B to its own `ret` at +4. */
 static inline int tinsn_tramp_returns(const void *t)
 {
@@ -40,10 +42,10 @@ static inline int tinsn_tramp_returns(const void *t)
 	return tinsn_branch(t, NULL) == (const char *)t + 4 && r == 0xd65f03c0u;
 }
 #elif defined(__riscv) && __riscv_xlen == 64
-#define TINSN_STEP  4 /* the patched words are aligned */
+#define TINSN_STEP	4 /* the patched words are aligned */
 /* Syncs per batch: every change is one aligned word (NOP, jal, jalr
  * through the site's auipc), which a hart fetches whole. */
-#define TINSN_SYNCS 1
+#define TINSN_SYNCS	1
 /* A NOP of another form than the runtime's (addi x0, x0, 1, a HINT). */
 static const unsigned char tinsn_other_nop[4] = {0x13, 0x00, 0x10, 0x00};
 /* The target of a jal (*CALL: rd != x0) at P, or of a `jalr t0, lo(t0)`
@@ -77,6 +79,8 @@ static inline int tinsn_is_nop(const void *p)
 	memcpy(&v, p, 4);
 	return v == 0x00000013u;
 }
+/* Where a per-ops stub (lui t1; addiw t1; j body; ebreak) jumps. */
+#define TINSN_STUB_JUMP 8
 /* A static call trampoline with no target: a j to its own `ret` at +4. */
 static inline int tinsn_tramp_returns(const void *t)
 {
@@ -85,8 +89,8 @@ static inline int tinsn_tramp_returns(const void *t)
 	return tinsn_branch(t, NULL) == (const char *)t + 4 && r == 0x00008067u;
 }
 #else
-#define TINSN_STEP  1
-#define TINSN_SYNCS 3 /* the breakpoint protocol */
+#define TINSN_STEP	1
+#define TINSN_SYNCS	3 /* the breakpoint protocol */
 static const unsigned char tinsn_other_nop[5] = {0x66, 0x66, 0x66, 0x66, 0x90};
 static inline const void *tinsn_branch(const void *p, int *call)
 {
@@ -103,6 +107,8 @@ static inline int tinsn_is_nop(const void *p)
 {
 	return !memcmp(p, "\x0f\x1f\x44\x00\x00", 5);
 }
+/* Where a per-ops stub (push imm32; jmp rel32) jumps. */
+#define TINSN_STUB_JUMP 5
 static inline int tinsn_tramp_returns(const void *t)
 {
 	return *(const unsigned char *)t == 0xc3;
@@ -114,5 +120,14 @@ static inline int tinsn_jumps_to(const void *p, const void *t)
 {
 	int call = 1;
 	return tinsn_branch(p, &call) == t && !call;
+}
+
+/* The body a per-ops stub at P jumps to (the instruction at
+ * TINSN_STUB_JUMP), NULL when P holds no such jump. */
+static inline const void *tinsn_stub_body(const void *p)
+{
+	int call = 1;
+	const void *b = tinsn_branch((const char *)p + TINSN_STUB_JUMP, &call);
+	return call ? NULL : b;
 }
 #endif
