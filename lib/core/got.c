@@ -67,10 +67,15 @@
  * like), calls through pointers the program or a sanitizer fetched with
  * dlsym before the hooks (a sanitizer's REAL(): in attach mode a sanitized
  * program's calls reach its interceptors and never the wrappers), and a
- * GOT value a compiler keeps in a register: with -fno-plt, clang loads the
- * slot once before a loop, so a thread inside that loop calls the old
- * target (libc's after the install, the wrapper after the remove) until it
- * leaves it. The runtime's code must therefore stay mapped after a remove.
+ * GOT value a compiler keeps: with -fno-plt the compiler may treat a slot
+ * as constant. clang loads it once before a loop; gcc for aarch64 loads
+ * it at a function's first call of the name and reuses the value (a
+ * callee-saved register, a stack slot) for every later call in that
+ * function (x86-64's `call *slot(%rip)` reads the slot at each call). A
+ * function that loaded the value before the install calls the old target
+ * (libc's after the install, the wrapper after the remove) until it
+ * returns. No store reaches that copy, so the runtime's code must stay
+ * mapped after a remove.
  *
  * The tables live in anonymous mappings: no malloc (the program's
  * allocator may be anything).

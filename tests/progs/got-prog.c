@@ -8,7 +8,9 @@
  * tests/sh/got-hooks.sh builds it three ways: PLT calls with full RELRO
  * (-z now), PLT calls with lazy binding (-z lazy: sigpending is first
  * called after the install, its slot still holds the lazy stub), and
- * -fno-plt (GLOB_DAT slots).
+ * -fno-plt (GLOB_DAT slots; gcc for aarch64 keeps a slot's value for the
+ * whole function, hence main's calls of wrapped names in functions of
+ * their own, see open_lib).
  *
  * 1. dft_real, from a library loaded RTLD_LOCAL, finds what the program
  *    binds (libc's function, or the sanitizer's interceptor).
@@ -200,8 +202,33 @@ static void wait_iters(unsigned long more)
 		usleep(500);
 }
 
+/*
+ * main calls the wrapped names only through these functions. A compiler
+ * may treat a GOT slot as constant within a function: gcc for aarch64
+ * with -fno-plt loads the slot at the first call and keeps the value (a
+ * callee-saved register, a stack slot) for every later call of the name
+ * in that function. main's dlopen after the install would call what the
+ * slot held at its first dlopen, before the install, and its sigpending
+ * after the remove what the slot held before the remove. A call made in a
+ * function of its own reads the slot when that function runs.
+ */
+__attribute__((noinline)) static void *open_lib(const char *path)
+{
+	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+__attribute__((noinline)) static int close_lib(void *h)
+{
+	return dlclose(h);
+}
+
+__attribute__((noinline)) static int pending(sigset_t *s)
+{
+	return sigpending(s);
+}
+
 /* K calls of every name from main; the count each wrapper saw, in D. */
-static void calls(int k, unsigned long d[NNAMES])
+__attribute__((noinline)) static void calls(int k, unsigned long d[NNAMES])
 {
 	unsigned long c0[NNAMES];
 	for (int i = 0; i < NNAMES; i++)
@@ -241,7 +268,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s HARNESS.so LIB.so\n", argv[0]);
 		return 2;
 	}
-	void *hh = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	void *hh = open_lib(argv[1]);
 	if (!hh) {
 		printf("not ok 1 - dlopen %s: %s\n", argv[1], dlerror());
 		return 1;
@@ -312,12 +339,12 @@ int main(int argc, char **argv)
 	check(calls_count(7, 7), "threads paused: 7 calls of each name from main count 7");
 	sigset_t ps;
 	unsigned long p0 = gh.count("sigpending");
-	check(sigpending(&ps) == 0 && gh.count("sigpending") - p0 == 1,
+	check(pending(&ps) == 0 && gh.count("sigpending") - p0 == 1,
 	      "sigpending, never called before the install, reaches its wrapper");
 	resume_all();
 
 	/* 3. A library loaded after the install. */
-	void *lh = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+	void *lh = open_lib(argv[2]);
 	int (*lib_calls)(int) = lh ? (int (*)(int))dlsym(lh, "got_lib_calls") : NULL;
 	void *(*lib_addr)(void) = lh ? (void *(*)(void))dlsym(lh, "got_lib_sigprocmask") : NULL;
 	if (!lib_calls || !lib_addr) {
@@ -332,7 +359,7 @@ int main(int argc, char **argv)
 	check(lib_calls(5) == 0 && gh.count("sigprocmask") - c0 == 10,
 	      "its 10 PLT calls count 10 (%d slots hold the wrapper)", lslots.n);
 	resume_all();
-	dlclose(lh);
+	close_lib(lh);
 	/* Its slots' pages again, holding the wrapper: bait for a remove that
 	 * would write into an object that is gone. */
 	int baits = 0, taken = 0;
@@ -380,13 +407,12 @@ int main(int argc, char **argv)
 	pause_all();
 	check(calls_count(7, 0), "threads paused: calls from main count nothing");
 	p0 = gh.count("sigpending");
-	check(sigpending(&ps) == 0 && gh.count("sigpending") == p0,
-	      "sigpending reaches libc again");
+	check(pending(&ps) == 0 && gh.count("sigpending") == p0, "sigpending reaches libc again");
 	resume_all();
 
 	/* Again, with the library loaded at the remove. */
 	r = gh.install();
-	lh = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+	lh = open_lib(argv[2]);
 	lib_addr = lh ? (void *(*)(void))dlsym(lh, "got_lib_sigprocmask") : NULL;
 	int again = r >= nslots && lib_addr && (uintptr_t)lib_addr() == wrap[0];
 	wait_iters(20);
@@ -395,7 +421,7 @@ int main(int argc, char **argv)
 		  all_hold(&slots[0], real[0]),
 	      "install, dlopen, remove: the library's slots are restored too (%d)", r);
 	if (lh)
-		dlclose(lh);
+		close_lib(lh);
 
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < NT; i++)
