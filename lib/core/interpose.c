@@ -641,6 +641,14 @@ static const char *caller_runpath_lookup(const char *file, const void *caller, c
 	}
 	if (!have || !strtab)
 		return file;
+	/* glibc adds the load bias to DT_STRTAB in place only where the
+	 * dynamic section is writable; riscv64's is read-only
+	 * (DL_RO_DYN_SECTION), its d_ptr the file's address (got.c's
+	 * dyn_addr says the rule in full). Objects are linked at 0 but for a
+	 * non-PIE executable, whose bias is 0: a value below the bias is
+	 * unrelocated. */
+	if (lm->l_addr && (uintptr_t)strtab < lm->l_addr)
+		strtab += lm->l_addr;
 	rp = strtab + rp_off;
 	char origin[PATH_MAX];
 	const char *objpath = lm->l_name && lm->l_name[0] ? lm->l_name : "/proc/self/exe";

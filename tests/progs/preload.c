@@ -2,8 +2,9 @@
 /*
  * preload.c - a traced program NOT linked with the runtime, for
  * LD_PRELOAD=libdynftrace.so (tests/sh/dlopen.sh). Prints its result and the
- * bytes at its function's entry site: five 1-byte NOPs as gcc left them
- * without the runtime, the canonical NOP5 with it. With a library argument,
+ * bytes at its function's entry: the NOPs the compiler left without the
+ * runtime, the runtime's forms with it (x86-64: the 5-byte site; aarch64
+ * and riscv64: the 8 bytes of marker and site). With a library argument,
  * also dlopens it and calls dl_one.
  */
 #include <dlfcn.h>
@@ -25,14 +26,21 @@ int main(int argc, char **argv)
 {
 	int (*volatile f)(int) = pf;
 	const unsigned char *p = (const unsigned char *)pf;
+#if defined(__x86_64__)
+	enum { ENTRY = 5 };
 	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
 		p += 4; /* endbr64 */
+#else
+	enum { ENTRY = 8 };
+#endif
 	pthread_t t;
 	void *r;
 	pthread_create(&t, NULL, thr, NULL);
 	pthread_join(t, &r);
-	printf("result %d %ld\nentry %02x %02x %02x %02x %02x\n", f(41), (long)r, p[0], p[1], p[2],
-	       p[3], p[4]);
+	printf("result %d %ld\nentry", f(41), (long)r);
+	for (int i = 0; i < ENTRY; i++)
+		printf(" %02x", p[i]);
+	printf("\n");
 	if (argc > 1) {
 		void *h = dlopen(argv[1], RTLD_NOW);
 		unsigned long (*g)(unsigned long) =

@@ -8,9 +8,9 @@
 #    after dlclose + dlopen, 100 cycles under load (see dlt-main.c).
 # 2. The same program with LD_PRELOAD=libdynftrace.so as well.
 # 3. tests/progs/preload.c built with the trace flags but not linked with the
-#    runtime, run with LD_PRELOAD: same output, its site converted to the
-#    canonical NOP, nothing alarming with DYNFTRACE_VERBOSE=1; it dlopens the
-#    traced library too.
+#    runtime, run with LD_PRELOAD: same output, its entry converted to the
+#    runtime's disabled site (the architecture's forms), nothing alarming
+#    with DYNFTRACE_VERBOSE=1; it dlopens the traced library too.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 P=$TOP/tests/progs
@@ -57,11 +57,29 @@ else
 	notok "preload mode: status $rc1 (without: $rc0), or different output"
 	cat "$T/plain.out" "$T/pre.out" "$T/pre.err" | head -20 | sed -e 's/^/# /'
 fi
-# gcc leaves five 1-byte NOPs, clang 0f 1f 44 00 08; the runtime makes both
-# the canonical NOP5.
-if grep -Eq '^entry (90 90 90 90 90|0f 1f 44 00 08)$' "$T/plain.out" &&
-	grep -q '^entry 0f 1f 44 00 00$' "$T/pre.out"; then
-	ok "preload mode: the site became the canonical NOP ($(sed -n 's/^entry //p' "$T/plain.out") without the runtime)"
+# The entry as the compiler left it, and as the runtime makes it (site
+# disabled). x86-64: gcc leaves five 1-byte NOPs, clang 0f 1f 44 00 08; the
+# runtime makes both the canonical NOP5. aarch64: two NOPs; the first
+# becomes the site's marker `mov x9, x30`, the site stays NOP. riscv64:
+# four c.nop (two NOPs without RVC); the first word becomes the marker
+# `auipc t0, hi` (hi: the distance to the trampoline region), the site
+# word the 4-byte NOP.
+case "$ARCH" in
+aarch64)
+	plain_re='1f 20 03 d5 1f 20 03 d5'
+	pre_re='e9 03 1e aa 1f 20 03 d5'
+	;;
+riscv64)
+	plain_re='(01 00 01 00 01 00 01 00|13 00 00 00 13 00 00 00)'
+	pre_re='97 [0-9a-f]2 [0-9a-f]{2} [0-9a-f]{2} 13 00 00 00'
+	;;
+*)
+	plain_re='(90 90 90 90 90|0f 1f 44 00 08)'
+	pre_re='0f 1f 44 00 00'
+	;;
+esac
+if grep -Eq "^entry $plain_re\$" "$T/plain.out" && grep -Eq "^entry $pre_re\$" "$T/pre.out"; then
+	ok "preload mode: the entry became the runtime's disabled site ($(sed -n 's/^entry //p' "$T/plain.out") -> $(sed -n 's/^entry //p' "$T/pre.out"))"
 else
 	notok "preload mode: entry bytes: $(grep '^entry' "$T/plain.out") / $(grep '^entry' "$T/pre.out")"
 fi

@@ -1,6 +1,6 @@
 /* insn.h - for tests: the few instructions the runtime writes, decoded per
- * architecture (a branch's target, the NOP, a static call trampoline with
- * no target), independently of the runtime's own encoder. */
+ * architecture (a branch's target, the NOP, the marker before a site, a
+ * static call trampoline with no target), independently of the runtime's own encoder. */
 #ifndef DFT_TEST_INSN_H
 #define DFT_TEST_INSN_H
 #include <stdint.h>
@@ -40,6 +40,15 @@ static inline int tinsn_tramp_returns(const void *t)
 	uint32_t r;
 	memcpy(&r, (const char *)t + 4, 4);
 	return tinsn_branch(t, NULL) == (const char *)t + 4 && r == 0xd65f03c0u;
+}
+/* The site P is the second of -fpatchable-function-entry=2's NOPs; the
+ * first becomes `mov x9, x30` (the function's return address, kept from
+ * the site's BL) once the runtime knows the site. */
+static inline int tinsn_site_marked(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, (const char *)p - 4, 4);
+	return v == 0xaa1e03e9u;
 }
 #elif defined(__riscv) && __riscv_xlen == 64
 #define TINSN_STEP	4 /* the patched words are aligned */
@@ -88,6 +97,17 @@ static inline int tinsn_tramp_returns(const void *t)
 	memcpy(&r, (const char *)t + 4, 4);
 	return tinsn_branch(t, NULL) == (const char *)t + 4 && r == 0x00008067u;
 }
+/* The site P is the second word of the entry's 8 bytes of NOPs; the first
+ * becomes `auipc t0, hi` (aimed at the object's trampoline region) once
+ * the runtime knows the site. */
+static inline int tinsn_site_marked(const void *p)
+{
+	uint32_t v;
+	uintptr_t q = (uintptr_t)p;
+	__asm__("" : "+r"(q));
+	memcpy(&v, (const void *)(q - 4), 4);
+	return (v & 0xfffu) == 0x297u;
+}
 #else
 #define TINSN_STEP	1
 #define TINSN_SYNCS	3 /* the breakpoint protocol */
@@ -112,6 +132,12 @@ static inline int tinsn_is_nop(const void *p)
 static inline int tinsn_tramp_returns(const void *t)
 {
 	return *(const unsigned char *)t == 0xc3;
+}
+/* The site is the whole 5-byte NOP or call: nothing before it changes. */
+static inline int tinsn_site_marked(const void *p)
+{
+	(void)p;
+	return 1;
 }
 #endif
 
