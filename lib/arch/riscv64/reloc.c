@@ -376,9 +376,9 @@ int arch_reloc_entry(uintptr_t src, const uint8_t *code, size_t avail, size_t fs
 			put32(&b, (8u + ((v >> 7) & 7)) << 15 | ((v >> 13) & 1 ? 0u : 1u) << 12 |
 				      4u << 8 | 0x63u);
 			break;
-		case K_ICALL:
-			r->calls = 1; /* entries.c refuses it; the copy is exact all the same */
-				      /* fall through */
+		case K_ICALL: /* entries.c refuses it; the copy is exact */
+			r->calls = 1;
+			/* fall through */
 		default:
 			if (in[i].len == 2)
 				put16(&b, v);
