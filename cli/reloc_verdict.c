@@ -14,8 +14,9 @@
 #include "elf.h"
 
 /* The block's distance from the code in the verdict (the runtime places
- * blocks next to its trampoline region, near the object). */
-#define NEAR ((uintptr_t)1 << 20)
+ * blocks next to its trampoline region, near the object): within every
+ * architecture's reach of the entry's jump (riscv64's jal: +-1 MiB). */
+#define NEAR ((uintptr_t)1 << 19)
 /* Longest function read whole for the branch scan. */
 #define FUNC_MAX ((size_t)1 << 20)
 

@@ -436,8 +436,8 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		return -ENOMEM;
 	}
 	if (!arch_save_all_tramp((uint8_t *)arena, ALL_COPY, centry)) {
-		dft_log("cannot patch functions by relocation: the preserving trampoline "
-			"does not fit its arena");
+		dft_log("cannot patch functions by relocation: no preserving trampoline on "
+			"this architecture, or it does not fit its arena");
 		munmap((void *)arena, len);
 		free(cand);
 		free(mv);

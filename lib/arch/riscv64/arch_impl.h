@@ -99,7 +99,8 @@ static inline uintptr_t riscv_site_call_target(uintptr_t ip)
  * is loaded from there on the way out). */
 #define ARCH_REGS_RET_SLOT(regs) ((uintptr_t *)((regs)->sp - 8))
 
-/* No preserving trampoline (entry relocation is x86-64 only). */
+/* No preserving trampoline yet (arch.c, arch_save_all_tramp): -P relocates
+ * nothing on riscv64, though reloc.c can. */
 #define ARCH_REGS_PRESERVE_ALL(regs) ((void)(regs), 0)
 
 /* The marker before a site IP: the `auipc t0` written at the function's
