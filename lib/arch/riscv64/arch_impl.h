@@ -98,6 +98,10 @@ static inline uintptr_t riscv_site_call_target(uintptr_t ip)
  * the trampoline's frame record, just below the function's entry sp (ra
  * is loaded from there on the way out). */
 #define ARCH_REGS_RET_SLOT(regs) ((uintptr_t *)((regs)->sp - 8))
+/* But the function gets it in ra and saves ra where its own prologue
+ * chooses (often entry sp - 8 too, not always), and an unwinder reads it
+ * there, by the CFI: graph.c unhooks for unwinders within the frame. */
+#define ARCH_RET_IN_REG 1
 
 /* No preserving trampoline (entry relocation is x86-64 only). */
 #define ARCH_REGS_PRESERVE_ALL(regs) ((void)(regs), 0)
