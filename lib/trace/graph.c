@@ -36,6 +36,7 @@
  * nothing else touches it, signal handlers of the same thread nest on it in
  * LIFO order.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -455,25 +456,47 @@ static void unhook_all(struct fg_thread *g)
  * what it would untraced, and dead words, which nobody reads. The catch
  * rewrites the original back to the hook the same way; a rewrite at both
  * ends costs a read of the stack between the throw and the bottom traced
- * frame.
+ * frame. The scan never leaves the stack the throw is on.
  */
 
 /* The frames that can be scanned: ent[BASE..depth), from the top down to
  * the first without a slot (a longjmp mark, the bottom of a makecontext
- * stack: what lies below may be another stack) or, on the alternate
- * signal stack, the first outside it (the interrupted stack's). */
-static uint32_t unwind_base(const struct fg_thread *g)
+ * stack) or outside the stack LO is on (whose memory is known to be
+ * there): the alternate signal stack, the current context's, or the
+ * thread's own. On a stack none of them is (a switch no wrapper saw), or
+ * whose bounds are not known, none. */
+static uint32_t unwind_base(struct fg_thread *g, uintptr_t lo)
 {
-	uintptr_t alo = 0, ahi = UINTPTR_MAX;
+	uintptr_t slo, shi;
 	stack_t ss;
 	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
-		alo = (uintptr_t)ss.ss_sp;
-		ahi = alo + ss.ss_size;
+		slo = (uintptr_t)ss.ss_sp;
+		shi = slo + ss.ss_size;
+	} else if (g->ctx_lo != g->ctx_hi && lo >= g->ctx_lo && lo < g->ctx_hi) {
+		slo = g->ctx_lo;
+		shi = g->ctx_hi;
+	} else {
+		if (!g->stack_hi) {
+			pthread_attr_t a;
+			void *addr;
+			size_t size;
+			if (pthread_getattr_np(pthread_self(), &a) == 0) {
+				if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+					g->stack_lo = (uintptr_t)addr;
+					g->stack_hi = (uintptr_t)addr + size;
+				}
+				pthread_attr_destroy(&a);
+			}
+		}
+		slo = g->stack_lo;
+		shi = g->stack_hi;
 	}
 	uint32_t i = g->depth;
+	if (lo < slo || lo >= shi)
+		return i;
 	while (i > 0) {
 		uintptr_t s = (uintptr_t)g->ent[i - 1].slot;
-		if (!s || s < alo || s >= ahi)
+		if (!s || s < slo || s >= shi)
 			break;
 		i--;
 	}
@@ -517,7 +540,7 @@ static unsigned frame_swap(const struct fg_thread *g, uint32_t i, uintptr_t lo, 
 static void unhook_for_unwind(struct fg_thread *g, uintptr_t lo)
 {
 	/* from the top down, as unhook_all: a tail call's frames share one */
-	for (uint32_t i = g->depth, base = unwind_base(g); i-- > base;) {
+	for (uint32_t i = g->depth, base = unwind_base(g, lo); i-- > base;) {
 		struct shadow_ent *e = &g->ent[i];
 		if (e->hooked && frame_swap(g, i, lo, e->hook, e->orig))
 			e->hooked = 0;
@@ -527,7 +550,7 @@ static void unhook_for_unwind(struct fg_thread *g, uintptr_t lo)
 /* The frames that survived a catch return through their hooks again. */
 static void rehook_after_catch(struct fg_thread *g, uintptr_t lo)
 {
-	for (uint32_t i = unwind_base(g); i < g->depth; i++) {
+	for (uint32_t i = unwind_base(g, lo); i < g->depth; i++) {
 		struct shadow_ent *e = &g->ent[i];
 		if (!e->hooked && frame_swap(g, i, lo, e->orig, e->hook))
 			e->hooked = 1;
@@ -564,7 +587,9 @@ void trace_fatal_unhook(void)
 	struct fg_thread *g = fg_self;
 	if (g) {
 		dft_self.recursion++; /* for good: the thread is dying */
-		unhook_for_unwind(g, CALLER_SP());
+		/* at the slots only: in a fatal signal's handler, finding the
+		 * stack's bounds (malloc, /proc) is not safe */
+		unhook_all(g);
 	}
 }
 
