@@ -580,7 +580,11 @@ static void rehook_after_catch(struct fg_thread *g, uintptr_t lo)
 /* The caller's sp: the canonical frame address of the function this
  * expands in (x86-64: above the return address; aarch64, riscv64: the sp
  * at its entry). */
+#ifdef ARCH_CALLER_SP
+#define CALLER_SP() ARCH_CALLER_SP()
+#else
 #define CALLER_SP() ((uintptr_t)__builtin_dwarf_cfa())
+#endif
 
 void trace_fatal_unhook(void)
 {
