@@ -27,7 +27,8 @@
  * | static keys    | arch_jump_label_insn, arch_jump_label_state             |
  * | static calls   | arch_static_call_tramp, arch_static_call_site,          |
  * |                | arch_static_call_tramp_valid, arch_static_call_find     |
- * | registers      | ARCH_REGS_ARG, ARCH_REGS_RET_SLOT, arch_vec_kind        |
+ * | registers      | ARCH_REGS_ARG, ARCH_REGS_RET_SLOT, ARCH_RET_IN_REG,     |
+ * |                | arch_vec_kind, ARCH_CALLER_SP (optional)                |
  * | per thread     | arch_thread_pointer                                     |
  * | clock          | arch_cycles, arch_cycles_constant, arch_cycles_hz       |
  * | local atomics  | arch_local_cmpxchg, arch_local_xadd, arch_local_add,    |

@@ -12,7 +12,9 @@
  *     pointer is dead; it is closed at the next entry or return;
  *   - C++ exceptions: the unwinder must see real return addresses, so
  *     _Unwind_RaiseException puts every original back; __cxa_begin_catch
- *     closes the frames that were unwound and re-hooks the survivors;
+ *     closes the frames that were unwound and re-hooks the survivors
+ *     (where the return address comes in a register, in the frame: see
+ *     unhook_for_unwind);
  *   - pthread_exit: every frame is closed and unhooked first;
  *   - exit() from a nested frame: the streams end with open entries, which
  *     readers close.
@@ -34,6 +36,8 @@
  * nothing else touches it, signal handlers of the same thread nest on it in
  * LIFO order.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -434,11 +438,161 @@ static void unhook_all(struct fg_thread *g)
 	}
 }
 
+#if ARCH_RET_IN_REG
+/*
+ * Where the return address comes in a register (aarch64's x30, riscv64's
+ * ra), the slot is the trampoline's copy at entry sp - 8, which orders
+ * frames but is not what an unwinder reads: the function got the hook in
+ * the register and saved it where its prologue chose, which only its CFI
+ * says (gcc on aarch64: the frame record at the bottom of the frame; on
+ * riscv64 often entry sp - 8, the slot itself, but not always). Rather
+ * than interpret CFI, every word of the function's frame that holds its
+ * hook is rewritten. The frame lies between its entry sp (slot + 1) and
+ * the entry sp of the next traced frame below it (or LO, the live bottom
+ * of the stack). The untraced frames in between hold their own return
+ * addresses, not the hook (one the function tail-called holds it, and is
+ * rightly unhooked with it). No other word holds the hook's value but a
+ * copy of the return address (__builtin_return_address), which then reads
+ * what it would untraced, and dead words, which nobody reads. The catch
+ * rewrites the original back to the hook the same way; a rewrite at both
+ * ends costs a read of the stack between the throw and the bottom traced
+ * frame. The scan never leaves the stack the throw is on.
+ */
+
+/* The frames that can be scanned: ent[BASE..depth), from the top down to
+ * the first without a slot (a longjmp mark, the bottom of a makecontext
+ * stack) or outside the stack LO is on (whose memory is known to be
+ * there): the alternate signal stack, the current context's, or the
+ * thread's own. On a stack none of them is (a switch no wrapper saw), or
+ * whose bounds are not known, none. */
+static uint32_t unwind_base(struct fg_thread *g, uintptr_t lo)
+{
+	uintptr_t slo, shi;
+	stack_t ss;
+	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+		slo = (uintptr_t)ss.ss_sp;
+		shi = slo + ss.ss_size;
+	} else if (g->ctx_lo != g->ctx_hi && lo >= g->ctx_lo && lo < g->ctx_hi) {
+		slo = g->ctx_lo;
+		shi = g->ctx_hi;
+	} else {
+		if (!g->stack_hi) {
+			pthread_attr_t a;
+			void *addr;
+			size_t size;
+			if (pthread_getattr_np(pthread_self(), &a) == 0) {
+				if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+					g->stack_lo = (uintptr_t)addr;
+					g->stack_hi = (uintptr_t)addr + size;
+				}
+				pthread_attr_destroy(&a);
+			}
+		}
+		slo = g->stack_lo;
+		shi = g->stack_hi;
+	}
+	uint32_t i = g->depth;
+	if (lo < slo || lo >= shi)
+		return i;
+	while (i > 0) {
+		uintptr_t s = (uintptr_t)g->ent[i - 1].slot;
+		if (!s || s < slo || s >= shi)
+			break;
+		i--;
+	}
+	return i;
+}
+
+/* The bottom of frame I: the entry sp of the next traced frame below it
+ * (tail calls share its slot), not below LO. */
+static uintptr_t frame_low(const struct fg_thread *g, uint32_t i, uintptr_t lo)
+{
+	uintptr_t s = (uintptr_t)g->ent[i].slot;
+	for (uint32_t k = i + 1; k < g->depth; k++) {
+		uintptr_t t = (uintptr_t)g->ent[k].slot;
+		if (t && t < s) {
+			t += sizeof(uintptr_t);
+			return t > lo ? t : lo;
+		}
+	}
+	return lo;
+}
+
+/* Rewrite every word FROM in frame I (above LO) to TO; how many. */
+static unsigned frame_swap(const struct fg_thread *g, uint32_t i, uintptr_t lo, uintptr_t from,
+			   uintptr_t to)
+{
+	uintptr_t hi = (uintptr_t)(g->ent[i].slot + 1);
+	uintptr_t *p =
+	    (uintptr_t *)((frame_low(g, i, lo) + sizeof(uintptr_t) - 1) & ~(sizeof(uintptr_t) - 1));
+	unsigned n = 0;
+	for (; (uintptr_t)p < hi; p++) {
+		if (*p == from) {
+			*p = to;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Put the original return addresses back where an unwinder reads them;
+ * LO: the caller's sp (the live stack starts there). */
+static void unhook_for_unwind(struct fg_thread *g, uintptr_t lo)
+{
+	/* from the top down, as unhook_all: a tail call's frames share one */
+	for (uint32_t i = g->depth, base = unwind_base(g, lo); i-- > base;) {
+		struct shadow_ent *e = &g->ent[i];
+		if (e->hooked && frame_swap(g, i, lo, e->hook, e->orig))
+			e->hooked = 0;
+	}
+}
+
+/* The frames that survived a catch return through their hooks again. */
+static void rehook_after_catch(struct fg_thread *g, uintptr_t lo)
+{
+	for (uint32_t i = unwind_base(g, lo); i < g->depth; i++) {
+		struct shadow_ent *e = &g->ent[i];
+		if (!e->hooked && frame_swap(g, i, lo, e->orig, e->hook))
+			e->hooked = 1;
+	}
+}
+#else
+/* The return address is at the slot, where the call put it. */
+static void unhook_for_unwind(struct fg_thread *g, uintptr_t lo)
+{
+	(void)lo;
+	unhook_all(g);
+}
+
+static void rehook_after_catch(struct fg_thread *g, uintptr_t lo)
+{
+	(void)lo;
+	for (uint32_t i = 0; i < g->depth; i++) {
+		struct shadow_ent *e = &g->ent[i];
+		if (!e->hooked && e->slot && *e->slot == e->orig) {
+			*e->slot = e->hook;
+			e->hooked = 1;
+		}
+	}
+}
+#endif
+
+/* The caller's sp: the canonical frame address of the function this
+ * expands in (x86-64: above the return address; aarch64, riscv64: the sp
+ * at its entry). */
+#ifdef ARCH_CALLER_SP
+#define CALLER_SP() ARCH_CALLER_SP()
+#else
+#define CALLER_SP() ((uintptr_t)__builtin_dwarf_cfa())
+#endif
+
 void trace_fatal_unhook(void)
 {
 	struct fg_thread *g = fg_self;
 	if (g) {
 		dft_self.recursion++; /* for good: the thread is dying */
+		/* at the slots only: in a fatal signal's handler, finding the
+		 * stack's bounds (malloc, /proc) is not safe */
 		unhook_all(g);
 	}
 }
@@ -453,7 +607,7 @@ PUBLIC int _Unwind_RaiseException(void *exc)
 	struct fg_thread *g = fg_self;
 	if (g) {
 		dft_self.recursion++;
-		unhook_all(g);
+		unhook_for_unwind(g, CALLER_SP());
 		dft_self.recursion--;
 	}
 	return real ? real(exc) : 5 /* _URC_END_OF_STACK */;
@@ -468,7 +622,7 @@ PUBLIC int _Unwind_Resume_or_Rethrow(void *exc)
 	struct fg_thread *g = fg_self;
 	if (g) {
 		dft_self.recursion++;
-		unhook_all(g);
+		unhook_for_unwind(g, CALLER_SP());
 		dft_self.recursion--;
 	}
 	return real ? real(exc) : 5;
@@ -484,15 +638,9 @@ PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
 	struct fg_thread *g = fg_self;
 	if (g && g->depth) {
 		dft_self.recursion++;
-		uintptr_t caller_sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
+		uintptr_t caller_sp = CALLER_SP();
 		close_dead(g, caller_sp, NULL);
-		for (uint32_t i = 0; i < g->depth; i++) {
-			struct shadow_ent *e = &g->ent[i];
-			if (!e->hooked && e->slot && *e->slot == e->orig) {
-				*e->slot = e->hook;
-				e->hooked = 1;
-			}
-		}
+		rehook_after_catch(g, caller_sp);
 		dft_self.recursion--;
 	}
 	return real ? real(exc) : NULL;
@@ -507,7 +655,7 @@ PUBLIC void pthread_exit(void *ret)
 	struct fg_thread *g = fg_self;
 	if (g) {
 		dft_self.recursion++; /* for good: the thread is leaving */
-		unhook_all(g);
+		unhook_for_unwind(g, CALLER_SP());
 		close_unwound(g, g->depth, ring_now());
 	}
 	real(ret);

@@ -150,6 +150,10 @@ struct fg_thread {
 	uintptr_t ctx_lo, ctx_hi; /* the current context's stack, if known (else 0, 0) */
 	struct fg_ctx *ctx;	  /* mmap'd: ctx_cap slots, ctx_n used */
 	uint32_t ctx_n, ctx_cap;
+	/* The thread's own stack, found at its first exception where the
+	 * return address comes in a register (graph.c: unwind_base); 0, 0
+	 * until then, or if unknown. */
+	uintptr_t stack_lo, stack_hi;
 };
 
 extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initial-exec")));

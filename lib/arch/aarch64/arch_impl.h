@@ -51,6 +51,11 @@
  * the trampoline's frame record, just below the function's entry sp (its
  * return into the caller is loaded from there into x30 on the way out). */
 #define ARCH_REGS_RET_SLOT(regs) ((uintptr_t *)((regs)->sp - 8))
+/* But the function gets it in x30 and saves x30 where its own prologue
+ * chooses (gcc: the frame record at the bottom of its frame, not at entry
+ * sp - 8), and an unwinder reads it there, by the CFI: graph.c unhooks
+ * for unwinders within the frame, not at the slot. */
+#define ARCH_RET_IN_REG 1
 
 /* Integer argument N (0-7) at a function's entry: x0-x7. */
 #define ARCH_REGS_INT_ARG(regs, n) ARCH_REGS_ARG(regs, (int)(n))

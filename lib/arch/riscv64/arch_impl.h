@@ -98,6 +98,16 @@ static inline uintptr_t riscv_site_call_target(uintptr_t ip)
  * the trampoline's frame record, just below the function's entry sp (ra
  * is loaded from there on the way out). */
 #define ARCH_REGS_RET_SLOT(regs) ((uintptr_t *)((regs)->sp - 8))
+/* But the function gets it in ra and saves ra where its own prologue
+ * chooses (often entry sp - 8 too, not always), and an unwinder reads it
+ * there, by the CFI: graph.c unhooks for unwinders within the frame. */
+#define ARCH_RET_IN_REG 1
+#ifdef __clang__
+/* The caller's sp in the function this expands in (graph.c): clang 14
+ * cannot lower __builtin_dwarf_cfa for riscv (it crashes); s0 holds the
+ * entry sp by the RISC-V frame pointer convention. */
+#define ARCH_CALLER_SP() ((uintptr_t)__builtin_frame_address(0))
+#endif
 
 /* No preserving trampoline yet (arch.c, arch_save_all_tramp): -P relocates
  * nothing on riscv64, though reloc.c can. */

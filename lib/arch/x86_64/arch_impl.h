@@ -52,6 +52,9 @@
 
 /* Where the traced function's return address is, at its entry. */
 #define ARCH_REGS_RET_SLOT(regs) ((uintptr_t *)(regs)->sp)
+/* The call pushed it there, and an unwinder reads it there: a hooked
+ * frame is unhooked at its slot (graph.c). */
+#define ARCH_RET_IN_REG 0
 
 /* Integer argument N (0-7) at a function's entry: the registers, then
  * the stack above the return address (as the full bodies leave regs->sp). */
