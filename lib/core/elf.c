@@ -1228,7 +1228,8 @@ struct cie {
 /*
  * Is the CIE's initial program other than the architecture's rule at a
  * call (struct elf_arch: x86-64 CFA = rsp + 8, return address (r16) at
- * CFA - 8; aarch64 CFA = sp, the return address in x30)? _start's says
+ * CFA - 8; aarch64 CFA = sp, the return address in x30; riscv64 CFA = sp,
+ * which its gcc states as def_cfa_register alone)? _start's says
  * the return address is undefined; anything unusual makes its FDEs'
  * starts doubtful entries.
  */
@@ -1247,6 +1248,11 @@ static int cie_odd(const struct ehview *b, uint64_t o, int64_t daf)
 		if (op == 0x0c) { /* def_cfa reg, offset */
 			if (get_leb(b, &o, 0, &reg) || get_leb(b, &o, 0, &off) ||
 			    reg != a->cfa_reg || off != a->cfa_off)
+				return 1;
+			continue;
+		}
+		if (op == 0x0d) { /* def_cfa_register reg: the offset stays 0 (riscv64's gcc) */
+			if (get_leb(b, &o, 0, &reg) || reg != a->cfa_reg || a->cfa_off != 0)
 				return 1;
 			continue;
 		}

@@ -50,6 +50,23 @@ else
 	notok "build $unit"
 	sed 's/^/#   /' "$T/build.log" | head -20
 fi
+# The frame table's verdict: a C function is entered by a call (its CIE
+# states the architecture's rule at a call: riscv64's gcc writes it as
+# def_cfa_register alone, aarch64's as def_cfa).
+cat >"$T/fde.c" <<'C'
+__attribute__((noinline)) long fde_a(long x) { return x * 3 + 1; }
+__attribute__((noinline)) long fde_b(long x) { return fde_a(x) + fde_a(x + 1); }
+int main(int argc, char **argv) { (void)argv; return (int)fde_b(argc) & 1; }
+C
+if $cc -O2 -falign-functions=4 -fasynchronous-unwind-tables "$T/fde.c" -o "$T/fde" 2>"$T/build.log"; then
+	"${RUN[@]}" "$B/dynftrace" sites --all "$T/fde" >"$T/fde.out" 2>&1
+	grep -E '^(fde_a|fde_b|main)[[:space:]]' "$T/fde.out" | sed 's/^/#   /'
+	check "[ \$(grep -cE '^(fde_a|fde_b|main)[[:space:]]+entry' '$T/fde.out') -eq 3 ]" \
+		"sites --all: C functions with unwind tables are entries (the CIE's rule at a call is this architecture's)"
+else
+	notok "build fde.c"
+	sed 's/^/#   /' "$T/build.log" | head -20
+fi
 if [ "$ARCH" = riscv64 ]; then
 	n=$((n + 1))
 	echo "ok $n # SKIP -P on a program: riscv64's runtime has no preserving trampoline (arch_save_all_tramp), -P patches nothing"
