@@ -232,7 +232,7 @@ static int ctx_switch(struct fg_thread *g, uintptr_t key, struct fg_ctx *to, uin
 			g->depth = 1;
 		}
 	}
-	if (trace_ring_on && (nring || from != g->ctx_id)) {
+	if (trace_ring_is_on() && (nring || from != g->ctx_id)) {
 		uint64_t ts;
 		uint32_t v[3] = {nring, from, g->ctx_id};
 		uint8_t *p = ring_event_begin(RING_EV_CTX_SWITCH, sizeof(v), &ts);

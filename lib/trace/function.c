@@ -19,7 +19,7 @@
 HIDDEN void trace_function_write(uint32_t id, uintptr_t ip, uintptr_t parent)
 {
 	uint64_t ts, near;
-	if (!trace_ring_on)
+	if (!trace_ring_is_on())
 		return;
 	if (ip && fmt_near_pack(id, ip, parent, &near)) {
 		uint8_t *p = ring_event_begin(RING_EV_FUNCTION_NEAR, 6, &ts);

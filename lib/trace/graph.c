@@ -196,7 +196,7 @@ static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound,
 			else
 				emit_exit_of(e, retval);
 		} else {
-			if (thresh && dur >= thresh && trace_ring_on) {
+			if (thresh && dur >= thresh && trace_ring_is_on()) {
 				uint64_t ts;
 				/* The frames unwound above this one end before
 				 * it: their exit_depth goes first. */
@@ -324,7 +324,7 @@ static int graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook,
 	enum tracer_kind kind = READ_ONCE(trace_cfg.kind);
 	uint64_t ts = 0;
 	if (kind == TR_GRAPH && !fl && !thresh) {
-		if (trace_ring_on) {
+		if (trace_ring_is_on()) {
 			/* arguments (args.c): only through a full trampoline
 			 * body (REGS), whose return comes back through
 			 * dft_return_tramp(_all) with the results saved */

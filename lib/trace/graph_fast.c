@@ -86,8 +86,7 @@ _Static_assert(__builtin_offsetof(struct clk_params, base_tsc) == CLK_BASE_TSC &
 _Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION &&
 		   sizeof(((struct dft_thread *)0)->recursion) == 4,
 	       "graph exit: dft_self layout");
-_Static_assert(sizeof(trace_fast) == 4 && sizeof(trace_depth_lim) == 4 &&
-		   sizeof(trace_ring_on) == 4,
+_Static_assert(sizeof(trace_fast) == 4 && sizeof(trace_depth_lim) == 4,
 	       "graph entry: configuration layout");
 
 /* The rest of fast_write, once the header size is known. */

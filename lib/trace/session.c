@@ -11,7 +11,6 @@
 
 HIDDEN struct trace_cfg trace_cfg;
 HIDDEN int trace_rec_on;
-HIDDEN int trace_ring_on;
 HIDDEN int trace_ring_made;
 HIDDEN struct root_map *trace_roots;
 HIDDEN uint32_t trace_fast = TR_NONE | TF_RING_OFF | TF_OPS_OFF;
@@ -50,10 +49,12 @@ static void fast_bit(uint32_t bit, int set)
 		__atomic_fetch_and(&trace_fast, ~bit, __ATOMIC_SEQ_CST);
 }
 
+/* A trigger may fire at every call: no RMW (and no cache line taken from
+ * every thread's entry) when nothing changes. */
 void trace_ring_set(int on)
 {
-	__atomic_store_n(&trace_ring_on, on, __ATOMIC_RELEASE);
-	fast_bit(TF_RING_OFF, !on);
+	if (trace_ring_is_on() != !!on)
+		fast_bit(TF_RING_OFF, !on);
 }
 
 void trace_fast_ops(int live)

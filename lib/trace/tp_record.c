@@ -121,7 +121,7 @@ static void rec_hit(void *data, const struct dynftrace_tracepoint *tp, const voi
 	memcpy(buf, &idx, 2);
 	memcpy(buf + 2, &l16, 2);
 	uint64_t ts;
-	uint8_t *p = __atomic_load_n(&trace_ring_on, __ATOMIC_RELAXED)
+	uint8_t *p = trace_ring_is_on()
 			 ? ring_event_begin(RING_EV_TRACEPOINT, 4u + (unsigned)len, &ts)
 			 : NULL;
 	if (p) {

@@ -959,7 +959,7 @@ int trace_write_marker(const char *text, size_t len)
 		return 0;
 	uint64_t ts;
 	size_t n = len < RING_MARKER_MAX ? len : RING_MARKER_MAX;
-	uint8_t *p = trace_ring_on ? ring_event_begin(RING_EV_MARKER, n + 1, &ts) : NULL;
+	uint8_t *p = trace_ring_is_on() ? ring_event_begin(RING_EV_MARKER, n + 1, &ts) : NULL;
 	if (p) {
 		memcpy(p, text, n);
 		p[n] = 0;

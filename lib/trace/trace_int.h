@@ -32,13 +32,10 @@ struct trace_cfg {
 extern struct trace_cfg trace_cfg HIDDEN;
 extern int trace_rec_on HIDDEN; /* recording into a session directory: set by
 				  trace_init before any callback */
-/* The tracers write events into the ring (ring.h): recording, or live
- * control's buffers in memory. Set before any callback can run (trace_init)
- * or before the control thread can start a tracer (trace_ctl_start). */
-extern int trace_ring_on HIDDEN;
-/* The ring exists (recording, or live control's buffers): set with
- * trace_ring_on, never cleared. trace_ring_on alone is cleared while a
- * trace_off or finish trigger pauses recording (trigger.c). */
+/* The ring exists (recording, or live control's buffers): set before the
+ * ring is turned on (trace_ring_set, below), never cleared. The ring alone
+ * is turned off while a trace_off or finish trigger pauses recording
+ * (trigger.c). */
 extern int trace_ring_made HIDDEN;
 
 /* Graph roots (set_graph_function, or -F with function_graph/profile) and
@@ -66,10 +63,11 @@ extern struct root_map *trace_roots HIDDEN;
  *                    change of those fields, under its own lock (their
  *                    writers hold different locks). Or'ed with two state
  *                    bits, each changed by one atomic RMW: TF_RING_OFF
- *                    while trace_ring_on is 0 (trace_ring_set, the only
- *                    writer of trace_ring_on once it is set), TF_OPS_OFF
- *                    while trace_ops is not registered (set before an
- *                    unregister's grace period, cleared after a register).
+ *                    while the tracers must not write into the ring (the
+ *                    one place that state lives: trace_ring_set,
+ *                    trace_ring_is_on), TF_OPS_OFF while trace_ops is not
+ *                    registered (set before an unregister's grace period,
+ *                    cleared after a register).
  *                    So the word equals TR_GRAPH or TR_FUNCTION only when
  *                    the shortcut may trace.
  *   trace_depth_lim: max_depth, or UINT32_MAX for no limit.
@@ -79,7 +77,15 @@ extern struct root_map *trace_roots HIDDEN;
 #define TF_BITS	    (TF_RING_OFF | TF_OPS_OFF)
 extern uint32_t trace_fast HIDDEN;
 extern uint32_t trace_depth_lim HIDDEN;
+/* The tracers write events into the ring (ring.h): recording, or live
+ * control's buffers in memory. Turned on before any callback can run
+ * (trace_init) or before the control thread can start a tracer
+ * (trace_ctl_start), after the ring is made. */
 void trace_ring_set(int on) HIDDEN;
+static inline int trace_ring_is_on(void)
+{
+	return !(__atomic_load_n(&trace_fast, __ATOMIC_ACQUIRE) & TF_RING_OFF);
+}
 void trace_fast_ops(int live) HIDDEN;
 void trace_fast_update(void) HIDDEN;
 

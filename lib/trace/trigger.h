@@ -14,8 +14,9 @@
  * notrace_depth counts it too (trig_hold), which sends every other entry
  * of the thread to the generic path, where the limits are read; nothing
  * changes for other threads. trace_on, trace_off and finish switch
- * recording for the whole process (trace_ring_on, which every path tests
- * already: a paused process's entries take the generic path).
+ * recording for the whole process (trace_ring_set: a bit of trace_fast,
+ * which every path tests already: a paused process's entries take the
+ * generic path).
  *
  * | state        | written by                          | read by                  |
  * |--------------|-------------------------------------|--------------------------|
