@@ -294,6 +294,18 @@ int info_run(struct tr_session *s, FILE *out)
 		uncounted ? ", and more not counted (a process was killed before it could flush: "
 			    "see below)"
 			  : "");
+	uint64_t over = 0;
+	for (size_t i = 0; i < in->nlost; i++) {
+		int seen = 0;
+		for (size_t j = 0; j < i; j++)
+			seen |= in->lost[j].pid == in->lost[i].pid &&
+				in->lost[j].tid == in->lost[i].tid;
+		if (!seen)
+			over += tr_thread_overwritten(s, in->lost[i].pid, in->lost[i].tid);
+	}
+	if (over)
+		fprintf(out, "# overwritten    : %s of them (overwrite mode keeps the newest)\n",
+			cli_thousands(over, a, sizeof(a)));
 	if (first != UINT64_MAX && last >= first)
 		fprintf(out, "# traced time    : %s\n",
 			trim(cli_fmt_duration(last - first, a, sizeof(a))));

@@ -1415,11 +1415,24 @@ static void record_summary(const char *dir, const struct rec_opts *o)
 	report_unmatched(&s, "-T", &o->triggers, NULL);
 	if (!s.nstreams && !s.info.nlost && !o->disabled && strcmp(o->tracer, "profile"))
 		cli_err("warning: no events were recorded (did the program run traced code?)");
-	for (size_t i = 0; i < s.info.nlost; i++)
-		if (s.info.lost[i].count)
+	/* Dropped events warn; what overwrite mode replaced by newer ones is
+	 * the mode working, said once for the whole session. */
+	uint64_t over = 0;
+	int over_threads = 0;
+	for (size_t i = 0; i < s.info.nlost; i++) {
+		const struct tr_lost_line *l = &s.info.lost[i];
+		if (l->count > l->overwritten)
 			cli_err("warning: thread %d lost %s events; see 'dynftrace info'",
-				(int)s.info.lost[i].tid,
-				cli_thousands(s.info.lost[i].count, num, sizeof(num)));
+				(int)l->tid,
+				cli_thousands(l->count - l->overwritten, num, sizeof(num)));
+		over += l->overwritten;
+		over_threads += l->overwritten != 0;
+	}
+	if (over)
+		cli_err("overwrite mode kept the newest events: %s older ones were overwritten "
+			"(%d thread%s); see 'dynftrace info'",
+			cli_thousands(over, num, sizeof(num)), over_threads,
+			over_threads == 1 ? "" : "s");
 	fflush(stdout);
 	tr_print_unflushed(&s, stderr, "dynftrace: warning: ");
 	tr_close(&s);

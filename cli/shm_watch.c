@@ -241,6 +241,11 @@ void shm_watch_scan(struct shm_watch *w, int final, int status)
 					 (int)r.pid, (int)r.tid, r.lost);
 				cli_info_append(w->dir, line);
 			}
+			if (r.overwritten) {
+				snprintf(line, sizeof(line), "overwritten: %d %d %" PRIu64 "\n",
+					 (int)r.pid, (int)r.tid, r.overwritten);
+				cli_info_append(w->dir, line);
+			}
 			e = img_find(w, r.img, strlen(r.img), 1);
 			if (e) {
 				e->salvaged = 1;

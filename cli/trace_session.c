@@ -358,7 +358,24 @@ static int info_line(char *line, unsigned no, void *d)
 		if (!l)
 			return -ENOMEM;
 		in->lost = l;
-		in->lost[in->nlost++] = (struct tr_lost_line){(pid_t)a, (pid_t)b, n};
+		in->lost[in->nlost++] = (struct tr_lost_line){(pid_t)a, (pid_t)b, n, 0};
+		return 0;
+	}
+	if (!strcmp(line, "overwritten")) {
+		/* The part of the thread's "lost:" line (written just before it)
+		 * that overwrite mode replaced by design. */
+		size_t i;
+
+		if (parse_key_tok(&v, &a) || parse_dec_tok(&v, &b) || parse_dec_tok(&v, &n) || !a ||
+		    a > INT32_MAX || !b || b > INT32_MAX)
+			goto bad;
+		for (i = in->nlost; i-- > 0;)
+			if (in->lost[i].pid == (pid_t)a && in->lost[i].tid == (pid_t)b)
+				break;
+		if (i == (size_t)-1 || in->lost[i].overwritten + n > in->lost[i].count ||
+		    in->lost[i].overwritten + n < n)
+			goto bad;
+		in->lost[i].overwritten += n;
 		return 0;
 	}
 	if (!strcmp(line, "unflushed") || !strcmp(line, "salvaged")) {

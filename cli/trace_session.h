@@ -122,6 +122,7 @@ struct tr_stream {
 struct tr_lost_line {
 	pid_t pid, tid;
 	uint64_t count;
+	uint64_t overwritten; /* of COUNT: replaced by newer events (overwrite mode) */
 };
 
 /* "unflushed: PID SIG MODE": process PID ended without the runtime's flush

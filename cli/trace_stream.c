@@ -477,10 +477,40 @@ uint64_t tr_thread_lost(const struct tr_session *s, pid_t pid, pid_t tid)
 	return (info > disc ? info : disc) + lost;
 }
 
+uint64_t tr_thread_overwritten(const struct tr_session *s, pid_t pid, pid_t tid)
+{
+	uint64_t n = 0, lost = tr_thread_lost(s, pid, tid);
+
+	for (size_t i = 0; i < s->info.nlost; i++)
+		if (s->info.lost[i].pid == pid && s->info.lost[i].tid == tid)
+			n += s->info.lost[i].overwritten;
+	return n < lost ? n : lost;
+}
+
+/* One thread's losses: what overwrite mode replaced by design apart. */
+static void print_loss(const struct tr_session *s, FILE *out, const char *prefix, pid_t pid,
+		       pid_t tid, uint64_t n)
+{
+	char num[40], onum[40];
+	uint64_t over = tr_thread_overwritten(s, pid, tid);
+
+	if (over == n)
+		fprintf(
+		    out,
+		    "%sthread %d: %s older events overwritten (overwrite mode keeps the newest)\n",
+		    prefix, (int)tid, cli_thousands(over, onum, sizeof(onum)));
+	else if (over)
+		fprintf(out, "%sthread %d lost %s events, and %s older ones were overwritten\n",
+			prefix, (int)tid, cli_thousands(n - over, num, sizeof(num)),
+			cli_thousands(over, onum, sizeof(onum)));
+	else
+		fprintf(out, "%sthread %d lost %s events\n", prefix, (int)tid,
+			cli_thousands(n, num, sizeof(num)));
+}
+
 int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix)
 {
 	int lines = 0;
-	char num[40];
 
 	for (size_t i = 0; i < s->nstreams; i++)
 		if (!s->streams[i].complete)
@@ -498,8 +528,7 @@ int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix)
 			continue;
 		n = tr_thread_lost(s, st->pid, st->tid);
 		if (n) {
-			fprintf(out, "%sthread %d lost %s events\n", prefix, (int)st->tid,
-				cli_thousands(n, num, sizeof(num)));
+			print_loss(s, out, prefix, st->pid, st->tid, n);
 			lines++;
 		}
 	}
@@ -518,8 +547,7 @@ int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix)
 			continue;
 		n = tr_thread_lost(s, l->pid, l->tid);
 		if (n) {
-			fprintf(out, "%sthread %d lost %s events\n", prefix, (int)l->tid,
-				cli_thousands(n, num, sizeof(num)));
+			print_loss(s, out, prefix, l->pid, l->tid, n);
 			lines++;
 		}
 	}

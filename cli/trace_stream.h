@@ -116,13 +116,17 @@ uint64_t tr_thread_lost(const struct tr_session *s, pid_t pid, pid_t tid);
 
 /*
  * Print "thread TID lost N events" lines (N with thousands separators) for
- * every thread that lost events, then one line per process that ended
+ * every thread that lost events (saying apart how many of them overwrite
+ * mode replaced by newer ones), then one line per process that ended
  * without flushing its buffers ("process 1234 was killed by signal 9
  * (Killed) before it could flush: ..."), each prefixed by PREFIX, after
  * scanning every stream not read to its end yet. Returns the number of
  * lines.
  */
 int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix);
+/* Of tr_thread_lost: the events overwrite mode replaced by newer ones (the
+ * info file's "overwritten:" lines), by design rather than dropped. */
+uint64_t tr_thread_overwritten(const struct tr_session *s, pid_t pid, pid_t tid);
 
 /* Earliest time of the session: start_ns, or an earlier first event. */
 uint64_t tr_base_ts(struct tr_session *s);

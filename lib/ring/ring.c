@@ -918,9 +918,15 @@ static void lost_report(struct ring_buf *b)
 	uint64_t n = buf_total_lost(b);
 	if (!n || !have_info)
 		return;
-	char line[96];
+	/* The part overwritten by design (overwrite mode keeps the newest) on
+	 * its own line, so readers warn only of the rest; one write for both. */
+	char line[192];
+	uint64_t over = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED);
 	int len = snprintf(line, sizeof(line), "lost: %d %d %llu\n", (int)b->pid, (int)b->tid,
 			   (unsigned long long)n);
+	if (over)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "overwritten: %d %d %llu\n",
+				(int)b->pid, (int)b->tid, (unsigned long long)over);
 	int fd = open(info_path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return;

@@ -196,10 +196,11 @@ bool ring_pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t at) HIDDEN;
  */
 struct ring_salvage {
 	pid_t pid, tid;
-	char img[32];	 /* IMG of the stream file */
-	int flushed;	 /* the runtime had flushed it: nothing done */
-	uint64_t events; /* events appended */
-	uint64_t lost;	 /* all the thread's lost events (its "lost:" line) */
+	char img[32];	      /* IMG of the stream file */
+	int flushed;	      /* the runtime had flushed it: nothing done */
+	uint64_t events;      /* events appended */
+	uint64_t lost;	      /* all the thread's lost events (its "lost:" line) */
+	uint64_t overwritten; /* the part of LOST that overwrite mode replaced */
 };
 /* 0, -EINVAL (not a buffer file of this version), or -errno (the stream
  * file could not be written: R says what was appended before). */

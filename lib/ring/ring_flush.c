@@ -110,11 +110,18 @@ static void emerg_lost_line(struct ring_buf *b, uint64_t lost0)
 	if (b->lost_reported)
 		return;
 	b->lost_reported = 1;
-	uint64_t n = lost0 + __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED) + b->lost_consumer;
-	char line[96], *p = line, *end = line + sizeof(line);
+	uint64_t over = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED);
+	uint64_t n = lost0 + over + b->lost_consumer;
+	char line[192], *p = line, *end = line + sizeof(line);
 	if (!n || !emerg_cat(&p, end, "lost: ") || !emerg_cat_u64(&p, end, (uint64_t)b->pid) ||
 	    !emerg_cat(&p, end, " ") || !emerg_cat_u64(&p, end, (uint64_t)b->tid) ||
 	    !emerg_cat(&p, end, " ") || !emerg_cat_u64(&p, end, n) || !emerg_cat(&p, end, "\n"))
+		return;
+	/* As lost_report (ring.c): the overwritten part on its own line. */
+	if (over && (!emerg_cat(&p, end, "overwritten: ") ||
+		     !emerg_cat_u64(&p, end, (uint64_t)b->pid) || !emerg_cat(&p, end, " ") ||
+		     !emerg_cat_u64(&p, end, (uint64_t)b->tid) || !emerg_cat(&p, end, " ") ||
+		     !emerg_cat_u64(&p, end, over) || !emerg_cat(&p, end, "\n")))
 		return;
 	emerg_info_line(line, (size_t)(p - line));
 }

@@ -304,6 +304,7 @@ static void salv_run(struct salv *v)
 			lost += salv_events(v, vp, cur);
 	}
 	v->r->lost += b->lost + b->overwritten + b->lost_consumer + lost + nest;
+	v->r->overwritten += b->overwritten;
 	if (v->fd >= 0)
 		close(v->fd);
 }

@@ -138,7 +138,8 @@ info_num() {
 	"$DFT" info -d "$1" 2>/dev/null | awk -v k="$2" '
 		k == "events" && /^# events / { gsub(",", "", $4); print $4 }
 		k == "calls" && /^# events / { gsub("[(,]", "", $5); print $5 }
-		k == "lost" && /^# lost events/ { gsub(",", "", $5); print $5 }'
+		k == "lost" && /^# lost events/ { gsub(",", "", $5); print $5 }
+		k == "overwritten" && /^# overwritten/ { gsub(",", "", $4); print $4 }'
 }
 
 # no_shm_left RECORD_PID: the recorder's buffer directory is gone
@@ -274,10 +275,18 @@ for opt in "-b 8" "--overwrite -b 64"; do
 	recorded s $opt ./kill self $N
 	ev=$(info_num s events)
 	lost=$(info_num s lost)
+	over=$(info_num s overwritten)
 	want=$((2 * N + 1))
+	# The salvaged buffer of an overwrite-mode thread says what it
+	# overwrote (all its losses here); a plain buffer overwrites nothing.
+	case $opt in
+	--overwrite*) [ "${over:-0}" -eq "$lost" ] && grep -q "^overwritten: [0-9]* [0-9]* $over\$" s/info ;;
+	*) [ -z "$over" ] ;;
+	esac
+	split=$?
 	if [ $rc -eq 137 ] && readable s && [ -n "$ev" ] && [ "$lost" -gt 0 ] &&
-		[ $((ev + lost)) -eq $want ] && no_shm_left $rpid; then
-		ok "SIGKILL with $opt: $ev events + $lost lost = $want made"
+		[ $((ev + lost)) -eq $want ] && [ $split -eq 0 ] && no_shm_left $rpid; then
+		ok "SIGKILL with $opt: $ev events + $lost lost = $want made${over:+ ($over overwritten)}"
 	else
 		notok "SIGKILL with $opt: status $rc, $ev events + $lost lost, want $want"
 		diag s

@@ -164,7 +164,8 @@ EOF
 info_num() {
 	"$DFT" info -d "$1" 2>/dev/null | awk -v k="$2" '
 		k == "events" && /^# events / { gsub(",", "", $4); print $4 }
-		k == "lost" && /^# lost events/ { gsub(",", "", $5); print $5 }'
+		k == "lost" && /^# lost events/ { gsub(",", "", $5); print $5 }
+		k == "overwritten" && /^# overwritten/ { gsub(",", "", $4); print $4 }'
 }
 
 # fatal_case NAME SIG CMD...: record CMD into f/; status 128+SIG, the runtime's
@@ -305,14 +306,27 @@ EOF
 	# its calls before the crash are all there.
 	local how=segv s=11 n=3 k=20000
 	[ "$SAN" = asan ] && how=abort s=6
-	local want=$((12 + n * (1 + 6 * k))) b ev lost
-	for b in "" "-b 8"; do
+	local want=$((12 + n * (1 + 6 * k))) b ev lost over
+	for b in "" "-b 8" "--overwrite -b 8"; do
 		fatal_case "$n threads, $how, quiet ${b:+($b)}" $s $b ./fatal threads $n $k quiet $how || continue
 		ev=$(info_num f events)
 		lost=$(info_num f lost)
-		[ "$(grep -c '^\[TID\] | worker() {$' trace.txt)" -eq $n ] && [ -n "$ev" ] &&
-			[ $((ev + lost)) -eq $want ] && { [ -n "$b" ] || [ "$lost" -eq 0 ]; }
-		check $? "$n threads, main killed by $how, workers quiet${b:+, $b}: $ev events + $lost lost = $want made"
+		over=$(info_num f overwritten)
+		# Overwrite mode: every loss is an overwritten event (the threads
+		# were quiet), said apart and not warned of; else none is.
+		case $b in
+		--overwrite*) [ "${over:-0}" -eq "$lost" ] && [ "$lost" -gt 0 ] &&
+			grep -q "overwrite mode kept the newest events: [0-9,]* older ones were overwritten" err &&
+			! grep -q "warning: thread .* lost" err ;;
+		*) [ -z "$over" ] && ! grep -q "^overwritten:" f/info ;;
+		esac
+		local split=$? entries=$n
+		# (overwrite mode keeps the newest: the workers' entries are gone)
+		[ "${b#--overwrite}" != "$b" ] && entries=0
+		[ "$(grep -c '^\[TID\] | worker() {$' trace.txt)" -eq $entries ] && [ -n "$ev" ] &&
+			[ $((ev + lost)) -eq $want ] && { [ -n "$b" ] || [ "$lost" -eq 0 ]; } && [ $split -eq 0 ]
+		check $? "$n threads, main killed by $how, workers quiet${b:+, $b}: $ev events + $lost lost = $want made${over:+ ($over overwritten)}"
+		[ $? -ne 0 ] && { diag_file err 5; grep -E "^(lost|overwritten):" f/info | diag_file /dev/stdin; }
 	done
 	for i in 1 2 3; do
 		fatal_case "$n threads, $how, running (run $i)" $s ./fatal threads $n $k run $how || continue
