@@ -8,7 +8,7 @@
  * answers it with SECCOMP_RET_KILL_* would kill the process. So before an
  * attach every thread's filters are read (PTRACE_SECCOMP_GET_FILTER, which
  * takes CAP_SYS_ADMIN) and run here, on every such call
- * (arch_runtime_syscalls(), lib/arch/<arch>/inject.c), with the kernel's
+ * (seccomp_calls.c), with the kernel's
  * rules:
  *  - a filter is a classic BPF program over struct seccomp_data, of the
  *    instructions seccomp accepts (seccomp_check_filter in the kernel); a
@@ -334,13 +334,12 @@ int seccomp_check_filters(const struct seccomp_prog *progs, size_t n, const char
 			  size_t wn)
 {
 	size_t np;
-	uint32_t arch;
-	const struct arch_syscall_probe *pr = arch_runtime_syscalls(&np, &arch);
+	const struct seccomp_probe *pr = seccomp_runtime_calls(&np);
 	for (size_t i = 0; i < np; i++) {
 		struct seccomp_data d;
 		memset(&d, 0, sizeof(d));
 		d.nr = pr[i].nr;
-		d.arch = arch;
+		d.arch = ARCH_INJ_AUDIT;
 		memcpy(d.args, pr[i].arg, sizeof(d.args));
 		uint32_t ret;
 		size_t bad = 0, at = 0;

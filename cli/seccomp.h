@@ -2,7 +2,7 @@
 /*
  * seccomp.h - may the runtime be loaded into a process that runs under
  * seccomp filters? Its filters are read (ptrace), run on every system call
- * the loader and the runtime make (lib/arch/<arch>/inject.c lists them),
+ * the loader and the runtime make (seccomp_calls.c lists them),
  * and the attach is refused if one of those calls would be killed, trapped
  * or handed to a tracer or supervisor. See seccomp.c.
  */
@@ -14,6 +14,23 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/*
+ * A system call that loading the runtime (the loader, in dlopen) or the
+ * runtime itself makes in a process, as a seccomp filter sees it (struct
+ * seccomp_data). Arguments that are addresses or descriptors hold
+ * representative values; the flags hold what the runtime passes.
+ */
+struct seccomp_probe {
+	const char *name; /* the system call: "mprotect" */
+	const char *args; /* the arguments that matter, as shown: "PROT_READ|PROT_EXEC" */
+	const char *need; /* what needs it: "patching" */
+	int nr;
+	uint64_t arg[6];
+};
+/* The table (*N entries), this architecture's numbers (seccomp_calls.c);
+ * the filters see them with ARCH_INJ_AUDIT (inject_arch.h). */
+const struct seccomp_probe *seccomp_runtime_calls(size_t *n);
 
 /* One filter: a classic BPF program as the kernel keeps it. */
 struct seccomp_prog {

@@ -68,22 +68,4 @@ size_t arch_nop_run(const uint8_t *code, size_t n);
  * return address points at)? */
 int arch_is_sigreturn(const uint8_t *code, size_t n);
 
-/*
- * A system call that loading the runtime (the loader, in dlopen) or the
- * runtime itself makes in a process, as a seccomp filter sees it (struct
- * seccomp_data): before an attach, cli/seccomp.c asks the process's filters
- * about each one. Arguments that are addresses or descriptors hold
- * representative values; the flags hold what the runtime passes.
- */
-struct arch_syscall_probe {
-	const char *name; /* the system call: "mprotect" */
-	const char *args; /* the arguments that matter, as shown: "PROT_READ|PROT_EXEC" */
-	const char *need; /* what needs it: "patching" */
-	int nr;
-	uint64_t arg[6];
-};
-/* The table (*N entries) and the arch value (AUDIT_ARCH_*) that the
- * filters see for them. */
-const struct arch_syscall_probe *arch_runtime_syscalls(size_t *n, uint32_t *audit_arch);
-
 #endif

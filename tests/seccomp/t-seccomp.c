@@ -56,13 +56,13 @@ static void ok(int cond, const char *fmt, ...)
 #define RET_A	     BPF_STMT(BPF_RET | BPF_A, 0)
 #define JEQ(k, t, f) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
 
-static uint32_t audit_arch;
+static const uint32_t audit_arch = ARCH_INJ_AUDIT;
 
 /* The probe of the arch table named NAME with ARGS shown (first if NULL). */
-static const struct arch_syscall_probe *probe(const char *name, const char *args)
+static const struct seccomp_probe *probe(const char *name, const char *args)
 {
 	size_t n;
-	const struct arch_syscall_probe *p = arch_runtime_syscalls(&n, &audit_arch);
+	const struct seccomp_probe *p = seccomp_runtime_calls(&n);
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(p[i].name, name) && (!args || !strcmp(p[i].args, args)))
 			return &p[i];
@@ -449,12 +449,12 @@ static int check1(const struct fbuf *f, char *why, size_t n)
 static void test_check(void)
 {
 	char why[512];
-	const struct arch_syscall_probe *mb = probe("membarrier", NULL);
-	const struct arch_syscall_probe *mp = probe("mprotect", NULL);
-	const struct arch_syscall_probe *mm = probe("mmap", NULL);
-	const struct arch_syscall_probe *so = probe("socket", NULL);
-	const struct arch_syscall_probe *gp = probe("getpid", NULL);
-	const struct arch_syscall_probe *c3 = probe("clone3", NULL);
+	const struct seccomp_probe *mb = probe("membarrier", NULL);
+	const struct seccomp_probe *mp = probe("mprotect", NULL);
+	const struct seccomp_probe *mm = probe("mmap", NULL);
+	const struct seccomp_probe *so = probe("socket", NULL);
+	const struct seccomp_probe *gp = probe("getpid", NULL);
+	const struct seccomp_probe *c3 = probe("clone3", NULL);
 	(void)probe("clone", "CLONE_VM|CLONE_THREAD|...");
 	(void)probe("openat", "O_RDONLY|O_CLOEXEC");
 	(void)probe("openat", "O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC");
@@ -714,8 +714,6 @@ static int expect_errno(uint32_t ret)
 
 static void test_kernel(void)
 {
-	size_t np;
-	arch_runtime_syscalls(&np, &audit_arch);
 	int tried = 0, differ = 0, failed = 0, kills = 0, refused = 0;
 	for (int i = 0; i < 300 && differ < 5 && failed < 3; i++) {
 		struct sock_filter body[3][40], prog[3][64];
@@ -847,8 +845,6 @@ static void test_kernel(void)
 
 int main(void)
 {
-	size_t n;
-	arch_runtime_syscalls(&n, &audit_arch);
 	test_instructions();
 	test_malformed();
 	test_stacking();

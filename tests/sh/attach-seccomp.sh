@@ -30,7 +30,7 @@ if ! $CC $CFLAGS_T $SANFLAGS $TRACE_FLAGS "$P/attach-target.c" -o "$T/target" -l
 	2>"$T/build.log" ||
 	! $CC $CFLAGS_T $SANFLAGS "$P/seccomp-run.c" -o "$T/seccomp-run" 2>>"$T/build.log" ||
 	! $CC $CFLAGS_T $SANFLAGS -iquote "$TOP/cli" $LIB_INC "$TOP/tests/seccomp/t-seccomp.c" "$TOP/cli/seccomp.c" \
-		"$TOP/cli/inject.c" "$TOP/lib/arch/x86_64/inject.c" -o "$T/t-seccomp" \
+		"$TOP/cli/seccomp_calls.c" "$TOP/cli/inject.c" "$TOP/lib/arch/x86_64/inject.c" -o "$T/t-seccomp" \
 		2>>"$T/build.log"; then
 	echo "not ok 1 - build the target, seccomp-run and t-seccomp"
 	diag_file "$T/build.log"

@@ -4,6 +4,7 @@
 #define DYNFTRACE_INJECT_ARCH_H
 
 #include <stddef.h>
+#include <linux/audit.h>
 #include <stdint.h>
 #include <asm/ptrace.h>
 
@@ -53,5 +54,8 @@ struct arch_inj_regs {
 /* 1: the agent reads the system call a thread waits in before stopping
  * it (arch_inj_blocked_call), as the stop loses what undoing EINTR needs. */
 #define ARCH_INJ_BLOCKED_CALL 1
+
+/* What seccomp filters see as the calls' arch (struct seccomp_data). */
+#define ARCH_INJ_AUDIT AUDIT_ARCH_AARCH64
 
 #endif

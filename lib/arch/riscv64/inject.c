@@ -88,9 +88,3 @@ int arch_is_sigreturn(const uint8_t *code, size_t n)
 	(void)code, (void)n;
 	return 0;
 }
-const struct arch_syscall_probe *arch_runtime_syscalls(size_t *n, uint32_t *audit_arch)
-{
-	*n = 0;
-	*audit_arch = 0;
-	return NULL;
-}

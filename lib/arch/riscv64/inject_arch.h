@@ -3,6 +3,7 @@
 #ifndef DYNFTRACE_INJECT_ARCH_H
 #define DYNFTRACE_INJECT_ARCH_H
 
+#include <linux/audit.h>
 #include <stdint.h>
 #include <asm/ptrace.h>
 
@@ -25,5 +26,8 @@ struct arch_inj_regs {
 /* 1: the agent reads the system call a thread waits in before stopping
  * it (arch_inj_blocked_call), as the stop loses what undoing EINTR needs. */
 #define ARCH_INJ_BLOCKED_CALL 0
+
+/* What seccomp filters see as the calls' arch (struct seccomp_data). */
+#define ARCH_INJ_AUDIT AUDIT_ARCH_RISCV64
 
 #endif
