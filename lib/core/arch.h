@@ -62,6 +62,50 @@ enum arch_got_kind {
 
 #include "arch_impl.h"
 
+/* ---- trampoline templates ------------------------------------------------ */
+
+/* Code every backend's tramp.S defines and sites.c copies into each region
+ * (sites.c: the region's layout), with the labels of the slots it fills.
+ * A backend without an optimisation still defines its templates, so that
+ * every region has the same layout. */
+extern const char dft_caller_tmpl[] HIDDEN;
+extern const char dft_caller_tmpl_end[] HIDDEN;
+extern const char dft_caller_tmpl_slot[] HIDDEN;
+extern const char dft_caller_tmpl_vec[] HIDDEN;
+extern const char dft_ops_tmpl[] HIDDEN;
+extern const char dft_ops_tmpl_end[] HIDDEN;
+extern const char dft_ops_tmpl_slot[] HIDDEN;
+extern const char dft_ops_tmpl_vec[] HIDDEN;
+extern const char dft_ops_light_tmpl[] HIDDEN;
+extern const char dft_ops_light_tmpl_end[] HIDDEN;
+extern const char dft_ops_light_tmpl_full[] HIDDEN;
+extern const char dft_ops_light_tmpl_table[] HIDDEN;
+extern const char dft_ops_light_tmpl_stub0[] HIDDEN;
+extern const char dft_ops_light_tmpl_tls[] HIDDEN;
+extern const char dft_ops_light_tmpl_seq[] HIDDEN;
+extern const char dft_ops_light_tmpl_gp[] HIDDEN;
+extern const char dft_callops_light_tmpl[] HIDDEN;
+extern const char dft_callops_light_tmpl_end[] HIDDEN;
+extern const char dft_callops_light_tmpl_full[] HIDDEN;
+extern const char dft_callops_light_tmpl_tls[] HIDDEN;
+extern const char dft_callops_light_tmpl_seq[] HIDDEN;
+extern const char dft_callops_light_tmpl_gp[] HIDDEN;
+extern const char dft_reloc_light_tmpl[] HIDDEN;
+extern const char dft_reloc_light_tmpl_end[] HIDDEN;
+extern const char dft_reloc_light_tmpl_tls[] HIDDEN;
+extern const char dft_reloc_light_tmpl_seq[] HIDDEN;
+extern const char dft_reloc_light_tmpl_gp[] HIDDEN;
+extern const char dft_gentry_tmpl[] HIDDEN;
+extern const char dft_gentry_tmpl_end[] HIDDEN;
+extern const char dft_gentry_tmpl_fast[] HIDDEN;
+extern const char dft_graph_entry[] HIDDEN;
+extern const char dft_graph_entry_all[] HIDDEN;
+extern const char dft_graph_exit_all[] HIDDEN;
+extern const char dft_gexit_tmpl[] HIDDEN;
+extern const char dft_gexit_tmpl_end[] HIDDEN;
+extern const char dft_gexit_tmpl_fast[] HIDDEN;
+extern const char dft_graph_exit[] HIDDEN;
+
 /* ---- site instructions --------------------------------------------------- */
 
 /* The canonical NOP every site becomes; arch_nop_fill: LEN >= ARCH_SITE_SIZE

@@ -177,48 +177,12 @@ static inline enum arch_got_kind arch_got_reloc(uint32_t type)
 	return ARCH_GOT_NONE;
 }
 
-/* Trampoline templates (tramp.S). The light bodies and the graph shortcut
- * of x86-64 have no aarch64 version: their templates exist so that every
- * region has the same layout, and the light ones go straight to the full
- * body (the behaviour they fall back to on x86-64 too). */
-extern const char dft_caller_tmpl[] HIDDEN;
-extern const char dft_caller_tmpl_end[] HIDDEN;
-extern const char dft_caller_tmpl_slot[] HIDDEN;
-extern const char dft_caller_tmpl_vec[] HIDDEN;
-extern const char dft_ops_tmpl[] HIDDEN;
-extern const char dft_ops_tmpl_end[] HIDDEN;
-extern const char dft_ops_tmpl_slot[] HIDDEN;
-extern const char dft_ops_tmpl_vec[] HIDDEN;
-extern const char dft_ops_light_tmpl[] HIDDEN;
-extern const char dft_ops_light_tmpl_end[] HIDDEN;
-extern const char dft_ops_light_tmpl_full[] HIDDEN;
-extern const char dft_ops_light_tmpl_table[] HIDDEN;
-extern const char dft_ops_light_tmpl_stub0[] HIDDEN;
-extern const char dft_ops_light_tmpl_tls[] HIDDEN;
-extern const char dft_ops_light_tmpl_seq[] HIDDEN;
-extern const char dft_ops_light_tmpl_gp[] HIDDEN;
-extern const char dft_callops_light_tmpl[] HIDDEN;
-extern const char dft_callops_light_tmpl_end[] HIDDEN;
-extern const char dft_callops_light_tmpl_full[] HIDDEN;
-extern const char dft_callops_light_tmpl_tls[] HIDDEN;
-extern const char dft_callops_light_tmpl_seq[] HIDDEN;
-extern const char dft_callops_light_tmpl_gp[] HIDDEN;
-extern const char dft_reloc_light_tmpl[] HIDDEN;
-extern const char dft_reloc_light_tmpl_end[] HIDDEN;
-extern const char dft_reloc_light_tmpl_tls[] HIDDEN;
-extern const char dft_reloc_light_tmpl_seq[] HIDDEN;
-extern const char dft_reloc_light_tmpl_gp[] HIDDEN;
+/* Trampoline templates (tramp.S, declared in arch.h). The light bodies
+ * and the graph shortcut of x86-64 have no aarch64 version: their templates
+ * exist so that every region has the same layout, and the light ones go
+ * straight to the full body (the behaviour they fall back to on x86-64
+ * too). The preserving trampoline's: */
 extern const char dft_caller_all_tmpl[] HIDDEN;
 extern const char dft_caller_all_tmpl_end[] HIDDEN;
 extern const char dft_caller_all_tmpl_slot[] HIDDEN;
-extern const char dft_gentry_tmpl[] HIDDEN;
-extern const char dft_gentry_tmpl_end[] HIDDEN;
-extern const char dft_gentry_tmpl_fast[] HIDDEN;
-extern const char dft_graph_entry[] HIDDEN;
-extern const char dft_graph_entry_all[] HIDDEN;
-extern const char dft_graph_exit_all[] HIDDEN;
-extern const char dft_gexit_tmpl[] HIDDEN;
-extern const char dft_gexit_tmpl_end[] HIDDEN;
-extern const char dft_gexit_tmpl_fast[] HIDDEN;
-extern const char dft_graph_exit[] HIDDEN;
 #endif
