@@ -367,17 +367,25 @@ int entries_object_wanted(const struct dft_object *o, int main)
 	return 0;
 }
 
-/* LEN bytes of writable memory, filled with traps, beside O's region and
- * within reach of O's code, the region and O's relocated blocks (if any):
- * graph thunks and the blocks' arena. 0 if none. */
+/* LEN bytes of writable memory, filled with traps, within reach of O's
+ * code, the region and O's relocated blocks (if any): graph thunks and
+ * the blocks' arena. Tried first just below O's code, then just above it
+ * (past its data, 64 KiB at a time, up to 4 MiB), then beside the region:
+ * the closer to the code, the more of its entries a short jump reaches
+ * (riscv64's jal: +-1 MiB; the region may lie a MiB beyond the data).
+ * 0 if none. */
 uintptr_t sites_map_near(const struct dft_object *o, size_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base = o->region->base;
-	for (int i = 0; i < 4096; i++) {
-		uintptr_t step = (uintptr_t)(i / 2) * (uintptr_t)pg * 16;
-		uintptr_t hint = (i & 1) ? base - len - step : base + REGION_SIZE + step;
-		if ((i & 1) && base < len + step + (uintptr_t)pg)
+	uintptr_t lo = o->lo & ~(uintptr_t)(pg - 1), hi = (o->hi + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+	for (int i = 0; i < 4096 + 128; i++) {
+		int near = i < 128;
+		int k = near ? i : i - 128;
+		uintptr_t step = (uintptr_t)(k / 2) * (uintptr_t)pg * 16;
+		uintptr_t below = near ? lo : base, above = near ? hi : base + REGION_SIZE;
+		uintptr_t hint = (k & 1) ? above + step : below - len - step;
+		if (!(k & 1) && below < len + step + (uintptr_t)pg)
 			continue;
 		void *p = mmap((void *)hint, len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);

@@ -24,6 +24,7 @@
  *          values anywhere: -fipa-ra)
  *   odd    on a 2-byte boundary: refused
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __aarch64__
@@ -130,8 +131,86 @@ ALIGNED __attribute__((noinline)) int outer(int i)
 	return leaf(i, i + 1) + bump(i);
 }
 
-ALIGNED int main(void)
+#if defined(PLAIN_API) && defined(__riscv)
+/* Built with -DPLAIN_API and linked with the runtime (DYNFTRACE_PATCH=
+ * keep), `plain api ROUNDS` registers callbacks on keep itself: a
+ * DYNFTRACE_OPS_FL_GPR_ONLY one (the light body of relocated entries:
+ * route call_ops), a full one (the preserving trampoline: ops), then both
+ * (the list); every call counted exactly, the ip keep's, every register
+ * kept. */
+#include <stdlib.h>
+#include <string.h>
+#include <dynftrace/dynftrace.h>
+
+static unsigned long calls[2], wrong_ip;
+
+static void count_cb(unsigned long ip, unsigned long parent, struct dynftrace_ops *op,
+		     struct dynftrace_regs *regs)
 {
+	(void)parent, (void)regs;
+	__atomic_fetch_add(&calls[op->private != NULL], 1, __ATOMIC_RELAXED);
+	if (ip != (unsigned long)(uintptr_t)keep)
+		__atomic_fetch_add(&wrong_ip, 1, __ATOMIC_RELAXED);
+}
+
+static const char *route;
+static int route_cb(const struct dynftrace_site_info *si, void *data)
+{
+	(void)data;
+	if (si->func && !strcmp(si->func, "keep"))
+		route = si->route;
+	return 0;
+}
+
+static int api_step(const char *what, struct dynftrace_ops **ops, int nops, const char *want,
+		    int rounds)
+{
+	int bad = 0;
+	long changed = 0;
+	calls[0] = calls[1] = wrong_ip = 0;
+	for (int i = 0; i < nops; i++)
+		if (dynftrace_set_filter(ops[i], "keep", 1) || dynftrace_register_ops(ops[i]))
+			return printf("BAD %s: cannot register\n", what), 1;
+	route = NULL;
+	dynftrace_for_each_site_info(route_cb, NULL);
+	if (!route || strcmp(route, want))
+		bad++, printf("BAD %s: route %s, not %s\n", what, route ? route : "none", want);
+	for (int r = 0; r < rounds; r++)
+		changed += regcheck(keep);
+	if (changed)
+		bad++, printf("BAD %s: %ld registers changed\n", what, changed);
+	for (int i = 0; i < nops; i++) {
+		unsigned long c = calls[ops[i]->private != NULL];
+		if (c != (unsigned long)rounds)
+			bad++, printf("BAD %s: %lu calls counted, not %d\n", what, c, rounds);
+		dynftrace_unregister_ops(ops[i]);
+	}
+	if (wrong_ip)
+		bad++, printf("BAD %s: %lu calls saw another ip\n", what, wrong_ip);
+	return bad;
+}
+
+static int api(int rounds)
+{
+	static struct dynftrace_ops light = {.func = count_cb, .flags = DYNFTRACE_OPS_FL_GPR_ONLY};
+	static struct dynftrace_ops full = {.func = count_cb, .private = &full};
+	struct dynftrace_ops *both[] = {&light, &full};
+	int bad = api_step("light", both, 1, "call_ops", rounds);
+	bad += api_step("full", both + 1, 1, "ops", rounds);
+	bad += api_step("both", both, 2, "list", rounds);
+	if (!bad)
+		printf("api ok %d\n", rounds);
+	return bad != 0;
+}
+#endif
+
+ALIGNED int main(int argc, char **argv)
+{
+#if defined(PLAIN_API) && defined(__riscv)
+	if (argc > 2 && !strcmp(argv[1], "api"))
+		return api(atoi(argv[2]));
+#endif
+	(void)argc, (void)argv;
 	long s = 0;
 	for (int i = 0; i < 4; i++)
 		s += outer(i);
