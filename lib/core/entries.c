@@ -378,7 +378,8 @@ uintptr_t sites_map_near(const struct dft_object *o, size_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base = o->region->base;
-	uintptr_t lo = o->lo & ~(uintptr_t)(pg - 1), hi = (o->hi + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+	uintptr_t lo = o->lo & ~(uintptr_t)(pg - 1),
+		  hi = (o->hi + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
 	for (int i = 0; i < 4096 + 128; i++) {
 		int near = i < 128;
 		int k = near ? i : i - 128;
@@ -488,9 +489,9 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		if (err) {
 			refuse(o, &refused, cand[k],
 			       r.calls ? "an indirect call among its first instructions"
-			       : far	 ? "its block's site cannot reach the arena's preserving "
-					   "trampoline"
-					 : r.why);
+			       : far   ? "its block's site cannot reach the arena's preserving "
+					 "trampoline"
+				       : r.why);
 			if (err == -ENOENT) {
 				dft_log("cannot patch functions by relocation: %s", r.why);
 				break;

@@ -53,6 +53,7 @@ long mcfn(long x);
 long keep(long x);
 long odd(long x);
 long regcheck(long (*fn)(long));
+/* clang-format off */
 #define FN(name) ".globl " #name "\n.type " #name ", %function\n.p2align 2\n" #name ":\n"
 #define END(name) ".size " #name ", .-" #name "\n"
 __asm__(".text\n.option push\n.option norelax\n.option rvc\n"
@@ -105,6 +106,7 @@ __asm__(".text\n.option push\n.option norelax\n.option rvc\n"
 	"\taddi sp, sp, 208\n\tret\n"
 	END(regcheck)
 	".option pop\n");
+/* clang-format on */
 #endif
 int counter;
 
