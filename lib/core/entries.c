@@ -4,11 +4,13 @@
  * entries are relocated (arch_reloc_entry) into blocks
  *
  *	[the function's address][ARCH_RELOC_PRE][site: the canonical NOP]
- *	[the entry's first instructions][jmp back]
+ *	[ARCH_RELOC_POST][the entry's first instructions][jmp back]
  *
  * in an arena next to the object's region, and the entry becomes a jump to
  * its block (to what the architecture runs before the site, if anything:
- * aarch64 keeps the return address the site's call overwrites). From
+ * aarch64 keeps the return address the site's call overwrites in a free
+ * register, riscv64 keeps the register its call overwrites on the stack
+ * and takes it back after the site). From
  * then on the block's NOP is a site like a compiler's (the same tracers,
  * filters and control files) with two routes: the arena's
  * copy of the preserving trampoline (arch_save_all_tramp), or, for the
@@ -60,12 +62,20 @@
 #ifndef ARCH_RELOC_PRE
 #define ARCH_RELOC_PRE 0 /* bytes the block runs before its site (arch_reloc_pre) */
 #endif
+#ifndef ARCH_RELOC_POST
+#define ARCH_RELOC_POST 0 /* ... and after it, before the copies (arch_reloc_post) */
+#endif
+#ifndef ARCH_RELOC_PRE_PURE
+/* A thread anywhere in the pre (or at the site) may be put back at the
+ * entry: the pre changes nothing the function reads. */
+#define ARCH_RELOC_PRE_PURE 1
+#endif
 #define BLOCK_LIT 8
 #define BLOCK_IP  16
 /* 8-aligned: ops.c writes the site by one atomic store; the block's
  * instructions before it (ARCH_RELOC_PRE) end there. */
 #define BLOCK_SITE (24 + ((ARCH_RELOC_PRE + 7) & ~7))
-#define BLOCK_SIZE (BLOCK_SITE + 120)
+#define BLOCK_SIZE (BLOCK_SITE + ARCH_RELOC_POST + 120)
 #define ALL_COPY   4096
 #ifdef ARCH_BLOCK_SITE
 _Static_assert(BLOCK_SITE == ARCH_BLOCK_SITE && BLOCK_IP == ARCH_BLOCK_IP,
@@ -74,7 +84,7 @@ _Static_assert(BLOCK_SITE == ARCH_BLOCK_SITE && BLOCK_IP == ARCH_BLOCK_IP,
 _Static_assert(BLOCK_SIZE % 8 == 0 && BLOCK_SITE % 8 == 0 && ALL_COPY % 8 == 0 &&
 		   ARCH_SITE_SIZE <= 8,
 	       "a block's site lies alone in an aligned 8-byte word");
-_Static_assert(BLOCK_SIZE >= BLOCK_SITE + ARCH_SITE_SIZE + 109,
+_Static_assert(BLOCK_SIZE >= BLOCK_SITE + ARCH_SITE_SIZE + ARCH_RELOC_POST + 109,
 	       "a block holds the longest relocation");
 
 /* What a relocated entry made under attach keeps: where a thread stopped
@@ -357,17 +367,26 @@ int entries_object_wanted(const struct dft_object *o, int main)
 	return 0;
 }
 
-/* LEN bytes of writable memory, filled with traps, beside O's region and
- * within reach of O's code, the region and O's relocated blocks (if any):
- * graph thunks and the blocks' arena. 0 if none. */
+/* LEN bytes of writable memory, filled with traps, within reach of O's
+ * code, the region and O's relocated blocks (if any): graph thunks and
+ * the blocks' arena. Tried first just below O's code, then just above it
+ * (past its data, 64 KiB at a time, up to 4 MiB), then beside the region:
+ * the closer to the code, the more of its entries a short jump reaches
+ * (riscv64's jal: +-1 MiB; the region may lie a MiB beyond the data).
+ * 0 if none. */
 uintptr_t sites_map_near(const struct dft_object *o, size_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base = o->region->base;
-	for (int i = 0; i < 4096; i++) {
-		uintptr_t step = (uintptr_t)(i / 2) * (uintptr_t)pg * 16;
-		uintptr_t hint = (i & 1) ? base - len - step : base + REGION_SIZE + step;
-		if ((i & 1) && base < len + step + (uintptr_t)pg)
+	uintptr_t lo = o->lo & ~(uintptr_t)(pg - 1),
+		  hi = (o->hi + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+	for (int i = 0; i < 4096 + 128; i++) {
+		int near = i < 128;
+		int k = near ? i : i - 128;
+		uintptr_t step = (uintptr_t)(k / 2) * (uintptr_t)pg * 16;
+		uintptr_t below = near ? lo : base, above = near ? hi : base + REGION_SIZE;
+		uintptr_t hint = (k & 1) ? above + step : below - len - step;
+		if (!(k & 1) && below < len + step + (uintptr_t)pg)
 			continue;
 		void *p = mmap((void *)hint, len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -454,7 +473,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	for (size_t k = 0; k < nc; k++) {
 		const struct elf_entry *f = &o->img.entries[cand[k]];
 		uintptr_t a = o->bias + f->addr, blk = arena + ALL_COPY + n * BLOCK_SIZE;
-		uintptr_t site = blk + BLOCK_SITE, code = site + ARCH_SITE_SIZE;
+		uintptr_t site = blk + BLOCK_SITE, code = site + ARCH_SITE_SIZE + ARCH_RELOC_POST;
 		size_t avail = o->hi - a;
 		struct arch_reloc r;
 		int err = arch_reloc_entry(a, (const uint8_t *)a,
@@ -462,9 +481,17 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 					   code, (uint8_t *)code, blk + BLOCK_SIZE - code, &r);
 		if (!err && r.calls)
 			err = -ENOTSUP; /* an unwinder could not get past the block */
+		/* The block's site calls the arena's trampoline (riscv64: a jal,
+		 * +-1 MiB: an arena of thousands of blocks may outgrow it). */
+		int far = !err && !arch_site_reaches(site, arena);
+		if (far)
+			err = -ERANGE;
 		if (err) {
 			refuse(o, &refused, cand[k],
-			       r.calls ? "an indirect call among its first instructions" : r.why);
+			       r.calls ? "an indirect call among its first instructions"
+			       : far   ? "its block's site cannot reach the arena's preserving "
+					 "trampoline"
+				       : r.why);
 			if (err == -ENOENT) {
 				dft_log("cannot patch functions by relocation: %s", r.why);
 				break;
@@ -483,6 +510,9 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		arch_reloc_pre((uint8_t *)(site - ARCH_RELOC_PRE));
 #endif
 		arch_site_nop((uint8_t *)site);
+#if ARCH_RELOC_POST
+		arch_reloc_post((uint8_t *)(site + ARCH_SITE_SIZE));
+#endif
 		if (mv) {
 			struct entry_move *m = &mv[n];
 			m->lo = e->addr;
@@ -561,12 +591,12 @@ int entries_move_ip(const struct dft_object *o, uintptr_t *ip)
 	 * back, maybe inside the jump: the block's jump back is the same
 	 * place, its copy of the call just before. */
 	if (off == m->covered) {
-		*ip = m->site + ARCH_SITE_SIZE + m->end;
+		*ip = m->site + ARCH_SITE_SIZE + ARCH_RELOC_POST + m->end;
 		return 1;
 	}
 	for (int k = 1; k < m->ninsn && k < 8; k++)
 		if (m->map[k].src == off) {
-			*ip = m->site + ARCH_SITE_SIZE + m->map[k].dst;
+			*ip = m->site + ARCH_SITE_SIZE + ARCH_RELOC_POST + m->map[k].dst;
 			return 1;
 		}
 	return -EFAULT; /* not at an instruction's start: cannot be */
@@ -607,12 +637,15 @@ int entries_move_back(const struct dft_object *o, uintptr_t *ip)
 		return 0;
 	for (size_t i = 0; i < o->nmoves; i++) {
 		const struct entry_move *m = &o->moves[i];
-		uintptr_t code = m->site + ARCH_SITE_SIZE;
-		if (*ip >= m->site - ARCH_RELOC_PRE && *ip <= m->site) {
+		uintptr_t code = m->site + ARCH_SITE_SIZE + ARCH_RELOC_POST;
+		if (*ip == m->site - ARCH_RELOC_PRE ||
+		    (ARCH_RELOC_PRE_PURE && *ip > m->site - ARCH_RELOC_PRE && *ip <= m->site)) {
 			/* before the block's copies: the entry itself */
 			*ip = m->lo;
 			return 1;
 		}
+		if (*ip >= m->site - ARCH_RELOC_PRE && *ip < code)
+			return -EFAULT; /* the pre has run: not the entry's state */
 		if (*ip < code || *ip > code + m->end)
 			continue;
 		uintptr_t off = *ip - code;

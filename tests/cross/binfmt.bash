@@ -47,8 +47,8 @@ binfmt_setup() {
 	done
 	if [ -z "$found" ]; then
 		local interp
-		interp=$(realpath -m "$b/tests/qemu-binfmt")
-		mkdir -p "$b/tests" "$b/test-logs"
+		interp=$(realpath -m "$b/qemu-binfmt") # not in tests/: run.sh runs what is there
+		mkdir -p "$b/test-logs"
 		if ! gcc -std=gnu11 -O2 -static -DQEMU="\"/usr/bin/qemu-$arch\"" \
 			-DSYSROOT="\"/usr/$arch-linux-gnu\"" tests/cross/qemu-binfmt.c \
 			-o "$interp" 2>"$b/test-logs/build-qemu-binfmt.log"; then

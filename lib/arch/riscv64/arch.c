@@ -79,13 +79,16 @@ unsigned arch_vec_kind(void)
 	return 0; /* fa0-fa7 always (tramp.S); the V registers are not kept */
 }
 
+/* tramp.S: dft_caller_all_tmpl, entered from a relocated entry's block
+ * (arch_impl.h: arch_reloc_pre says what the block keeps where). */
 size_t arch_save_all_tramp(uint8_t *out, size_t cap, void *centry)
 {
-	(void)out, (void)cap, (void)centry;
-	/* Not built yet: reloc.c relocates entries, but the block's site would
-	 * call a trampoline that gives every register back, t0 included (the
-	 * site's call overwrites it): without it, -P patches nothing here. */
-	return 0;
+	size_t len = (size_t)(dft_caller_all_tmpl_end - dft_caller_all_tmpl);
+	if (len > cap)
+		return 0;
+	memcpy(out, dft_caller_all_tmpl, len);
+	memcpy(out + (dft_caller_all_tmpl_slot - dft_caller_all_tmpl), &centry, sizeof(centry));
+	return len;
 }
 
 /*

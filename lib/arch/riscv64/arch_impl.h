@@ -89,8 +89,8 @@ static inline uintptr_t riscv_site_call_target(uintptr_t ip)
 /* Floating-point argument N (0-7): fa0-fa7 as fsd stored them (a float is
  * NaN-boxed: its bits are the low 4 bytes). */
 #define ARCH_REGS_FPARG(regs, n) ((const void *)&(regs)->f[(n)])
-/* A hooked function's results as dft_return_tramp saved them: a0 first,
- * fa0 64 bytes on (no preserving trampoline here: ALL is never set). */
+/* A hooked function's results as dft_return_tramp(_all) saved them: a0
+ * first, fa0 64 bytes on, in both. */
 #define ARCH_RET_INT(retval)	 ((retval)[0])
 #define ARCH_RET_FP(retval, all) ((void)(all), (const void *)((const char *)(retval) + 64))
 
@@ -109,9 +109,47 @@ static inline uintptr_t riscv_site_call_target(uintptr_t ip)
 #define ARCH_CALLER_SP() ((uintptr_t)__builtin_frame_address(0))
 #endif
 
-/* No preserving trampoline yet (arch.c, arch_save_all_tramp): -P relocates
- * nothing on riscv64, though reloc.c can. */
-#define ARCH_REGS_PRESERVE_ALL(regs) ((void)(regs), 0)
+/* Through the preserving trampoline (a relocated entry's): it marks
+ * regs->ret[0], which the other trampolines clear (ret is only written
+ * at a return). */
+#define ARCH_REGS_PRESERVE_ALL(regs) ((regs)->ret[0] == REGS_ALL_MAGIC)
+
+/*
+ * A relocated entry's block runs two instructions before its site and two
+ * after it. The site's call (`jal t0`, the only form that reaches the
+ * arena's trampoline from a block without an auipc before it) overwrites
+ * t0, and no register is free at the entry of code built without sites
+ * (gcc's -fipa-ra callers may keep a value in any register the function
+ * does not write; riscv has no linker veneers to reserve one, as aarch64's
+ * IP0 is), so the block keeps t0 on the stack, below the entry sp (the
+ * psABI has no red zone: sp moves first, a signal frame lands below):
+ *	addi sp, sp, -ENTRY_AREA; sd t0, ENTRY_T0(sp)	(arch_reloc_pre)
+ *	site: NOP or jal t0, the preserving trampoline
+ *	ld t0, ENTRY_T0(sp); addi sp, sp, ENTRY_AREA	(arch_reloc_post)
+ *	the relocated instructions, the jump back (reloc.c)
+ * The trampolines lay the frame record in the same area (its top 16
+ * bytes: the entry sp - 16, ARCH_REGS_RET_SLOT as everywhere). A thread
+ * between the pre's first instruction and the post's last has sp moved:
+ * it cannot be put back at the entry (ARCH_RELOC_PRE_PURE 0).
+ */
+#define ARCH_RELOC_PRE	    8
+#define ARCH_RELOC_POST	    8
+#define ARCH_RELOC_PRE_PURE 0
+static inline void arch_reloc_pre(uint8_t *out)
+{
+	uint32_t v[2] = {0xfe010113u, 0x00513023u}; /* addi sp, sp, -32; sd t0, 0(sp) */
+	_Static_assert(ENTRY_AREA == 32 && ENTRY_T0 == 0, "the block's stack area");
+	memcpy(out, v, sizeof(v));
+}
+static inline void arch_reloc_post(uint8_t *out)
+{
+	uint32_t v[2] = {0x00013283u, 0x02010113u}; /* ld t0, 0(sp); addi sp, sp, 32 */
+	memcpy(out, v, sizeof(v));
+}
+/* The block's layout tramp.S reads (entries.c checks it): the arena's
+ * preserving trampoline at site - 32, the function's ip at site - 16. */
+#define ARCH_BLOCK_SITE 32
+#define ARCH_BLOCK_IP	16
 
 /* The marker before a site IP: the `auipc t0` written at the function's
  * entry. The function starts that much before its site. */
@@ -222,5 +260,8 @@ static inline enum arch_got_kind arch_got_reloc(uint32_t type)
  * and the graph shortcut of x86-64 have no riscv64 version: their templates
  * exist so that every region has the same layout, and the light ones go
  * straight to the full body (the behaviour they fall back to on x86-64
- * too). */
+ * too). The preserving trampoline's: */
+extern const char dft_caller_all_tmpl[] HIDDEN;
+extern const char dft_caller_all_tmpl_end[] HIDDEN;
+extern const char dft_caller_all_tmpl_slot[] HIDDEN;
 #endif

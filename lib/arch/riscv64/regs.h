@@ -24,6 +24,36 @@
 #define REGS_F	    128 /* fa0-fa7 */
 #define REGS_SIZE   192
 #define TRAMP_FRAME (REGS_SIZE + 16)
+/*
+ * A relocated entry's block (arch_impl.h: arch_reloc_pre) moves sp down
+ * ENTRY_AREA bytes and keeps t0 at the bottom before its site's call
+ * overwrites it: from the site's sp, ENTRY_T0 the function's t0, ENTRY_RET
+ * the block's site + 4 (the light route stores it, the preserving
+ * trampoline's first instruction otherwise), and the frame record at the
+ * function's entry sp - 16, as the other trampolines'.
+ */
+#define ENTRY_AREA  32
+#define ENTRY_T0    0
+#define ENTRY_RET   8
+#define ENTRY_LIGHT 4 /* where the light route enters the preserving trampoline */
+/*
+ * The preserving trampoline's frame (tramp.S: dft_caller_all_tmpl): the
+ * regs, then what the others leave to the calling convention, then the
+ * block's area above it.
+ */
+#define ALL_T3	       (REGS_SIZE + 0)	 /* t3-t6 */
+#define ALL_FT	       (REGS_SIZE + 32)	 /* ft0-ft11 */
+#define ALL_FCSR       (REGS_SIZE + 128) /* fcsr: rounding mode and accrued flags */
+#define ALL_FRAME      (REGS_SIZE + 144)
+#define REGS_ALL_MAGIC 0x616c6c7265677321 /* in regs->ret[0]: came through it */
+/* dft_return_tramp_all's frame: a0-a7, fa0-fa7 (the results where
+ * dft_return_tramp keeps them: a0 at 0, fa0 at 64), t0-t6, ft0-ft11, fcsr,
+ * s0. */
+#define RALL_T0	   128
+#define RALL_FT	   184
+#define RALL_FCSR  280
+#define RALL_S0	   288
+#define RALL_FRAME 304
 
 /* Shared with the runtime's C code (layouts the x86-64 assembly reads;
  * the same on every LP64 target). */

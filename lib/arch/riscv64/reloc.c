@@ -11,9 +11,10 @@
  * 8-byte `auipc; jalr` pair could be run half old, half new, and needs a
  * scratch register that code built without sites (gcc's -fipa-ra callers)
  * may not give up at the entry. So the entry is one `jal x0` (+-1 MiB) and
- * the block must lie within its reach (entries.c maps the arena beside
- * the object's region; riscv64's regions are tried 64 KiB from their
- * object, ARCH_REGION_GAP): else -ERANGE. A function on a 2-byte boundary
+ * the block must lie within its reach (entries.c maps the arena just
+ * below or above the object's code, sites_map_near): else -ERANGE. The
+ * block's own site, before the copies, is entries.c's and arch_impl.h's
+ * (arch_reloc_pre/post keep t0 around it). A function on a 2-byte boundary
  * (gcc aligns functions to 2 with RVC unless told -falign-functions=4)
  * has no aligned word at its entry: refused.
  *

@@ -35,6 +35,7 @@
 	sd	a7, REGS_A0 + 56(sp)
 	sd	t1, REGS_T1(sp)
 	sd	t2, REGS_T2(sp)
+	sd	zero, REGS_RET(sp)		/* not the preserving trampoline */
 	fsd	fa0, REGS_F + 0(sp)
 	fsd	fa1, REGS_F + 8(sp)
 	fsd	fa2, REGS_F + 16(sp)
@@ -182,8 +183,170 @@ dft_ops_tmpl_end:
 
 	LIGHT_TMPL dft_ops_light_tmpl, "full,table,stub0,tls,seq,gp"
 	LIGHT_TMPL dft_callops_light_tmpl, "full,tls,seq,gp"
-	/* relocated entries are x86-64 only: never entered */
-	LIGHT_TMPL dft_reloc_light_tmpl, "tls,seq,gp"
+
+/*
+ * A relocated entry's light route goes to its arena's preserving
+ * trampoline, whose address is the block's first word (ARCH_BLOCK_SITE
+ * before the site; t0 = site + 4). No register is free to jump through:
+ * t0 is, once the site + 4 it holds is in the block's area on the stack,
+ * where the preserving trampoline reads it (it enters past its own store
+ * of it, ENTRY_LIGHT).
+ */
+	.globl	dft_reloc_light_tmpl
+	.hidden	dft_reloc_light_tmpl
+	.globl	dft_reloc_light_tmpl_end
+	.hidden	dft_reloc_light_tmpl_end
+	.type	dft_reloc_light_tmpl, %function
+	.p2align 4
+dft_reloc_light_tmpl:
+	sd	t0, ENTRY_RET(sp)
+	ld	t0, -(4 + 32)(t0)		/* ARCH_BLOCK_SITE */
+	jalr	zero, ENTRY_LIGHT(t0)
+	.p2align 3
+	.irp	s, tls, seq, gp
+	.globl	dft_reloc_light_tmpl_\s
+	.hidden	dft_reloc_light_tmpl_\s
+dft_reloc_light_tmpl_\s:
+	.quad	0
+	.endr
+dft_reloc_light_tmpl_end:
+	.size	dft_reloc_light_tmpl, dft_reloc_light_tmpl_end - dft_reloc_light_tmpl
+
+/*
+ * The preserving trampoline (relocated entries: lib/core/entries.c). The
+ * block ran `addi sp, sp, -ENTRY_AREA; sd t0, ENTRY_T0(sp)` then its
+ * site, `jal t0, COPY`: t0 = site + 4, ra = the function's return
+ * address, sp = its entry sp - ENTRY_AREA; the function's ip is the
+ * block's word at site - 16 (ARCH_BLOCK_IP). Code built without a site
+ * may have callers that keep values in any register the function does
+ * not write (-fipa-ra), so everything comes back: a0-a7, t1-t6, fa0-fa7,
+ * ft0-ft11, fcsr (the callbacks' own floating point may raise its flags);
+ * t0 is the block's to restore (after its site), ra is reloaded from the
+ * frame record (the graph tracer's hook if it replaced it). The vector
+ * registers are not kept: the runtime is built without V (rv64gc), as
+ * every other trampoline assumes. regs->ret[0] says so to the callbacks
+ * (ARCH_REGS_PRESERVE_ALL): the graph tracer hooks the return through
+ * dft_return_tramp_all. The light route enters at ENTRY_LIGHT, the
+ * block's site + 4 already stored, t0 free.
+ */
+	.globl	dft_caller_all_tmpl
+	.hidden	dft_caller_all_tmpl
+	.globl	dft_caller_all_tmpl_end
+	.hidden	dft_caller_all_tmpl_end
+	.globl	dft_caller_all_tmpl_slot
+	.hidden	dft_caller_all_tmpl_slot
+	.type	dft_caller_all_tmpl, %function
+	.p2align 4
+dft_caller_all_tmpl:
+	.cfi_startproc
+	.option	push
+	.option	norvc				/* the light entry is 4 bytes in */
+	sd	t0, ENTRY_RET(sp)
+	.option	pop
+	addi	sp, sp, -ALL_FRAME
+	sd	a0, REGS_A0 + 0(sp)
+	sd	a1, REGS_A0 + 8(sp)
+	sd	a2, REGS_A0 + 16(sp)
+	sd	a3, REGS_A0 + 24(sp)
+	sd	a4, REGS_A0 + 32(sp)
+	sd	a5, REGS_A0 + 40(sp)
+	sd	a6, REGS_A0 + 48(sp)
+	sd	a7, REGS_A0 + 56(sp)
+	sd	t1, REGS_T1(sp)
+	sd	t2, REGS_T2(sp)
+	sd	t3, ALL_T3 + 0(sp)
+	sd	t4, ALL_T3 + 8(sp)
+	sd	t5, ALL_T3 + 16(sp)
+	sd	t6, ALL_T3 + 24(sp)
+	fsd	fa0, REGS_F + 0(sp)
+	fsd	fa1, REGS_F + 8(sp)
+	fsd	fa2, REGS_F + 16(sp)
+	fsd	fa3, REGS_F + 24(sp)
+	fsd	fa4, REGS_F + 32(sp)
+	fsd	fa5, REGS_F + 40(sp)
+	fsd	fa6, REGS_F + 48(sp)
+	fsd	fa7, REGS_F + 56(sp)
+	fsd	ft0, ALL_FT + 0(sp)
+	fsd	ft1, ALL_FT + 8(sp)
+	fsd	ft2, ALL_FT + 16(sp)
+	fsd	ft3, ALL_FT + 24(sp)
+	fsd	ft4, ALL_FT + 32(sp)
+	fsd	ft5, ALL_FT + 40(sp)
+	fsd	ft6, ALL_FT + 48(sp)
+	fsd	ft7, ALL_FT + 56(sp)
+	fsd	ft8, ALL_FT + 64(sp)
+	fsd	ft9, ALL_FT + 72(sp)
+	fsd	ft10, ALL_FT + 80(sp)
+	fsd	ft11, ALL_FT + 88(sp)
+	frcsr	t3
+	sd	t3, ALL_FCSR(sp)
+	sd	s0, REGS_FP(sp)			/* regs->fp, regs->lr */
+	sd	ra, REGS_LR(sp)
+	sd	s0, ALL_FRAME + 16(sp)		/* the frame record */
+	sd	ra, ALL_FRAME + 24(sp)
+	addi	s0, sp, ALL_FRAME + ENTRY_AREA	/* the entry sp */
+	sd	s0, REGS_SP(sp)
+	ld	t0, ALL_FRAME + ENTRY_RET(sp)	/* site + 4 */
+	ld	a0, -(4 + 32 - 16)(t0)		/* ip: ARCH_BLOCK_IP */
+	sd	a0, REGS_IP(sp)
+1:	auipc	t3, %pcrel_hi(.Lall_magic)
+	ld	t3, %pcrel_lo(1b)(t3)
+	sd	t3, REGS_RET(sp)
+	mv	a1, ra				/* parent ip */
+	mv	a2, sp				/* regs */
+2:	auipc	t3, %pcrel_hi(dft_caller_all_tmpl_slot)	/* a copy reads its own */
+	ld	t3, %pcrel_lo(2b)(t3)
+	jalr	t3
+	sd	zero, REGS_RET(sp)
+	ld	t3, ALL_FCSR(sp)
+	fscsr	t3
+	fld	ft0, ALL_FT + 0(sp)
+	fld	ft1, ALL_FT + 8(sp)
+	fld	ft2, ALL_FT + 16(sp)
+	fld	ft3, ALL_FT + 24(sp)
+	fld	ft4, ALL_FT + 32(sp)
+	fld	ft5, ALL_FT + 40(sp)
+	fld	ft6, ALL_FT + 48(sp)
+	fld	ft7, ALL_FT + 56(sp)
+	fld	ft8, ALL_FT + 64(sp)
+	fld	ft9, ALL_FT + 72(sp)
+	fld	ft10, ALL_FT + 80(sp)
+	fld	ft11, ALL_FT + 88(sp)
+	fld	fa0, REGS_F + 0(sp)
+	fld	fa1, REGS_F + 8(sp)
+	fld	fa2, REGS_F + 16(sp)
+	fld	fa3, REGS_F + 24(sp)
+	fld	fa4, REGS_F + 32(sp)
+	fld	fa5, REGS_F + 40(sp)
+	fld	fa6, REGS_F + 48(sp)
+	fld	fa7, REGS_F + 56(sp)
+	ld	a0, REGS_A0 + 0(sp)
+	ld	a1, REGS_A0 + 8(sp)
+	ld	a2, REGS_A0 + 16(sp)
+	ld	a3, REGS_A0 + 24(sp)
+	ld	a4, REGS_A0 + 32(sp)
+	ld	a5, REGS_A0 + 40(sp)
+	ld	a6, REGS_A0 + 48(sp)
+	ld	a7, REGS_A0 + 56(sp)
+	ld	t1, REGS_T1(sp)
+	ld	t2, REGS_T2(sp)
+	ld	t3, ALL_T3 + 0(sp)
+	ld	t4, ALL_T3 + 8(sp)
+	ld	t5, ALL_T3 + 16(sp)
+	ld	t6, ALL_T3 + 24(sp)
+	ld	t0, ALL_FRAME + ENTRY_RET(sp)
+	ld	s0, ALL_FRAME + 16(sp)
+	ld	ra, ALL_FRAME + 24(sp)		/* the return, or the hook */
+	addi	sp, sp, ALL_FRAME
+	jr	t0				/* to the block, past its site */
+	.cfi_endproc
+	.p2align 3
+.Lall_magic:
+	.quad	REGS_ALL_MAGIC
+dft_caller_all_tmpl_slot:
+	.quad	0
+dft_caller_all_tmpl_end:
+	.size	dft_caller_all_tmpl, dft_caller_all_tmpl_end - dft_caller_all_tmpl
 
 /*
  * The graph shortcut (x86-64's per-site thunks) has no riscv64 version:
@@ -254,9 +417,104 @@ dft_return_tramp:
 	.cfi_endproc
 	.size	dft_return_tramp, . - dft_return_tramp
 
-	/* only the preserving trampoline's functions return here (x86-64) */
+/*
+ * dft_return_tramp_all - dft_return_tramp for the functions that entered
+ * through the preserving trampoline: every register but ra (the call
+ * that returned here wrote it) comes back as the function left it. The
+ * results are where dft_return_tramp keeps them (a0 at 0, fa0 at 64).
+ */
+	.globl	dft_return_tramp_all
+	.hidden	dft_return_tramp_all
+	.type	dft_return_tramp_all, %function
 	.p2align 4
-	TRAP_SYM dft_return_tramp_all
+dft_return_tramp_all:
+	.cfi_startproc
+	.cfi_undefined ra
+	addi	sp, sp, -RALL_FRAME
+	sd	a0, 0(sp)
+	sd	a1, 8(sp)
+	sd	a2, 16(sp)
+	sd	a3, 24(sp)
+	sd	a4, 32(sp)
+	sd	a5, 40(sp)
+	sd	a6, 48(sp)
+	sd	a7, 56(sp)
+	fsd	fa0, 64(sp)
+	fsd	fa1, 72(sp)
+	fsd	fa2, 80(sp)
+	fsd	fa3, 88(sp)
+	fsd	fa4, 96(sp)
+	fsd	fa5, 104(sp)
+	fsd	fa6, 112(sp)
+	fsd	fa7, 120(sp)
+	sd	t0, RALL_T0 + 0(sp)
+	sd	t1, RALL_T0 + 8(sp)
+	sd	t2, RALL_T0 + 16(sp)
+	sd	t3, RALL_T0 + 24(sp)
+	sd	t4, RALL_T0 + 32(sp)
+	sd	t5, RALL_T0 + 40(sp)
+	sd	t6, RALL_T0 + 48(sp)
+	fsd	ft0, RALL_FT + 0(sp)
+	fsd	ft1, RALL_FT + 8(sp)
+	fsd	ft2, RALL_FT + 16(sp)
+	fsd	ft3, RALL_FT + 24(sp)
+	fsd	ft4, RALL_FT + 32(sp)
+	fsd	ft5, RALL_FT + 40(sp)
+	fsd	ft6, RALL_FT + 48(sp)
+	fsd	ft7, RALL_FT + 56(sp)
+	fsd	ft8, RALL_FT + 64(sp)
+	fsd	ft9, RALL_FT + 72(sp)
+	fsd	ft10, RALL_FT + 80(sp)
+	fsd	ft11, RALL_FT + 88(sp)
+	frcsr	t0
+	sd	t0, RALL_FCSR(sp)
+	sd	s0, RALL_S0(sp)
+	addi	a0, sp, RALL_FRAME		/* the traced function's sp after ret */
+	mv	a1, sp				/* its results */
+	call	dft_graph_return
+	mv	ra, a0
+	ld	t0, RALL_FCSR(sp)
+	fscsr	t0
+	ld	s0, RALL_S0(sp)
+	fld	ft0, RALL_FT + 0(sp)
+	fld	ft1, RALL_FT + 8(sp)
+	fld	ft2, RALL_FT + 16(sp)
+	fld	ft3, RALL_FT + 24(sp)
+	fld	ft4, RALL_FT + 32(sp)
+	fld	ft5, RALL_FT + 40(sp)
+	fld	ft6, RALL_FT + 48(sp)
+	fld	ft7, RALL_FT + 56(sp)
+	fld	ft8, RALL_FT + 64(sp)
+	fld	ft9, RALL_FT + 72(sp)
+	fld	ft10, RALL_FT + 80(sp)
+	fld	ft11, RALL_FT + 88(sp)
+	ld	t0, RALL_T0 + 0(sp)
+	ld	t1, RALL_T0 + 8(sp)
+	ld	t2, RALL_T0 + 16(sp)
+	ld	t3, RALL_T0 + 24(sp)
+	ld	t4, RALL_T0 + 32(sp)
+	ld	t5, RALL_T0 + 40(sp)
+	ld	t6, RALL_T0 + 48(sp)
+	fld	fa0, 64(sp)
+	fld	fa1, 72(sp)
+	fld	fa2, 80(sp)
+	fld	fa3, 88(sp)
+	fld	fa4, 96(sp)
+	fld	fa5, 104(sp)
+	fld	fa6, 112(sp)
+	fld	fa7, 120(sp)
+	ld	a7, 56(sp)
+	ld	a6, 48(sp)
+	ld	a5, 40(sp)
+	ld	a4, 32(sp)
+	ld	a3, 24(sp)
+	ld	a2, 16(sp)
+	ld	a1, 8(sp)
+	ld	a0, 0(sp)
+	addi	sp, sp, RALL_FRAME
+	ret
+	.cfi_endproc
+	.size	dft_return_tramp_all, . - dft_return_tramp_all
 
 /*
  * dft_thread_entry: the start routine the pthread_create wrapper gives a
