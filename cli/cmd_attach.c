@@ -815,8 +815,10 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		size_t nips = 0;
 		if ((err = inj_collect_iprefs(&p, &refs, &nips)))
 			break;
+		/* per thread {tp, sp, stack lo, stack hi, link}: attach.h */
+		enum { TW = DYNFTRACE_DETACH_THREAD_WORDS };
 		size_t ntp = p.n, tpo = sizeof(why) + nips * sizeof(uint64_t);
-		size_t blen = tpo + ntp * sizeof(uint64_t);
+		size_t blen = tpo + ntp * TW * sizeof(uint64_t);
 		char *blob = calloc(1, blen);
 		if (!blob) {
 			free(refs);
@@ -827,8 +829,11 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 			memcpy(blob + sizeof(why) + i * sizeof(uint64_t), &refs[i].ip,
 			       sizeof(uint64_t));
 		for (size_t i = 0; i < ntp; i++) {
-			uint64_t tp = inj_thread_pointer(&p, i);
-			memcpy(blob + tpo + i * sizeof(tp), &tp, sizeof(tp));
+			uint64_t r[TW];
+			r[0] = inj_thread_pointer(&p, i);
+			inj_thread_stack(&p, i, &r[1], &r[2], &r[3]);
+			r[4] = inj_link(&p, i);
+			memcpy(blob + tpo + i * sizeof(r), r, sizeof(r));
 		}
 		uint64_t fa[6] = {
 		    INJ_DATA + sizeof(why), nips, INJ_DATA + tpo, ntp, INJ_DATA, sizeof(why)};
@@ -854,16 +859,19 @@ int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
 			}
 		free(refs);
 		/* The threads that block SIGTRAP (virtually, for the runtime)
-		 * block it for real again. */
+		 * block it for real again; a link register that held a hooked
+		 * return gets the original. */
 		if (!err && rc == 0 &&
-		    !inj_read(&p, inj_last_data(&p) + tpo, blob + tpo, ntp * sizeof(uint64_t)))
+		    !inj_read(&p, inj_last_data(&p) + tpo, blob + tpo, ntp * TW * sizeof(uint64_t)))
 			for (size_t i = 0; i < ntp; i++) {
-				uint64_t f, m, trapbit = UINT64_C(1) << (SIGTRAP - 1);
-				memcpy(&f, blob + tpo + i * sizeof(f), sizeof(f));
-				if (f == 1 && !inj_sigmask(&p, i, &m, NULL)) {
+				uint64_t r[TW], m, trapbit = UINT64_C(1) << (SIGTRAP - 1);
+				memcpy(r, blob + tpo + i * sizeof(r), sizeof(r));
+				if (r[0] == 1 && !inj_sigmask(&p, i, &m, NULL)) {
 					m |= trapbit;
 					inj_sigmask(&p, i, NULL, &m);
 				}
+				if (r[4] != inj_link(&p, i))
+					inj_set_link(&p, i, r[4]);
 			}
 		free(blob);
 		*stop_ns = now_ns() - s0;

@@ -428,6 +428,17 @@ uint64_t inj_thread_pointer(const struct inj *p, size_t i)
 	return arch_inj_tp(p->t[i].regs);
 }
 
+uint64_t inj_link(const struct inj *p, size_t i)
+{
+	return arch_inj_link(p->t[i].regs);
+}
+
+void inj_set_link(struct inj *p, size_t i, uint64_t v)
+{
+	arch_inj_set_link(p->t[i].regs, v);
+	p->t[i].dirty = 1;
+}
+
 uint64_t inj_last_data(const struct inj *p)
 {
 	return p->last_data;
@@ -691,19 +702,59 @@ static const struct map *map_of(const struct map *m, size_t n, uint64_t a)
 	return NULL;
 }
 
+void inj_thread_stack(const struct inj *p, size_t i, uint64_t *sp, uint64_t *lo, uint64_t *hi)
+{
+	size_t nm;
+	struct map *m = read_maps(p->pid, &nm);
+	*sp = arch_inj_sp(p->t[i].regs);
+	const struct map *st = m ? map_of(m, nm, *sp) : NULL;
+	*lo = st ? st->lo : 0;
+	*hi = st ? st->hi : 0;
+	free(m);
+}
+
 /* Called for every signal frame found: FRAME is where its return address
  * is; return non-zero to stop. */
 typedef int (*frame_fn)(struct inj *p, uint64_t frame, void *ctx);
 
 #define STACK_SCAN_MAX (8u << 20)
 
+#ifdef ARCH_SIGFRAME_MARK
+static int read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return inj_read(ctx, addr, buf, len);
+}
+
+/* Is FRAME, whose marker word was seen on stack ST, a signal frame: laid
+ * out as the kernel does (arch_sigframe_check), its saved pc in code and
+ * its saved sp mapped, above the frame when on the same stack? */
+static int marked_frame(struct inj *p, const struct map *m, size_t nm, const struct map *st,
+			uint64_t frame)
+{
+	uint64_t end, ip, ssp;
+	if (arch_sigframe_check(frame, read_cb, p, &end) != 1 ||
+	    inj_read(p, frame + ARCH_SIGFRAME_IP_OFF, &ip, 8) ||
+	    inj_read(p, frame + ARCH_SIGFRAME_SP_OFF, &ssp, 8))
+		return 0;
+	const struct map *cm = map_of(m, nm, ip), *sm = map_of(m, nm, ssp);
+	return cm && cm->exec && sm && (sm != st || ssp >= end);
+}
+#endif
+
 /*
  * Find the signal frames on the stack that holds SP: every word, from SP
  * up to the end of its mapping, that is the address of the C library's
- * signal return code. A handler's frame is found even when the thread runs
- * deeper calls; a frame on an alternate stack leads on to the stack it
- * interrupted (its saved stack pointer). Reads are in chunks, the code at
- * candidate addresses once each.
+ * signal return code (or, where frames do not hold it, the kernel's
+ * marker word at its place in a frame that passes the checks). A
+ * handler's frame is found even when the thread runs deeper calls; a
+ * frame on an alternate stack leads on to the stack it interrupted (its
+ * saved stack pointer). Reads are in chunks, the code at candidate
+ * addresses once each.
+ *
+ * A frame is told by its contents, so a dead one that a live frame's
+ * uninitialised locals still hold may be taken for one: a pc moved there
+ * is written into memory nobody reads, and at detach it may make the
+ * runtime refuse (a thread seems to be in its code) until it is gone.
  */
 static int scan_frames(struct inj *p, const struct map *m, size_t nm, uint64_t sp, frame_fn fn,
 		       void *ctx, int depth)
@@ -718,8 +769,10 @@ static int scan_frames(struct inj *p, const struct map *m, size_t nm, uint64_t s
 	uint64_t *buf = malloc(CHUNK);
 	if (!buf)
 		return -ENOMEM;
-	uint64_t yes[8] = {0}, no[64] = {0};
+#ifndef ARCH_SIGFRAME_MARK
+	uint64_t yes[8] = {0}, no[64] = {0}; /* restorer candidates known */
 	size_t ny = 0, nn = 0;
+#endif
 	int stop = 0;
 	for (uint64_t a = sp & ~7ull; a < end && !stop; a += CHUNK) {
 		size_t len = end - a < CHUNK ? end - a : CHUNK;
@@ -727,6 +780,12 @@ static int scan_frames(struct inj *p, const struct map *m, size_t nm, uint64_t s
 			break;
 		for (size_t k = 0; k < len / 8 && !stop; k++) {
 			uint64_t w = buf[k];
+#ifdef ARCH_SIGFRAME_MARK
+			uint64_t frame = a + 8 * k - ARCH_SIGFRAME_MARK_OFF;
+			if (w != ARCH_SIGFRAME_MARK || a + 8 * k < sp + ARCH_SIGFRAME_MARK_OFF ||
+			    !marked_frame(p, m, nm, st, frame))
+				continue;
+#else
 			const struct map *cm = map_of(m, nm, w);
 			if (!cm || !cm->exec)
 				continue;
@@ -749,6 +808,7 @@ static int scan_frames(struct inj *p, const struct map *m, size_t nm, uint64_t s
 			if (!is)
 				continue;
 			uint64_t frame = a + 8 * k;
+#endif
 			stop = fn(p, frame, ctx);
 			uint64_t ssp;
 			if (!stop && !inj_read(p, frame + ARCH_SIGFRAME_SP_OFF, &ssp, 8) &&

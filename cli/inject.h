@@ -67,6 +67,12 @@ int inj_sigmask(struct inj *p, size_t i, uint64_t *old, const uint64_t *set);
 int inj_trap_pending(struct inj *p, size_t i);
 /* Its thread pointer (locates its static TLS in the target). */
 uint64_t inj_thread_pointer(const struct inj *p, size_t i);
+/* Its stack pointer and the mapping [*LO, *HI) that holds it (0, 0: none). */
+void inj_thread_stack(const struct inj *p, size_t i, uint64_t *sp, uint64_t *lo, uint64_t *hi);
+/* Its link register (arch_inj_link: 0 where there is none), and setting
+ * it at the thread's resume. */
+uint64_t inj_link(const struct inj *p, size_t i);
+void inj_set_link(struct inj *p, size_t i, uint64_t v);
 
 /* Where the last call's DATA was copied (still there until the thread
  * runs on: a call's results written into it can be read back). */

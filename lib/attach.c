@@ -258,15 +258,23 @@ PUBLIC int dynftrace_detach_finish(uint64_t *ips, size_t nips, uint64_t *tps, si
 		snprintf(why, n, "a thread holds the trace buffers' list");
 		return -EBUSY;
 	}
-	/* Now for good: every hooked return put back, our handlers and
-	 * thread-exit key gone, trampolines unmapped. */
+	/* Now for good: every hooked return put back (where the return
+	 * address comes in a register, also in each thread's frames, link
+	 * register and signal frames on the stack it runs on), our handlers
+	 * and thread-exit key gone, trampolines unmapped. */
+	for (size_t i = 0; i < ntps; i++) {
+		uint64_t *r = &tps[i * DYNFTRACE_DETACH_THREAD_WORDS];
+		trace_detach_frames(self_of(r[0]), r[1], r[2], r[3], &r[4]);
+	}
 	err = rcu_for_each_thread_stopped(trace_detach_thread, NULL);
 	if (err) {
 		snprintf(why, n, "a thread holds the runtime's thread registry");
 		return -EBUSY;
 	}
-	for (size_t i = 0; i < ntps; i++)
-		tps[i] = self_of(tps[i])->trap_vblocked ? 1 : 0;
+	for (size_t i = 0; i < ntps; i++) {
+		uint64_t *r = &tps[i * DYNFTRACE_DETACH_THREAD_WORDS];
+		r[0] = self_of(r[0])->trap_vblocked ? 1 : 0;
+	}
 	dft_signals_detach();
 	rcu_detach();
 	sites_detach_free();

@@ -42,11 +42,18 @@
  *  3. dynftrace_detach_prepare(WHY, N), while the process runs: stops every
  *     tracer, puts every site back to its NOP, flushes and closes a
  *     recording, closes the control endpoint and ends the runtime's threads.
- *  4. dynftrace_detach_finish(IPS, NIPS, WHY, N), with every other thread
- *     stopped: IPS are their instruction pointers (and those saved in their
- *     signal frames); TPS their thread pointers, each replaced by 1 if
- *     the thread blocks SIGTRAP (the agent blocks it again), else 0. Puts
- *     back every return address the graph tracer replaced and every
+ *  4. dynftrace_detach_finish(IPS, NIPS, TPS, NTPS, WHY, N), with every
+ *     other thread stopped: IPS are their instruction pointers (and those
+ *     saved in their signal frames); TPS one record of
+ *     DYNFTRACE_DETACH_THREAD_WORDS words per thread: its thread pointer
+ *     (replaced by 1 if the thread blocks SIGTRAP, the agent blocks it
+ *     again, else 0), its stack pointer, the bounds [lo, hi) of the
+ *     mapping that holds it (0, 0: unknown) and its link register (the
+ *     return address register, aarch64's x30; 0 where there is none),
+ *     replaced by the value to put back when it held a hooked return.
+ *     Puts back every return address the graph tracer replaced (where
+ *     the return address comes in a register: in the thread's frames on
+ *     that stack, its link register and signal frames there) and every
  *     relocated entry's bytes (each of IPS inside a relocated copy is
  *     changed in place to the original instruction: the agent puts it
  *     back), removes its signal handlers and thread-exit hooks, and says
@@ -70,6 +77,8 @@ extern "C" {
 #endif
 
 #define DYNFTRACE_ATTACH_SONAME "libdynftrace-attach.so"
+/* dynftrace_detach_finish's TPS: per thread {tp, sp, stack lo, stack hi, link} */
+#define DYNFTRACE_DETACH_THREAD_WORDS 5
 
 __attribute__((visibility("default"))) int dynftrace_attach_config(const char *config, size_t len);
 __attribute__((visibility("default"))) int dynftrace_attach_commit(const uint64_t *tps, size_t ntps,

@@ -35,6 +35,10 @@ uint64_t arch_inj_tp(const struct arch_inj_regs *r);
 long arch_inj_syscall(const struct arch_inj_regs *r);
 /* The value a called function returned. */
 uint64_t arch_inj_retval(const struct arch_inj_regs *r);
+/* The link register, where a call leaves its return address (aarch64's
+ * x30); 0 where calls push it (x86-64), and setting it does nothing. */
+uint64_t arch_inj_link(const struct arch_inj_regs *r);
+void arch_inj_set_link(struct arch_inj_regs *r, uint64_t v);
 
 /*
  * Make R a call of FN(ARGS[0..NARGS-1]) whose return address is at SP
@@ -65,7 +69,22 @@ void arch_inj_blocked_call(struct arch_inj_regs *r, long nr, const uint64_t *arg
  * them, so a thread stopped among them may be moved there instead. */
 size_t arch_nop_run(const uint8_t *code, size_t n);
 /* Is CODE (N bytes) the C library's signal return (what a signal frame's
- * return address points at)? */
+ * return address points at)? How the agent finds signal frames where
+ * their start holds that address (x86-64). */
 int arch_is_sigreturn(const uint8_t *code, size_t n);
+
+/*
+ * Where a signal frame does not start with the restorer's address
+ * (aarch64: the kernel hands it in x30 only), inject_arch.h defines
+ * ARCH_SIGFRAME_MARK: a word the kernel writes at ARCH_SIGFRAME_MARK_OFF
+ * from every frame's start, which the agent's stack scan looks for.
+ * arch_sigframe_check then reads the candidate frame at FRAME through RD
+ * (0 or -errno, as inj_read) and checks it strictly, as the kernel lays
+ * frames out: 1 if it is one, with *END the first address above it (the
+ * interrupted sp of a frame on the same stack is at or above it); 0 if
+ * not. The agent checks the saved pc and sp against the mappings.
+ */
+typedef int (*arch_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+int arch_sigframe_check(uint64_t frame, arch_read_fn rd, void *ctx, uint64_t *end);
 
 #endif

@@ -672,10 +672,65 @@ DFT_WRAPPER(pthread_exit);
  * shadow stack. Every thread's fg_self lies at the same distance from its
  * dft_self: one static TLS block per thread, laid out alike.
  */
-HIDDEN int trace_detach_thread(struct dft_thread *t, void *ctx UNUSED)
+static struct fg_thread **fg_of(struct dft_thread *t)
 {
 	ptrdiff_t off = (char *)&fg_self - (char *)&dft_self;
-	struct fg_thread **gp = (struct fg_thread **)((char *)t + off);
+	return (struct fg_thread **)((char *)t + off);
+}
+
+/*
+ * Detach, every other thread stopped, before trace_detach_thread: where
+ * the return address comes in a register, thread T's hooked functions
+ * hold their hook where their code put it (the frame record, x30 of a
+ * leaf, a signal frame's saved x30), not at the slot that unhook_all
+ * rewrites; left there, they would return into unmapped code. The agent
+ * gives the thread's SP, the mapping [LO, HI) that holds it and its link
+ * register *LINK. The frames on that stack are rewritten as for an
+ * unwinder (frame_swap, from SP: a signal frame lies inside the frame of
+ * the function it interrupted); *LINK, if it holds the hook of the
+ * deepest live frame (a leaf, an epilogue), becomes its original (and
+ * the agent writes it back). Frames on another stack than SP's (below a
+ * handler on the alternate stack, a context set aside) are not reached.
+ */
+HIDDEN void trace_detach_frames(struct dft_thread *t, uint64_t sp, uint64_t lo, uint64_t hi,
+				uint64_t *link)
+{
+#if ARCH_RET_IN_REG
+	struct fg_thread *g = *fg_of(t);
+	if (!g || sp < lo || sp >= hi)
+		return;
+	uint32_t base = g->depth;
+	while (base > 0) {
+		uintptr_t s = (uintptr_t)g->ent[base - 1].slot;
+		if (!s || s < lo || s >= hi)
+			break;
+		base--;
+	}
+	/* the link register: the deepest live frame's (frames below sp were
+	 * left by longjmp), through a tail call's frames on the same slot */
+	for (uint32_t i = g->depth; i-- > base;) {
+		const struct shadow_ent *e = &g->ent[i];
+		if ((uintptr_t)e->slot < sp)
+			continue;
+		if (!e->hooked || *link != e->hook)
+			break;
+		*link = e->orig;
+		if (i == base || g->ent[i - 1].slot != e->slot)
+			break;
+	}
+	for (uint32_t i = g->depth; i-- > base;) {
+		struct shadow_ent *e = &g->ent[i];
+		if (e->hooked && frame_swap(g, i, sp, e->hook, e->orig))
+			e->hooked = 0;
+	}
+#else
+	(void)t, (void)sp, (void)lo, (void)hi, (void)link;
+#endif
+}
+
+HIDDEN int trace_detach_thread(struct dft_thread *t, void *ctx UNUSED)
+{
+	struct fg_thread **gp = fg_of(t);
 	struct fg_thread *g = *gp;
 	if (!g)
 		return 0;

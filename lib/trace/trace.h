@@ -90,6 +90,8 @@ int trace_recording(void) HIDDEN;
  * thread stopped, each thread's hooked returns put back. */
 void trace_detach_prepare(void) HIDDEN;
 int trace_detach_thread(struct dft_thread *t, void *ctx) HIDDEN;
+void trace_detach_frames(struct dft_thread *t, uint64_t sp, uint64_t lo, uint64_t hi,
+			 uint64_t *link) HIDDEN;
 void trace_detach_free(void) HIDDEN;
 
 #endif

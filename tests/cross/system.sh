@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# description: under system emulation (a real aarch64 kernel): fork, exec, the forking control tests and record of a forking program
+# description: under system emulation (a real aarch64 kernel): fork, exec, the forking control tests, record of a forking program, attach and detach with threads inside signal handlers
 #
 # What qemu-user cannot run (it cannot ptrace, aborts on fork() of a
 # threaded process, cannot exec a guest binary without binfmt_misc) runs
@@ -73,7 +73,8 @@ if ! $CC $F $TF "$TOP/tests/ctl/target.c" -o "$G/target" $L 2>"$T/build.log" ||
 	! $CC $F "$TOP/tests/ctl/peer.c" -o "$G/peer" 2>>"$T/build.log" ||
 	! $CC $F "$TOP/tests/ctl/silent.c" -o "$G/silent" 2>>"$T/build.log" ||
 	! $CC $F $TF "$TOP/tests/cross/system/forkexec.c" -o "$G/forkexec" 2>>"$T/build.log" ||
-	! $CC $F $TF "$TOP/tests/progs/attach-target.c" -o "$G/attach-target" -lpthread 2>>"$T/build.log"; then
+	! $CC $F $TF "$TOP/tests/progs/attach-target.c" -o "$G/attach-target" -lpthread 2>>"$T/build.log" ||
+	! $CC $F $TF "$TOP/tests/progs/sigframe-target.c" -o "$G/sigframe-target" -lpthread 2>>"$T/build.log"; then
 	echo "not ok 1 - build the guest's programs"
 	sed 's/^/# /' "$T/build.log" | head -20
 	exit 1

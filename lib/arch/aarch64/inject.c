@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/ucontext.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,6 +132,16 @@ uint64_t arch_inj_tp(const struct arch_inj_regs *r)
 	return r->tls[0];
 }
 
+uint64_t arch_inj_link(const struct arch_inj_regs *r)
+{
+	return r->gp.regs[30];
+}
+
+void arch_inj_set_link(struct arch_inj_regs *r, uint64_t v)
+{
+	r->gp.regs[30] = v;
+}
+
 /* The kernel forgets the number of a call it rewound for a restart
  * (syscallno -1 at the stop), so the thread's pc on `svc #0` says it:
  * the number is in x8. A thread stopped in user code right before an
@@ -223,14 +234,95 @@ size_t arch_nop_run(const uint8_t *code, size_t n)
 
 /*
  * glibc's __restore_rt (`mov x8, #139; svc #0`, rt_sigreturn) is where a
- * handler returns, but aarch64's signal frame does not hold its address:
- * the kernel puts it in x30 only, so the agent's scan for frames by that
- * address (ARCH_SIGFRAME_*) would take a handler's saved x30 for a frame
- * and write into the wrong words. Not recognised until the scan locates
- * aarch64 frames (not done; docs/ARCHITECTURE.md says what that leaves).
+ * handler returns, but aarch64's signal frame does not hold its address
+ * (the kernel hands it in x30 only): frames are found by their FPSIMD
+ * record instead (ARCH_SIGFRAME_MARK, arch_sigframe_check below).
  */
 int arch_is_sigreturn(const uint8_t *code, size_t n)
 {
 	(void)code, (void)n;
 	return 0;
+}
+
+/*
+ * arm64's rt_sigframe (arch/arm64/kernel/signal.c): siginfo (128 bytes),
+ * then the ucontext, whose layout glibc's ucontext_t repeats: uc_flags and
+ * uc_link (both 0 as the kernel writes them), the stack, the mask, and the
+ * sigcontext (fault_address, x0-x30, sp, pc, pstate) with __reserved: a
+ * chain of records {magic, size}, FPSIMD's first (always written), ending
+ * with a null record. Space that did not fit there (large SVE/SME state)
+ * follows the frame, named by an EXTRA record. Above it all, 16-aligned,
+ * the kernel writes a frame record {x29, x30} of the interrupted code for
+ * unwinders; the frame itself starts at the handler's 16-aligned sp.
+ */
+#define SF_UC		128u /* sizeof(siginfo_t) */
+#define SF_MC		(SF_UC + offsetof(ucontext_t, uc_mcontext))
+#define SF_REGS		(SF_MC + offsetof(mcontext_t, regs))
+#define SF_PSTATE	(SF_MC + offsetof(mcontext_t, pstate))
+#define SF_RES		(SF_MC + offsetof(mcontext_t, __reserved))
+#define SF_RES_LEN	sizeof(((mcontext_t *)0)->__reserved)
+#define SF_SIZE		(SF_UC + sizeof(ucontext_t))
+#define SF_MAXSZ	(256u << 10) /* the kernel's SIGFRAME_MAXSZ, extra space included */
+#define REC_FPSIMD	0x46508001u  /* FPSIMD_MAGIC, <asm/sigcontext.h> */
+#define REC_FPSIMD_SIZE 0x210u	     /* sizeof(struct fpsimd_context) */
+#define REC_EXTRA	0x45585401u  /* EXTRA_MAGIC */
+_Static_assert(SF_MC + offsetof(mcontext_t, pc) == ARCH_SIGFRAME_IP_OFF, "saved pc");
+_Static_assert(SF_MC + offsetof(mcontext_t, sp) == ARCH_SIGFRAME_SP_OFF, "saved sp");
+_Static_assert(SF_RES == ARCH_SIGFRAME_MARK_OFF, "FPSIMD record");
+_Static_assert(ARCH_SIGFRAME_MARK == ((uint64_t)REC_FPSIMD_SIZE << 32 | REC_FPSIMD), "marker");
+
+int arch_sigframe_check(uint64_t frame, arch_read_fn rd, void *ctx, uint64_t *end)
+{
+	uint8_t f[SF_SIZE];
+	if ((frame & 15) || rd(ctx, frame, f, sizeof(f)))
+		return 0;
+	int32_t signo;
+	uint64_t flags, link, pstate, regs[31];
+	memcpy(&signo, f, 4);
+	memcpy(&flags, f + SF_UC + offsetof(ucontext_t, uc_flags), 8);
+	memcpy(&link, f + SF_UC + offsetof(ucontext_t, uc_link), 8);
+	memcpy(&pstate, f + SF_PSTATE, 8);
+	memcpy(regs, f + SF_REGS, sizeof(regs));
+	/* a signal number; EL0t in AArch64 state (M[4:0] = 0) */
+	if (signo < 1 || signo > 64 || flags || link || (pstate & 0x1f))
+		return 0;
+	/* the record chain: FPSIMD first, each 16-aligned and inside
+	 * __reserved, a null record at its end */
+	uint64_t next = frame + SF_SIZE;
+	size_t off = 0;
+	for (int first = 1;; first = 0) {
+		uint32_t h[2];
+		if (off + 8 > SF_RES_LEN)
+			return 0;
+		memcpy(h, f + SF_RES + off, 8);
+		if (first && (h[0] != REC_FPSIMD || h[1] != REC_FPSIMD_SIZE))
+			return 0;
+		if (!h[0]) {
+			if (h[1])
+				return 0;
+			break;
+		}
+		if (h[1] < 8 || (h[1] & 15) || h[1] > SF_RES_LEN - off)
+			return 0;
+		if (h[0] == REC_EXTRA) {
+			uint64_t datap;
+			uint32_t size;
+			if (h[1] < 24)
+				return 0;
+			memcpy(&datap, f + SF_RES + off + 8, 8);
+			memcpy(&size, f + SF_RES + off + 16, 4);
+			if (datap < frame + SF_SIZE || (datap & 15) || size > SF_MAXSZ ||
+			    datap + size > frame + SF_MAXSZ)
+				return 0;
+			next = datap + size;
+		}
+		off += h[1];
+	}
+	/* the frame record of the interrupted code */
+	uint64_t fr[2];
+	next = (next + 15) & ~UINT64_C(15);
+	if (rd(ctx, next, fr, sizeof(fr)) || fr[0] != regs[29] || fr[1] != regs[30])
+		return 0;
+	*end = next + sizeof(fr);
+	return 1;
 }

@@ -8,8 +8,7 @@
 #include <stdint.h>
 #include <asm/ptrace.h>
 
-/* Attach works (tested under system emulation, tests/cross/system.sh);
- * what it does not do yet here: see ARCH_SIGFRAME_* below. */
+/* Attach works (tested under system emulation, tests/cross/system.sh). */
 #define ARCH_INJ_SUPPORTED 1
 
 struct arch_inj_regs {
@@ -36,14 +35,17 @@ struct arch_inj_regs {
 #define ARCH_INJ_RED_ZONE 128
 /* sp is 16-aligned at every public interface (AAPCS64), and on entry. */
 #define ARCH_INJ_CALL_ALIGN 16
-/* Not used: the agent finds signal frames by the restorer's address at
- * their start (x86-64's rt_sigframe), which aarch64's frame does not hold
- * (it is in x30 only), so arch_is_sigreturn answers 0 and no frame is
- * found (threads inside a signal handler: docs/ARCHITECTURE.md). The
- * saved pc and sp are at 568 and 560 from the frame's start (siginfo 128,
- * the ucontext's mcontext at 176 in it: fault_address, regs[31], sp, pc). */
-#define ARCH_SIGFRAME_IP_OFF 568
-#define ARCH_SIGFRAME_SP_OFF 560
+/* Signal frames are found by the word their FPSIMD record starts with
+ * (FPSIMD_MAGIC 0x46508001, its size 0x210: the first record the kernel
+ * writes into every frame's __reserved, at 592 from the frame's start)
+ * and checked by arch_sigframe_check: aarch64's frame does not hold the
+ * restorer's address (it is in x30 only). The saved pc and sp are at 568
+ * and 560 from the frame's start (siginfo 128, the ucontext's mcontext at
+ * 176 in it: fault_address, regs[31], sp, pc). */
+#define ARCH_SIGFRAME_MARK     UINT64_C(0x0000021046508001)
+#define ARCH_SIGFRAME_MARK_OFF 592
+#define ARCH_SIGFRAME_IP_OFF   568
+#define ARCH_SIGFRAME_SP_OFF   560
 /* An address no process maps (below vm.mmap_min_addr): a called function
  * returning there (x30) faults, which the agent catches. */
 #define ARCH_INJ_RETURN_TRAP 0x100u

@@ -47,6 +47,17 @@ uint64_t arch_inj_tp(const struct arch_inj_regs *r)
 	(void)r;
 	return 0;
 }
+
+uint64_t arch_inj_link(const struct arch_inj_regs *r)
+{
+	(void)r;
+	return 0;
+}
+
+void arch_inj_set_link(struct arch_inj_regs *r, uint64_t v)
+{
+	(void)r, (void)v;
+}
 long arch_inj_syscall(const struct arch_inj_regs *r)
 {
 	(void)r;

@@ -131,3 +131,111 @@ if want attach; then
 	fi
 	kill -9 $at 2>/dev/null
 fi
+
+# attach and detach with threads inside signal handlers
+# (tests/progs/sigframe-target.c): the parker's handler waits with the pc
+# saved in its signal frame between the two NOPs of sf_entry's site, which
+# the attach must move past them (the agent finds aarch64 frames by their
+# FPSIMD record); two threads spin in handlers calling traced functions,
+# one takes a timer signal every ms of its CPU time. Cycles of attach, trace (function
+# filtered on sf_entry, then every site), wake the parker, detach: the
+# parker's call of sf_entry is traced exactly once per cycle, its resumed
+# one never (it enters past the site), every result exact.
+if want sigframe; then
+	D=$B/dynftrace
+	"$G/sigframe-target" >/tmp/sf.out 2>&1 &
+	sf=$!
+	# line PATTERN: wait (up to 60 s) for a line of the target's output
+	line() {
+		for _ in $(seq 600); do
+			grep -qE "$1" /tmp/sf.out && return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	line '^ready'
+	# (no /dev/fd here for read < <(...))
+	pfd=$(sed -n 's/^ready [0-9]* \([0-9]*\) [0-9]*$/\1/p' /tmp/sf.out)
+	hfd=$(sed -n 's/^ready [0-9]* [0-9]* \([0-9]*\)$/\1/p' /tmp/sf.out)
+	fails=0
+	cycles=2
+	for c in $(seq $cycles); do
+		say() { notok "sigframe cycle $c: $*"; fails=$((fails + 1)); }
+		out=$(timeout 120 "$D" attach $sf 2>&1)
+		rc=$?
+		echo "$out" | sed 's/^/#   /'
+		if [ $rc -ne 0 ] || ! echo "$out" | grep -q 'moved out of NOP runs'; then
+			say "attach status $rc, or no thread moved"
+		fi
+		if [ $((c % 2)) = 1 ]; then
+			timeout 60 "$D" ctl $sf set_ftrace_filter sf_entry >/dev/null 2>&1
+		fi
+		timeout 60 "$D" ctl $sf current_tracer function >/dev/null 2>&1 &&
+			timeout 60 "$D" ctl $sf tracing_on 1 >/dev/null 2>&1 || say "tracing on"
+		printf w >"/proc/$sf/fd/$pfd"
+		line "^call $c 42 " || say "the parker did not go on (no 'call $c 42')"
+		grep -q "^park $c 42\$" /tmp/sf.out || say "the parked call did not return 42"
+		n=0
+		for _ in $(seq 100); do
+			timeout 60 "$D" ctl $sf trace >/tmp/sf.trace 2>&1
+			n=$(grep -v '^#' /tmp/sf.trace | grep -c 'sf_entry')
+			[ "$n" -ge 1 ] && break
+			sleep 0.1
+		done
+		sleep 0.5
+		timeout 60 "$D" ctl $sf trace >/tmp/sf.trace 2>&1
+		n=$(grep -v '^#' /tmp/sf.trace | grep -c 'sf_entry')
+		[ "$n" = 1 ] || say "sf_entry traced $n times, not once"
+		out=$(timeout 120 "$D" detach $sf 2>&1)
+		rc=$?
+		echo "# $out"
+		if [ $rc -ne 0 ] || grep -q libdynftrace /proc/$sf/maps; then
+			say "detach status $rc or the runtime still mapped"
+		fi
+		printf g >"/proc/$sf/fd/$pfd"
+		line "^parked $((c + 1))\$" || say "the parker did not park again"
+		[ $fails = 0 ] || break
+	done
+	[ $fails = 0 ] && ok "sigframe: $cycles cycles of attach, trace, wake the parked handler, detach"
+	grep -E '^(call|park|BAD)' /tmp/sf.out | head -20 | sed 's/^/#   /'
+
+	# detach with returns hooked by function_graph: sf_hold's in its frame
+	# record, the leaf sf_hold_leaf's in x30, the thread waiting in the leaf
+	timeout 120 "$D" attach $sf >/dev/null 2>&1 &&
+		timeout 60 "$D" ctl $sf current_tracer function_graph >/dev/null 2>&1 &&
+		timeout 60 "$D" ctl $sf tracing_on 1 >/dev/null 2>&1
+	rc=$?
+	printf h >"/proc/$sf/fd/$hfd"
+	for _ in $(seq 100); do
+		timeout 60 "$D" ctl $sf trace 2>/dev/null | grep -q 'sf_hold_leaf' && break
+		sleep 0.1
+	done
+	timeout 60 "$D" ctl $sf trace >/tmp/sf.trace 2>&1
+	out=$(timeout 120 "$D" detach $sf 2>&1)
+	drc=$?
+	echo "# $out"
+	printf x >"/proc/$sf/fd/$hfd"
+	if [ $rc = 0 ] && grep -q 'sf_hold_leaf' /tmp/sf.trace && [ $drc = 0 ] &&
+		line '^held 1 1$' && ! grep -q libdynftrace /proc/$sf/maps; then
+		ok "sigframe: detach puts back the hooked returns of a waiting leaf (x30) and its caller (frame record)"
+	else
+		notok "sigframe: attach/trace status $rc, detach status $drc, or the holder did not return ('held 1 1')"
+		grep -v '^#' /tmp/sf.trace | tail -5 | sed 's/^/#   /'
+	fi
+	s1=$(sed -n 's/^call 1 42 spins \([0-9]*\) ticks \([0-9]*\)$/\1 \2/p' /tmp/sf.out)
+	sleep 1
+	printf w >"/proc/$sf/fd/$pfd"
+	line "^call $((cycles + 1)) 42 "
+	s5=$(sed -n 's/^call '$((cycles + 1))' 42 spins \([0-9]*\) ticks \([0-9]*\)$/\1 \2/p' /tmp/sf.out)
+	st=$(awk '/^State:/ { print $2 }' /proc/$sf/status 2>/dev/null)
+	if [ -n "$st" ] && [ "$st" != T ] && [ "$st" != t ] && ! grep -q '^BAD' /tmp/sf.out &&
+		[ -n "$s1" ] && [ -n "$s5" ] && [ "${s1% *}" -lt "${s5% *}" ] &&
+		[ "${s1#* }" -lt "${s5#* }" ]; then
+		ok "sigframe: the target runs on, handlers spinning and ticking ($s1 -> $s5), results exact"
+	else
+		notok "sigframe: the target is gone, stopped, said BAD or its handlers stopped (state '$st', $s1 -> $s5)"
+		grep '^BAD' /tmp/sf.out | head -5 | sed 's/^/#   /'
+		tail -5 /tmp/sf.out | sed 's/^/#   /'
+	fi
+	kill -9 $sf 2>/dev/null
+fi
