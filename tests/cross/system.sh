@@ -21,7 +21,8 @@
 # Env: TOP B ARCH, CC_CROSS, SYSTEM_TESTS (guest.sh's parts), SYSTEM_TIMEOUT
 # (seconds for the whole boot, default 600), SYSTEM_SLOW (DFT_TEST_SLOW in
 # the guest, default 200), SYSTEM_CONSOLE (a file to keep
-# the guest's console in).
+# the guest's console in), SYSTEM_KARGS (kernel arguments instead of
+# "quiet", e.g. loglevel=7 to see its unhandled-signal reports).
 set -u
 CC=${CC_CROSS:-$ARCH-linux-gnu-gcc}
 n=0
@@ -172,7 +173,7 @@ else
 fi
 timeout -k 10 "${SYSTEM_TIMEOUT:-600}" $QEMU "${machine[@]}" -smp 2 -m 1024 \
 	-nographic -no-reboot -kernel "$K" -initrd "$T/ir.cpio.gz" \
-	-append "console=$console quiet panic=-1" </dev/null >"$T/console" 2>&1
+	-append "console=$console ${SYSTEM_KARGS:-quiet} panic=-1" </dev/null >"$T/console" 2>&1
 qrc=$?
 tr -d '\r' <"$T/console" >"$T/con"
 began=0
