@@ -15,7 +15,9 @@
 #                        and those it cannot run on an emulated aarch64 kernel
 #                        (qemu-system-aarch64: tests/cross/system.sh)
 #   make ARCH=riscv64    the same for riscv64 into build-riscv64/
-#                        (gcc-riscv64-linux-gnu, qemu-riscv64)
+#                        (gcc-riscv64-linux-gnu, qemu-riscv64; its emulated
+#                        kernel, qemu-system-riscv64, is built once from
+#                        Debian's linux-source-6.1)
 
 ARCH    ?= x86_64
 ifeq ($(ARCH),x86_64)

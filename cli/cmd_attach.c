@@ -660,8 +660,9 @@ int cmd_attach(int argc, char **argv)
 		return 0;
 	}
 	if (!ARCH_INJ_SUPPORTED) {
-		cli_err("attach: not implemented on this architecture (x86-64 and aarch64 only); "
-			"start the program under 'dynftrace record' or link it with the runtime");
+		cli_err("attach: not implemented on this architecture (x86-64, aarch64 and riscv64 "
+			"only); start the program under 'dynftrace record' or link it with the "
+			"runtime");
 		return 1;
 	}
 	struct cli_globs patch = {0};
@@ -921,7 +922,8 @@ int cmd_detach(int argc, char **argv)
 		return 0;
 	}
 	if (!ARCH_INJ_SUPPORTED) {
-		cli_err("detach: not implemented on this architecture (x86-64 and aarch64 only)");
+		cli_err("detach: not implemented on this architecture (x86-64, aarch64 and riscv64 "
+			"only)");
 		return 1;
 	}
 	uint64_t pid;

@@ -133,6 +133,10 @@ static const struct seccomp_probe runtime_calls[] = {
     PROBE(futex, "FUTEX_WAIT_BITSET|FUTEX_CLOCK_REALTIME", "ending the runtime's threads", P_ADDR,
 	  FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, 1, 0, 0, FUTEX_BITSET_MATCH_ANY),
     PROBE(sched_yield, "", PATCH, 0),
+#ifdef SYS_riscv_flush_icache
+    /* riscv64: instruction fetch made coherent after patching */
+    PROBE(riscv_flush_icache, "", PATCH, P_ADDR, P_ADDR, 0),
+#endif
 
     /* Threads (the control thread, the recorder) made by pthread_create,
      * named with pthread_setname_np (prctl on itself), ending with exit

@@ -30,10 +30,15 @@ case "${1:-build}" in
 # under qemu-system-aarch64 for what qemu-user cannot run; it downloads the
 # kernel, busybox-static and bash as arm64 packages (apt-get download),
 # hence the arm64 foreign architecture and its package lists.
+# qemu-system-misc, linux-source-6.1, flex, bison, bc: the same for riscv64
+# under qemu-system-riscv64 (with its bundled OpenSBI), on a small kernel
+# built from Debian's source (tests/cross/system/rv-kernel.sh) and a
+# busybox built from its source package (rv-busybox.sh: apt-get source,
+# hence the deb-src entries of Debian's default sources).
 test) want+=(clang libclang-rt-14-dev valgrind uftrace babeltrace2 protobuf-compiler chromium python3 $pkg
 	qemu-user qemu-user-binfmt gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross g++-aarch64-linux-gnu g++-riscv64-linux-gnu
-	qemu-system-arm cpio)
+	qemu-system-arm cpio qemu-system-misc linux-source-6.1 flex bison bc)
 	if [ "$(id -u)" -eq 0 ] && command -v dpkg >/dev/null &&
 		! dpkg --print-foreign-architectures | grep -qx arm64; then
 		echo "deps: adding the arm64 architecture (package lists for tests/cross/system.sh)" >&2

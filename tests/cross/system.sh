@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# description: under system emulation (a real aarch64 kernel): fork, exec, the forking control tests, record of a forking program, attach and detach with threads inside signal handlers
+# description: under system emulation (a real aarch64 or riscv64 kernel): fork, exec, the forking control tests, record of a forking program, attach and detach (aarch64: with threads inside signal handlers)
 #
 # What qemu-user cannot run (it cannot ptrace, aborts on fork() of a
 # threaded process, cannot exec a guest binary without binfmt_misc) runs
-# here on a real Linux kernel for aarch64 under qemu-system-aarch64: a
-# Debian cloud kernel, an initramfs of busybox, bash, the cross sysroot's
+# here on a real Linux kernel under qemu-system-aarch64 or -riscv64: for
+# aarch64 a Debian cloud kernel, busybox and bash downloaded as arm64
+# packages; for riscv64 (Debian 12 has no riscv64 packages) a small kernel
+# and a static busybox (its ash also as bash) built here from Debian's
+# sources (tests/cross/system/rv-kernel.sh, rv-busybox.sh: some minutes
+# once, then cached); an initramfs of those, the cross sysroot's
 # shared libraries, the cross build (at its host path, so rpaths hold) and
 # the test programs built here; its /init runs tests/cross/system/guest.sh
 # and powers off. The guest prints TAP lines between two markers; this
 # script numbers them. No end marker (a hang, a panic, a crash) is a
-# failure; a missing piece (not aarch64, no qemu-system-aarch64, no arm64
-# package lists or no network for the first download) is a skip, with why.
+# failure; a missing piece (another architecture, no qemu-system-*, no
+# arm64 package lists, no kernel source or no network for the first
+# download) is a skip, with why.
 # Downloads are kept in $DFT_QEMU_CACHE (default
 # ${XDG_CACHE_HOME:-~/.cache}/dynftrace-qemu), fetched once.
 # Env: TOP B ARCH, CC_CROSS, SYSTEM_TESTS (guest.sh's parts), SYSTEM_TIMEOUT
 # (seconds for the whole boot, default 600), SYSTEM_SLOW (DFT_TEST_SLOW in
 # the guest, default 200), SYSTEM_CONSOLE (a file to keep
-# the guest's console in).
+# the guest's console in), SYSTEM_KARGS (kernel arguments instead of
+# "quiet", e.g. loglevel=7 to see its unhandled-signal reports).
 set -u
 CC=${CC_CROSS:-$ARCH-linux-gnu-gcc}
 n=0
@@ -26,45 +32,75 @@ skip_all() {
 	echo "1..1"
 	exit 0
 }
-[ "$ARCH" = aarch64 ] ||
-	skip_all "no Debian bookworm kernel package for $ARCH (aarch64 only)"
-for c in qemu-system-aarch64 cpio gzip; do
+case $ARCH in
+aarch64) QEMU=qemu-system-aarch64 ;;
+riscv64) QEMU=qemu-system-riscv64 ;;
+*) skip_all "no emulated kernel for $ARCH (aarch64 and riscv64 only)" ;;
+esac
+for c in $QEMU cpio gzip; do
 	command -v $c >/dev/null || skip_all "$c is not installed (scripts/deps.sh test installs it)"
 done
 C=${DFT_QEMU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dynftrace-qemu}
 mkdir -p "$C" || skip_all "cannot create the cache directory $C"
+export DFT_QEMU_CACHE=$C
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+SYSROOT=/usr/$ARCH-linux-gnu
 
-# fetch PKG: PKG:arm64's files, extracted once into $C/PKG
-fetch() {
-	local p=$1 deb
-	[ -f "$C/$p/.done" ] && return 0
-	rm -rf "${C:?}/$p" "$C"/"$p"_*.deb
-	(cd "$C" && apt-get download -q "$p:arm64") >"$T/apt.log" 2>&1 || return 1
-	deb=$(ls "$C"/"$p"_*_arm64.deb 2>/dev/null | head -1)
-	[ -n "$deb" ] && dpkg-deb -x "$deb" "$C/$p" && rm -f "$deb" && touch "$C/$p/.done"
-}
-kpkg=$(cat "$C/kernel" 2>/dev/null)
-if [ -z "$kpkg" ]; then
-	# the exact image the metapackage names (never a wildcard: that
-	# would download every kernel)
-	kpkg=$(apt-cache depends linux-image-cloud-arm64:arm64 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[^:]*\):arm64$/\1/p' | head -1)
-	[ -n "$kpkg" ] || skip_all "no arm64 package lists (dpkg --add-architecture arm64; apt-get update: scripts/deps.sh test)"
+if [ "$ARCH" = aarch64 ]; then
+	# fetch PKG: PKG:arm64's files, extracted once into $C/PKG
+	fetch() {
+		local p=$1 deb
+		[ -f "$C/$p/.done" ] && return 0
+		rm -rf "${C:?}/$p" "$C"/"$p"_*.deb
+		(cd "$C" && apt-get download -q "$p:arm64") >"$T/apt.log" 2>&1 || return 1
+		deb=$(ls "$C"/"$p"_*_arm64.deb 2>/dev/null | head -1)
+		[ -n "$deb" ] && dpkg-deb -x "$deb" "$C/$p" && rm -f "$deb" && touch "$C/$p/.done"
+	}
+	kpkg=$(cat "$C/kernel" 2>/dev/null)
+	if [ -z "$kpkg" ]; then
+		# the exact image the metapackage names (never a wildcard: that
+		# would download every kernel)
+		kpkg=$(apt-cache depends linux-image-cloud-arm64:arm64 2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-[^:]*\):arm64$/\1/p' | head -1)
+		[ -n "$kpkg" ] || skip_all "no arm64 package lists (dpkg --add-architecture arm64; apt-get update: scripts/deps.sh test)"
+	fi
+	for p in "$kpkg" busybox-static bash libtinfo6; do
+		fetch "$p" || skip_all "cannot download $p:arm64 (no network?): $(tail -1 "$T/apt.log")"
+	done
+	echo "$kpkg" >"$C/kernel"
+	K=$(ls "$C/$kpkg"/boot/vmlinuz-* 2>/dev/null | head -1)
+	[ -n "$K" ] || skip_all "no vmlinuz in $kpkg"
+else
+	# riscv64: built here once (some minutes), then cached
+	K=$(bash "$TOP/tests/cross/system/rv-kernel.sh" 2>"$T/k.log")
+	case $? in
+	0) ;;
+	2) skip_all "$(tail -1 "$T/k.log")" ;;
+	*)
+		echo "not ok 1 - build the riscv64 kernel (tests/cross/system/rv-kernel.sh)"
+		sed 's/^/# /' "$T/k.log" | tail -20
+		exit 1
+		;;
+	esac
+	BB=$(bash "$TOP/tests/cross/system/rv-busybox.sh" 2>"$T/bb.log")
+	case $? in
+	0) ;;
+	2) skip_all "$(tail -1 "$T/bb.log")" ;;
+	*)
+		echo "not ok 1 - build the riscv64 busybox (tests/cross/system/rv-busybox.sh)"
+		sed 's/^/# /' "$T/bb.log" | tail -20
+		exit 1
+		;;
+	esac
+	sed 's/^/# /' "$T/k.log" "$T/bb.log"
 fi
-for p in "$kpkg" busybox-static bash libtinfo6; do
-	fetch "$p" || skip_all "cannot download $p:arm64 (no network?): $(tail -1 "$T/apt.log")"
-done
-echo "$kpkg" >"$C/kernel"
-K=$(ls "$C/$kpkg"/boot/vmlinuz-* 2>/dev/null | head -1)
-[ -n "$K" ] || skip_all "no vmlinuz in $kpkg"
 
 # the programs the guest runs, built with the cross-built command's flags
 G=$T/ir/g
 mkdir -p "$G"
 F="-std=gnu11 -O2 -g -D_GNU_SOURCE -I$TOP/include"
-TF=$(qemu-aarch64 -L /usr/aarch64-linux-gnu "$B/dynftrace" cflags 2>/dev/null) ||
+TF=$(qemu-$ARCH -L "$SYSROOT" "$B/dynftrace" cflags 2>/dev/null) ||
 	TF=-fpatchable-function-entry=2
 L="-L$B -Wl,--no-as-needed -ldynftrace -Wl,--as-needed -Wl,-rpath,$B -lpthread -ldl"
 # shellcheck disable=SC2086
@@ -84,13 +120,18 @@ fi
 R=$T/ir
 mkdir -p "$R"/{bin,sbin,usr/bin,lib,proc,sys,dev,tmp,etc} "$R$B/tests" "$R$TOP/tests"
 ln -s lib "$R/lib64"
-cp "$C/busybox-static/bin/busybox" "$R/bin/"
+if [ "$ARCH" = aarch64 ]; then
+	cp "$C/busybox-static/bin/busybox" "$R/bin/"
+	cp "$(ls "$C"/bash/bin/bash "$C"/bash/usr/bin/bash 2>/dev/null | head -1)" "$R/usr/bin/bash"
+	cp -a "$C"/libtinfo6/lib/*/libtinfo.so.6* "$R/lib/" 2>/dev/null ||
+		cp -a "$C"/libtinfo6/usr/lib/*/libtinfo.so.6* "$R/lib/"
+else
+	cp "$BB" "$R/bin/busybox"
+	ln -s ../../bin/busybox "$R/usr/bin/bash"
+fi
 ln -s busybox "$R/bin/sh"
-cp "$(ls "$C"/bash/bin/bash "$C"/bash/usr/bin/bash 2>/dev/null | head -1)" "$R/usr/bin/bash"
-cp -a "$C"/libtinfo6/lib/*/libtinfo.so.6* "$R/lib/" 2>/dev/null ||
-	cp -a "$C"/libtinfo6/usr/lib/*/libtinfo.so.6* "$R/lib/"
 # the cross sysroot's shared libraries (not the sanitizers' runtimes)
-for f in /usr/aarch64-linux-gnu/lib/*.so*; do
+for f in "$SYSROOT"/lib/*.so*; do
 	case ${f##*/} in lib[ahlt]san.* | libhwasan.* | libubsan.* | *.so) continue ;; esac
 	cp -a "$f" "$R/lib/"
 done
@@ -121,11 +162,19 @@ chmod +x "$R/init"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$T/ir.cpio.gz" ||
 	{ echo "not ok 1 - pack the initramfs"; exit 1; }
 
-# boot; the console is the guest's output. pauth-impdef: qemu's own
-# pointer authentication hash instead of QARMA, which TCG computes slowly
-timeout -k 10 "${SYSTEM_TIMEOUT:-600}" qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m 1024 \
+# boot; the console is the guest's output. aarch64's pauth-impdef:
+# qemu's own pointer authentication hash instead of QARMA, which TCG
+# computes slowly. riscv64: qemu's bundled OpenSBI as the firmware.
+if [ "$ARCH" = aarch64 ]; then
+	machine=(-M virt -cpu max,pauth-impdef=on)
+	console=ttyAMA0
+else
+	machine=(-M virt -bios default)
+	console=ttyS0
+fi
+timeout -k 10 "${SYSTEM_TIMEOUT:-600}" $QEMU "${machine[@]}" -smp 2 -m 1024 \
 	-nographic -no-reboot -kernel "$K" -initrd "$T/ir.cpio.gz" \
-	-append "console=ttyAMA0 quiet panic=-1" </dev/null >"$T/console" 2>&1
+	-append "console=$console ${SYSTEM_KARGS:-quiet} panic=-1" </dev/null >"$T/console" 2>&1
 qrc=$?
 tr -d '\r' <"$T/console" >"$T/con"
 began=0

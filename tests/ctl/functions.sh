@@ -28,6 +28,9 @@ TOUT=
 TFIFO=
 
 fail() { echo "FAIL: $*" >&2; exit $EXIT_FAIL; }
+# now: seconds on a monotonic count ($SECONDS; busybox's ash, the shell of
+# the emulated riscv64 guest of tests/cross/system.sh, has none: the clock)
+if [ -n "${SECONDS:-}" ]; then now() { echo "$SECONDS"; }; else now() { date +%s; }; fi
 exit_unsupported() { echo "UNSUPPORTED: $*" >&2; exit $EXIT_UNSUPPORTED; }
 
 ctlp() { "$DFT" ctl "$@"; }
@@ -45,9 +48,9 @@ must() {
 # wait_until CMD...: poll (not a delay for synchronisation: the condition
 # decides) until CMD succeeds, at most $WAIT seconds.
 wait_until() {
-	local end=$((SECONDS + WAIT))
+	local end=$(($(now) + WAIT))
 	while ! "$@" >/dev/null 2>&1; do
-		[ $SECONDS -ge $end ] && return 1
+		[ "$(now)" -ge $end ] && return 1
 		sleep 0.05
 	done
 	return 0
@@ -77,8 +80,8 @@ stop_target() {
 	[ -n "$TPID" ] || return 0
 	tcmd exit 2>/dev/null
 	exec 9>&- 2>/dev/null
-	local end=$((SECONDS + 10))
-	while kill -0 "$TPID" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
+	local end=$(($(now) + 10))
+	while kill -0 "$TPID" 2>/dev/null && [ "$(now)" -lt $end ]; do sleep 0.05; done
 	kill -9 "$TPID" 2>/dev/null
 	wait "$TPID" 2>/dev/null
 	TPID=

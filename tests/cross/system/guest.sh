@@ -1,6 +1,8 @@
 #!/bin/bash
-# guest.sh - runs inside the system-emulated aarch64 guest that
-# tests/cross/system.sh boots (started by its /init under bash). Prints TAP
+# guest.sh - runs inside the system-emulated aarch64 or riscv64 guest that
+# tests/cross/system.sh boots (started by its /init under bash: on riscv64
+# busybox's ash with bash's extensions, so this and the control tests keep
+# to what both run). Prints TAP
 # lines without numbers ("ok - NAME: ..."), which the host numbers; the
 # host's end marker is printed by /init after this script returns.
 # Env (from /guest.env): B (the cross build, at its host path), TOP (the
@@ -12,6 +14,8 @@ export PATH=/bin:/sbin:/usr/bin
 # a loaded host): what is checked here is fork and exec, the loops'
 # checks themselves run in full natively and under qemu-user
 export DFT_TEST_SLOW
+# seconds (busybox's ash, riscv64's guest shell, has no $SECONDS)
+if [ -n "${SECONDS:-}" ]; then now() { echo "$SECONDS"; }; else now() { date +%s; }; fi
 ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; }
 skip() { echo "ok - $* # SKIP"; }
@@ -19,10 +23,10 @@ want() { case " ${SYSTEM_TESTS:-all} " in *" all "* | *" $1 "*) return 0 ;; esac
 
 # unit NAME: a unit test, its TAP lines named after it
 unit() {
-	local n=$1 out rc t0=$SECONDS
+	local n=$1 out rc t0=$(now)
 	out=$(timeout 600 "$B/tests/$n" 2>&1)
 	rc=$?
-	echo "# $n: $((SECONDS - t0)) s"
+	echo "# $n: $(($(now) - t0)) s"
 	printf '%s\n' "$out" | sed -n -E \
 		-e "s/^(not ok|ok) [0-9]+( -)? ?/\1 - $n: /p" -e 's/^#/# /p'
 	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^not ok'; then
@@ -47,11 +51,11 @@ if want ctl; then
 		tc=$TOP/tests/ctl/$name.tc
 		W=/tmp/ctl-$name
 		mkdir -m 0700 "$W"
-		t0=$SECONDS
+		t0=$(now)
 		timeout 180 env W="$W" XDG_RUNTIME_DIR="$W" WAIT=60 bash -c \
 			'. "$1"; . "$2"' _ "$TOP/tests/ctl/functions.sh" "$tc" >"$W/log" 2>&1
 		rc=$?
-		echo "# ctl $name: $((SECONDS - t0)) s"
+		echo "# ctl $name: $(($(now) - t0)) s"
 		case $rc in
 		0) ok "ctl $name" ;;
 		4) skip "ctl $name: $(grep -m1 UNSUPPORTED "$W/log")" ;;
@@ -141,7 +145,9 @@ fi
 # filtered on sf_entry, then every site), wake the parker, detach: the
 # parker's call of sf_entry is traced exactly once per cycle, its resumed
 # one never (it enters past the site), every result exact.
-if want sigframe; then
+if want sigframe && [ "$(uname -m)" != aarch64 ]; then
+	skip "sigframe: $(uname -m)'s agent does not find signal frames yet (a thread inside a handler is not moved)"
+elif want sigframe; then
 	D=$B/dynftrace
 	"$G/sigframe-target" >/tmp/sf.out 2>&1 &
 	sf=$!
