@@ -34,7 +34,7 @@ case "${1:-build}" in
 # under qemu-system-riscv64 (with its bundled OpenSBI), on a small kernel
 # built from Debian's source (tests/cross/system/rv-kernel.sh) and a
 # busybox built from its source package (rv-busybox.sh: apt-get source,
-# hence the deb-src entries of Debian's default sources).
+# hence deb-src entries, added below where the sources have none).
 test) want+=(clang libclang-rt-14-dev valgrind uftrace babeltrace2 protobuf-compiler chromium python3 $pkg
 	qemu-user qemu-user-binfmt gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross g++-aarch64-linux-gnu g++-riscv64-linux-gnu
@@ -47,6 +47,20 @@ test) want+=(clang libclang-rt-14-dev valgrind uftrace babeltrace2 protobuf-comp
 		dpkg --add-architecture arm64 &&
 			{ apt-get update -qq >/dev/null 2>&1 ||
 				{ dpkg --remove-architecture arm64; apt-get update -qq >/dev/null; }; }
+	fi
+	# Source packages (rv-busybox.sh's apt-get source): Debian's default
+	# sources list binaries only; each deb entry gets its deb-src twin.
+	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null &&
+		! grep -Eqs '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+			/etc/apt/sources.list.d/*.sources; then
+		echo "deps: adding deb-src entries (source packages for tests/cross/system.sh)" >&2
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] && sed -i 's/^Types: deb$/Types: deb deb-src/' "$f"
+		done
+		for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+			[ -f "$f" ] && sed -i 's/^deb \(.*\)$/deb \1\ndeb-src \1/' "$f"
+		done
+		apt-get update -qq >/dev/null
 	fi ;;
 bench) want+=(clang valgrind uftrace) ;;
 esac
