@@ -53,7 +53,7 @@ if [ "$ARCH" = aarch64 ]; then
 		local p=$1 deb
 		[ -f "$C/$p/.done" ] && return 0
 		rm -rf "${C:?}/$p" "$C"/"$p"_*.deb
-		(cd "$C" && apt-get download -q "$p:arm64") >"$T/apt.log" 2>&1 || return 1
+		(cd "$C" && apt-get -o APT::Sandbox::User=root download -q "$p:arm64") >"$T/apt.log" 2>&1 || return 1
 		deb=$(ls "$C"/"$p"_*_arm64.deb 2>/dev/null | head -1)
 		[ -n "$deb" ] && dpkg-deb -x "$deb" "$C/$p" && rm -f "$deb" && touch "$C/$p/.done"
 	}
