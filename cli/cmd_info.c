@@ -136,6 +136,15 @@ static void print_patched(const char *dir, FILE *out)
 			shown - REFUSED_SHOWN);
 }
 
+/* Does a "lost:" line before line I name the same thread? */
+static int lost_line_repeats(const struct tr_info *in, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (in->lost[j].pid == in->lost[i].pid && in->lost[j].tid == in->lost[i].tid)
+			return 1;
+	return 0;
+}
+
 static size_t count_threads(const struct tr_session *s)
 {
 	size_t n = 0;
@@ -150,12 +159,10 @@ static size_t count_threads(const struct tr_session *s)
 	}
 	for (size_t i = 0; i < s->info.nlost; i++) {
 		const struct tr_lost_line *l = &s->info.lost[i];
-		int dup = 0;
+		int dup = lost_line_repeats(&s->info, i);
 
 		for (size_t j = 0; j < s->nstreams; j++)
 			dup |= s->streams[j].pid == l->pid && s->streams[j].tid == l->tid;
-		for (size_t j = 0; j < i; j++)
-			dup |= s->info.lost[j].pid == l->pid && s->info.lost[j].tid == l->tid;
 		n += !dup;
 	}
 	return n;
@@ -267,14 +274,11 @@ int info_run(struct tr_session *s, FILE *out)
 	}
 	/* threads that lost everything have no stream */
 	for (size_t i = 0; i < in->nlost; i++) {
-		int seen = 0;
+		int seen = lost_line_repeats(in, i);
 
 		for (size_t j = 0; j < s->nstreams; j++)
 			seen |= s->streams[j].pid == in->lost[i].pid &&
 				s->streams[j].tid == in->lost[i].tid;
-		for (size_t j = 0; j < i; j++)
-			seen |= in->lost[j].pid == in->lost[i].pid &&
-				in->lost[j].tid == in->lost[i].tid;
 		if (seen)
 			continue;
 		lost_total += tr_thread_lost(s, in->lost[i].pid, in->lost[i].tid);
@@ -295,14 +299,9 @@ int info_run(struct tr_session *s, FILE *out)
 			    "see below)"
 			  : "");
 	uint64_t over = 0;
-	for (size_t i = 0; i < in->nlost; i++) {
-		int seen = 0;
-		for (size_t j = 0; j < i; j++)
-			seen |= in->lost[j].pid == in->lost[i].pid &&
-				in->lost[j].tid == in->lost[i].tid;
-		if (!seen)
+	for (size_t i = 0; i < in->nlost; i++)
+		if (!lost_line_repeats(in, i))
 			over += tr_thread_overwritten(s, in->lost[i].pid, in->lost[i].tid);
-	}
 	if (over)
 		fprintf(out, "# overwritten    : %s of them (overwrite mode keeps the newest)\n",
 			cli_thousands(over, a, sizeof(a)));
