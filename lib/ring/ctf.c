@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -69,11 +70,12 @@ static const char metadata_fmt[] =
     "\n"
     "clock {\n"
     "\tname = \"monotonic\";\n"
-    "\tdescription = \"CLOCK_MONOTONIC\";\n"
+    "\tdescription = \"CLOCK_MONOTONIC; offset: CLOCK_REALTIME - CLOCK_MONOTONIC at the session's "
+    "start\";\n"
     "\tfreq = 1000000000;\n"
     "\tprecision = 1;\n"
-    "\toffset_s = 0;\n"
-    "\toffset = 0;\n"
+    "\toffset_s = %llu;\n"
+    "\toffset = %llu;\n"
     "\tabsolute = false;\n"
     "};\n"
     "\n"
@@ -152,6 +154,29 @@ static int metadata_read_uuid(const char *path, uint8_t *trace_uuid)
 	return uuid_parse(u + 8, trace_uuid);
 }
 
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in ns, read between two monotonic reads
+ * (the closest pair of three), so that CTF readers show wall-clock times
+ * that match the program's logs; the streams keep monotonic values. 0 if
+ * the real-time clock is set before the boot. */
+static uint64_t realtime_offset_ns(void)
+{
+	uint64_t best_gap = UINT64_MAX, off = 0;
+	for (int i = 0; i < 3; i++) {
+		struct timespec rt;
+		uint64_t m0 = clock_mono_ns();
+		if (clock_gettime(CLOCK_REALTIME, &rt))
+			return 0;
+		uint64_t m1 = clock_mono_ns();
+		uint64_t r = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+		uint64_t mid = m0 + (m1 - m0) / 2;
+		if (m1 - m0 < best_gap) {
+			best_gap = m1 - m0;
+			off = r > mid ? r - mid : 0;
+		}
+	}
+	return off;
+}
+
 /* The first process of a session writes metadata (whole, then linked into
  * place so nobody reads half of it); the others read its uuid back. */
 int ctf_metadata_init(const char *ctf_dir, uint8_t trace_uuid[16])
@@ -170,8 +195,11 @@ int ctf_metadata_init(const char *ctf_dir, uint8_t trace_uuid[16])
 	trace_uuid[8] = (uint8_t)((trace_uuid[8] & 0x3f) | 0x80);
 	char us[40];
 	uuid_str(trace_uuid, us);
-	static char text[sizeof(metadata_fmt) + 64];
-	int len = snprintf(text, sizeof(text), metadata_fmt, us);
+	uint64_t off = realtime_offset_ns();
+	static char text[sizeof(metadata_fmt) + 128];
+	int len =
+	    snprintf(text, sizeof(text), metadata_fmt, us, (unsigned long long)(off / 1000000000u),
+		     (unsigned long long)(off % 1000000000u));
 	snprintf(tmp, sizeof(tmp), "%s/.metadata.%d", ctf_dir, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)

@@ -66,8 +66,24 @@ check() {
 	fi
 }
 
+t_start=$(date -u +%s)
 "$T/t-ring" basic "$T/basic" >"$T/basic.log" 2>&1
+t_end=$(date -u +%s)
 check "5 threads, every event type" "$T/basic" discarded
+# The clock's offset (real time at the session's start) makes babeltrace2
+# show wall-clock times: every event lies between the run's start and end.
+if babeltrace2 --clock-gmt --clock-date "$T/basic/ctf" 2>/dev/null |
+	sed -nE 's/^\[([0-9-]+ [0-9:]+)\..*/\1/p' | sort -u >"$T/dates"; then
+	first=$(head -1 "$T/dates") last=$(tail -1 "$T/dates")
+	f=$(date -u -d "$first" +%s 2>/dev/null || echo 0)
+	l=$(date -u -d "$last" +%s 2>/dev/null || echo 0)
+	if [ -s "$T/dates" ] && [ "$f" -ge $((t_start - 1)) ] && [ "$l" -le $((t_end + 1)) ]; then
+		ok "babeltrace2 shows wall-clock times: $first to $last UTC"
+	else
+		notok "babeltrace2's times '$first' to '$last' are not within the run ($(date -u -d @"$t_start") to $(date -u -d @"$t_end"))"
+		grep -n offset "$T/basic/ctf/metadata" | sed 's/^/# /'
+	fi
+fi
 "$T/t-ring" nested "$T/nested" 4096 4 >"$T/nested.log" 2>&1
 check "signal handler nested in events, 4 KiB packets" "$T/nested" discarded
 DYNFTRACE_RING_TEST_STALL=1 "$T/t-ring" lost "$T/lost" >"$T/lost.log" 2>&1
