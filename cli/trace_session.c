@@ -1187,14 +1187,29 @@ const char *tr_printable(const char *s, char *buf, size_t size)
 
 /* ---- losses the info file tells ----------------------------------------- */
 
+/* One line per process whose buffers died with it (a real loss) or that a
+ * signal killed; those that merely ended without flushing (_exit, the
+ * usual end of a forked child) and were recovered whole share one line
+ * when there are several: a pre-forking server makes thousands. */
 int tr_print_unflushed(const struct tr_session *s, FILE *out, const char *prefix)
 {
-	int uncounted = 0;
+	int lines = 0;
+	size_t quiet = 0;
+	uint64_t quiet_events = 0;
 	char num[40], how[96];
 
 	for (size_t i = 0; i < s->info.nunflushed; i++) {
 		const struct tr_unflushed *u = &s->info.unflushed[i];
+		if (u->recovered && !u->sig) {
+			quiet++;
+			quiet_events += u->events;
+		}
+	}
+	for (size_t i = 0; i < s->info.nunflushed; i++) {
+		const struct tr_unflushed *u = &s->info.unflushed[i];
 
+		if (u->recovered && !u->sig && quiet > 1)
+			continue;
 		if (u->sig)
 			snprintf(how, sizeof(how), "was killed by signal %d (%s)", u->sig,
 				 strsignal(u->sig));
@@ -1214,10 +1229,30 @@ int tr_print_unflushed(const struct tr_session *s, FILE *out, const char *prefix
 				prefix, (int)u->pid, how,
 				cli_thousands(s->info.buffer_kb ? s->info.buffer_kb : 4096, num,
 					      sizeof(num)));
-			uncounted++;
 		}
+		lines++;
 	}
-	return uncounted;
+	if (quiet > 1) {
+		char pids[96];
+		size_t n = 0, shown = 0;
+		pids[0] = 0;
+		for (size_t i = 0; i < s->info.nunflushed && shown < 4; i++) {
+			const struct tr_unflushed *u = &s->info.unflushed[i];
+			if (u->recovered && !u->sig) {
+				n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d",
+						      shown ? ", " : "", (int)u->pid);
+				shown++;
+			}
+		}
+		fprintf(out,
+			"%s%zu processes (%s%s) ended (killed, or _exit) before they could flush: "
+			"dynftrace record recovered their buffers from shared memory (%s events; "
+			"an event being written then is counted lost)\n",
+			prefix, quiet, pids, quiet > shown ? ", ..." : "",
+			cli_thousands(quiet_events, num, sizeof(num)));
+		lines++;
+	}
+	return lines;
 }
 
 /* ---- tracepoint descriptions -------------------------------------------------- */

@@ -206,8 +206,8 @@ const char *tr_symbolize(struct tr_proc *p, uint64_t ip, char *buf, size_t size)
 const char *tr_tracepoint_desc(struct tr_session *s, struct tr_proc *p, uint32_t index);
 
 /* The "process ... before it could flush" lines of the info file, each
- * prefixed by PREFIX; returns how many say that events were lost
- * uncounted. */
+ * prefixed by PREFIX (several processes recovered whole after _exit share
+ * one line); returns how many lines it printed. */
 int tr_print_unflushed(const struct tr_session *s, FILE *out, const char *prefix);
 
 /* Copy S into BUF with control characters shown as '?' (names and marker

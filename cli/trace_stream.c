@@ -551,8 +551,7 @@ int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix)
 			lines++;
 		}
 	}
-	lines += (int)s->info.nunflushed;
-	tr_print_unflushed(s, out, prefix);
+	lines += tr_print_unflushed(s, out, prefix);
 	return lines;
 }
 

@@ -16,6 +16,8 @@
 #  - a forked child SIGKILLed while its parent keeps running: its buffer
 #    files leave /dev/shm while the parent still runs, and in the end its
 #    calls are all in the trace exactly once, nothing lost, said once;
+#  - six children that end by _exit: recovered whole, and said in one
+#    line (a pre-forking server makes thousands);
 #  - a child whose main thread called pthread_exit while another thread
 #    traces for longer than a scan: not taken for dead (its /proc state is
 #    Z), its calls exact, nothing recovered.
@@ -51,7 +53,7 @@ __attribute__((noinline)) void *worker(void *arg)
 	return arg;
 }
 
-/* fork N kill|exit|normal | exit N | early N | zombie */
+/* fork N kill|exit|normal | exit N | early N | zombie | forks N */
 int main(int argc, char **argv)
 {
 	const char *mode = argv[1];
@@ -63,6 +65,18 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			f(i);
 		_exit(3); /* no destructor: no flush */
+	}
+	if (!strcmp(mode, "forks")) { /* N children that each end by _exit */
+		for (long k = 0; k < n; k++) {
+			pid_t c = fork();
+			if (c == 0) {
+				for (long i = 0; i < 100; i++)
+					f(i);
+				_exit(0);
+			}
+			waitpid(c, &st, 0);
+		}
+		return 0;
 	}
 	if (!strcmp(mode, "zombie")) {
 		pid_t pid = fork();
@@ -212,6 +226,22 @@ else
 	diag_file e/info 30
 	diag_file replay.err 5
 	diag_file err 5
+fi
+
+# ---- several children that end by _exit: recovered whole, said once -----------
+recorded x ./uf forks 6
+"$DFT" replay -d x >replay.txt 2>&1
+"$DFT" info -d x >info.txt 2>&1
+want="6 processes ([0-9, .]*) ended (killed, or _exit) before they could flush: dynftrace record recovered their buffers from shared memory (1,200 events"
+if [ $rc -eq 0 ] && [ "$(grep -c "^unflushed: .* recovered\$" x/info)" = 6 ] && [ "$(lost_total x)" = 0 ] &&
+	[ "$(grep -c "could flush" err)" = 1 ] && grep -q "warning: $want" err &&
+	[ "$(grep -c "could flush" replay.txt)" = 1 ] && grep -q "^# $want" replay.txt &&
+	[ "$(grep -c "could flush" info.txt)" = 1 ]; then
+	ok "six children that end by _exit: recovered whole, one line for them in record, replay and info"
+else
+	notok "six children that end by _exit: status $rc, lost '$(lost_total x)'"
+	diag_file err 10
+	diag_file replay.txt 5
 fi
 
 # ---- a main thread's pthread_exit is not the process's death ------------------
