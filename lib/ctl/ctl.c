@@ -878,8 +878,12 @@ static int ctl_start(void)
 }
 
 /* fork: a request is never half done in the copy. */
+/* The handlers' own calls (libc's functions, once patched by relocation)
+ * are the runtime's, not the program's: api_depth across them. The child's
+ * start (patch_atfork_child) wipes the prepare handler's. */
 static void ctl_atfork_prepare(void)
 {
+	dft_own_enter(); /* until ctl_atfork_parent */
 	pthread_mutex_lock(&srv_lock);
 	dft_await_started(&ctl_pending);
 }
@@ -887,9 +891,19 @@ static void ctl_atfork_prepare(void)
 static void ctl_atfork_parent(void)
 {
 	pthread_mutex_unlock(&srv_lock);
+	dft_own_leave();
 }
 
+static void ctl_child_restart(void);
+
 static void ctl_atfork_child(void)
+{
+	dft_own_enter();
+	ctl_child_restart();
+	dft_own_leave();
+}
+
+static void ctl_child_restart(void)
 {
 	pthread_mutex_unlock(&srv_lock);
 	if (!srv.up)

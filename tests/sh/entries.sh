@@ -14,7 +14,9 @@
 # 4 threads x 1000 calls of malloc, free and read, patched in libc.so.6
 # (-P FUNC@libc): read's count is exact, malloc's and free's at least the
 # program's (libc calls them itself). tests/entries/regs.c checks every
-# general, vector and mask register on each route. Needs libcapstone4.
+# general, vector and mask register on each route. A fork with the whole C
+# library patched shows none of the runtime's own calls from its fork
+# handlers. Needs libcapstone4.
 # Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 S=$TOP/tests/entries
@@ -230,4 +232,38 @@ first=$("$D" replay -d "$T/d" 2>/dev/null | sed -n 's/^.*| \([^ ]*\)().*$/\1/p' 
 calls=$("$D" info -d "$T/d" 2>/dev/null | sed -n 's/^# events  *: .*(\([0-9,]*\) calls)$/\1/p')
 case $first in __libc_start_main*) r=0 ;; *) r=1 ;; esac
 check $r "the first traced call is the program's ($first), of $calls"
+# A fork with the whole C library patched: the runtime's fork handlers
+# (the recorder's and the control endpoint's) run libc's functions, which
+# are the runtime's own and not traced; the program calls none of these.
+cat >"$T/forker.c" <<'EOF'
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	int st;
+	waitpid(c, &st, 0);
+	return !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+EOF
+if $CC -O2 "$T/forker.c" -o "$T/forker" 2>"$T/build.log"; then
+	rm -rf "$T/d"
+	"$D" record -d "$T/d" -P '*@libc.so*' -- "$T/forker" 2>"$T/err"
+	rc=$?
+	"$D" replay -d "$T/d" >"$T/replay" 2>&1
+	# Before: __run_prefork_handlers() { pthread_mutex_lock(); nanosleep() ...
+	# in the parent, fork() { pthread_mutex_unlock(); fstat(); close(); ...
+	# in the child.
+	own=$(grep -c '__run_prefork_handlers() {' "$T/replay")
+	pre=$(grep -c '__run_prefork_handlers();' "$T/replay")
+	leaves=$(grep -cE '\| +fork\(\);' "$T/replay")
+	[ $rc -eq 0 ] && [ "$own" = 0 ] && [ "$pre" = 1 ] && [ "$leaves" -ge 1 ]
+	check $? "fork with the whole C library patched: the fork handlers' calls are the runtime's, not traced (the prefork handlers and the child's fork are leaves: $pre, $leaves)"
+	[ "$pre" = 1 ] && [ "$leaves" -ge 1 ] || grep -n -A12 'fork() {' "$T/replay" | head -30 | sed 's/^/# /'
+else
+	notok "build the forking program"
+	diag_file "$T/build.log"
+fi
 tap_end
