@@ -50,20 +50,19 @@ void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *a
 			 uint64_t sp);
 
 /*
- * What undoing a stop's EINTR needs of the registers (cli/inject.c
- * decides when: see undo_eintr there), read at a stop right after a
- * system call returned:
- * its number, as the registers still hold it (x86-64's orig_rax; a plain
- * register elsewhere, meaningless unless the thread just left that call),
+ * What undoing a stop's EINTR needs of the registers, read at a stop right
+ * after a system call returned; cli/inject.c (undo_eintr) decides when.
+ * arch_inj_syscall_nr: the call's number as the registers still hold it
+ * (x86-64's orig_rax; a plain register elsewhere, meaningless unless the
+ * thread just left that call). arch_inj_syscall_args: its six argument
+ * registers as they are now; where the first is also the return register
+ * (ARCH_INJ_BLOCKED_CALL), ARGS[0] is the result. arch_inj_restart_syscall:
+ * R back onto the call's system-call instruction with NR and ARGS put back
+ * where the return overwrote them, what the kernel does for
+ * -ERESTARTNOHAND, so that the thread makes the call again when it resumes.
  */
 long arch_inj_syscall_nr(const struct arch_inj_regs *r);
-/* its six argument registers as they are now: where the first is also
- * the return register (ARCH_INJ_BLOCKED_CALL), ARGS[0] is the result, */
 void arch_inj_syscall_args(const struct arch_inj_regs *r, uint64_t args[6]);
-/* and the undo itself: R back onto the call's system-call instruction with
- * NR and ARGS where the return overwrote them, what the kernel does for
- * -ERESTARTNOHAND, so that the thread makes the call again when it
- * resumes. */
 void arch_inj_restart_syscall(struct arch_inj_regs *r, long nr, const uint64_t args[6]);
 
 /* How many bytes of single-instruction NOPs start at CODE (up to N):
