@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,6 +136,7 @@ static struct inj_thread *add_thread(struct inj *p, pid_t tid)
 	}
 	struct inj_thread *t = &p->t[p->n];
 	memset(t, 0, sizeof(*t));
+	t->blocked_nr = -1;
 	t->regs = calloc(1, sizeof(*t->regs));
 	if (!t->regs)
 		return NULL;
@@ -221,7 +223,8 @@ static int signal_ignored(pid_t pid, int sig)
 }
 
 /* The system call thread TID waits in, as /proc/PID/task/TID/syscall shows
- * it ("NR ARG0 ... ARG5 SP PC"), for arch_inj_blocked_call. */
+ * it ("NR ARG0 ... ARG5 SP PC": orig_x0/orig_a0 as ARG0, PC after the
+ * system-call instruction), for undo_eintr. */
 static void note_blocked_call(struct inj *p, struct inj_thread *t)
 {
 	char path[64], buf[256];
@@ -236,10 +239,77 @@ static void note_blocked_call(struct inj *p, struct inj_thread *t)
 	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &v[0], &v[1], &v[2],
 		   &v[3], &v[4], &v[5], &v[6], &v[7]) != 9)
 		nr = -1;
-	uint64_t a[8];
-	for (int k = 0; k < 8; k++)
-		a[k] = nr >= 0 ? v[k] : 0;
-	arch_inj_blocked_call(t->regs, nr, a, a[6], a[7]);
+	t->blocked_nr = nr;
+	for (int k = 0; k < 6; k++)
+		t->blocked_args[k] = nr >= 0 ? v[k] : 0;
+	t->blocked_sp = nr >= 0 ? v[6] : 0;
+	t->blocked_pc = nr >= 0 ? v[7] : 0;
+}
+
+/* The waits the kernel ends with EINTR, not a restart, when the thread is
+ * stopped (signal(7), "interruption by stop signals"); the ones an
+ * architecture lacks (epoll_wait, semop) are not in its table. */
+static int eintr_on_stop(long nr)
+{
+	static const long calls[] = {
+#ifdef SYS_epoll_wait
+	    SYS_epoll_wait,
+#endif
+	    SYS_epoll_pwait,  SYS_rt_sigtimedwait, SYS_semtimedop,
+#ifdef SYS_epoll_pwait2
+	    SYS_epoll_pwait2,
+#endif
+#ifdef SYS_semop
+	    SYS_semop,
+#endif
+	};
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (nr == calls[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * Thread T, just stopped by the agent, was waiting in one of those calls,
+ * which the stop ended with EINTR: make it run the call again when it
+ * resumes, as if the stop had not happened (back onto the system-call
+ * instruction with the call's registers, what the kernel does for
+ * -ERESTARTNOHAND; a wait with a time-out starts again whole). 1 if its
+ * registers were changed.
+ *
+ * Where the first argument's register also returns the result (aarch64's
+ * x0, riscv64's a0: ARCH_INJ_BLOCKED_CALL), that argument is lost and the
+ * kernel's orig_x0/orig_a0 is not visible to ptrace. It comes from the
+ * call read in /proc just before the stop (note_blocked_call), trusted
+ * only when that was the same call: same number, the same five other
+ * arguments, sp and pc. Else restoring it could hand some other call's
+ * argument to this one. A thread that entered such a wait between that
+ * read and the stop keeps its EINTR (as POSIX allows after a stop).
+ *
+ * On x86-64 (no ARCH_INJ_BLOCKED_CALL) orig_rax, which survives the stop,
+ * says which call the thread just left and the arguments are intact, so
+ * no earlier read is needed and none is compared.
+ */
+static int undo_eintr(struct inj_thread *t)
+{
+	struct arch_inj_regs *r = t->regs;
+	long nr = arch_inj_syscall_nr(r);
+	if (nr < 0 || (int64_t)arch_inj_retval(r) != -EINTR || !eintr_on_stop(nr))
+		return 0;
+	uint64_t args[6];
+	arch_inj_syscall_args(r, args);
+	if (ARCH_INJ_BLOCKED_CALL) {
+		if (nr != t->blocked_nr || arch_inj_sp(r) != t->blocked_sp ||
+		    arch_inj_ip(r) != t->blocked_pc)
+			return 0;
+		for (int k = 1; k < 6; k++)
+			if (args[k] != t->blocked_args[k])
+				return 0;
+		args[0] = t->blocked_args[0];
+		t->blocked_nr = -1;
+	}
+	arch_inj_restart_syscall(r, nr, args);
+	return 1;
 }
 
 /* Ask seized thread I to stop: 1 asked, 0 gone, -errno. */
@@ -286,7 +356,7 @@ static int stop_one(struct inj *p, size_t i)
 	}
 	/* Our stop ended its wait with EINTR: undo that, unless a signal
 	 * is on its way (then the program would have seen EINTR anyway). */
-	if (!t->sig && arch_inj_undo_eintr(t->regs)) {
+	if (!t->sig && undo_eintr(t)) {
 		if (signals_pending(p->pid, t->tid))
 			arch_inj_save(t->tid, t->regs); /* as it was */
 		else

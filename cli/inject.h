@@ -19,6 +19,12 @@ struct inj_thread {
 	int sig;		    /* a signal it stopped for, delivered when it resumes */
 	int dirty;		    /* regs changed: written back before it resumes */
 	struct arch_inj_regs *regs; /* as it stopped (then as changed) */
+	/* Where ARCH_INJ_BLOCKED_CALL: the system call it waited in just
+	 * before the stop (-1 none, its six arguments, sp and pc after the
+	 * system-call instruction), from /proc; the agent's thread alone
+	 * uses it, as every field here. */
+	long blocked_nr;
+	uint64_t blocked_args[6], blocked_sp, blocked_pc;
 };
 
 struct inj {

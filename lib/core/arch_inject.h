@@ -50,19 +50,20 @@ void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *a
 			 uint64_t sp);
 
 /*
- * A thread stopped by the agent while waiting in a system call that the
- * kernel ends with EINTR, not a restart, when the thread is stopped
- * (epoll_wait, semop, sigtimedwait: signal(7), "interruption by stop
- * signals"): make it run the call again when it resumes, as if the stop
- * had not happened. 1 if R was changed.
+ * What undoing a stop's EINTR needs of the registers, read at a stop right
+ * after a system call returned; cli/inject.c (undo_eintr) decides when.
+ * arch_inj_syscall_nr: the call's number as the registers still hold it
+ * (x86-64's orig_rax; a plain register elsewhere, meaningless unless the
+ * thread just left that call). arch_inj_syscall_args: its six argument
+ * registers as they are now; where the first is also the return register
+ * (ARCH_INJ_BLOCKED_CALL), ARGS[0] is the result. arch_inj_restart_syscall:
+ * R back onto the call's system-call instruction with NR and ARGS put back
+ * where the return overwrote them, what the kernel does for
+ * -ERESTARTNOHAND, so that the thread makes the call again when it resumes.
  */
-int arch_inj_undo_eintr(struct arch_inj_regs *r);
-/* Before the agent stops a thread: the system call it waits in (NR, -1 if
- * none, its six ARGS, SP and PC, as /proc/PID/task/TID/syscall shows
- * them), for arch_inj_undo_eintr where the registers at the stop no
- * longer hold the call's first argument (aarch64). */
-void arch_inj_blocked_call(struct arch_inj_regs *r, long nr, const uint64_t *args, uint64_t sp,
-			   uint64_t pc);
+long arch_inj_syscall_nr(const struct arch_inj_regs *r);
+void arch_inj_syscall_args(const struct arch_inj_regs *r, uint64_t args[6]);
+void arch_inj_restart_syscall(struct arch_inj_regs *r, long nr, const uint64_t args[6]);
 
 /* How many bytes of single-instruction NOPs start at CODE (up to N):
  * executing them does nothing but advance the instruction pointer past

@@ -174,49 +174,27 @@ void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *a
 	r->sysno = -1;
 }
 
-void arch_inj_blocked_call(struct arch_inj_regs *r, long nr, const uint64_t *args, uint64_t sp,
-			   uint64_t pc)
+/* At the stop after a wait's EINTR the kernel has forgotten the number
+ * (syscallno -1, do_signal's forget_syscall): x8 still holds it. */
+long arch_inj_syscall_nr(const struct arch_inj_regs *r)
 {
-	r->blocked_nr = nr;
-	memcpy(r->blocked_args, args, sizeof(r->blocked_args));
-	r->blocked_sp = sp;
-	r->blocked_pc = pc;
+	return (long)r->gp.regs[8];
 }
 
-/*
- * A wait the stop ended with EINTR (epoll_pwait, epoll_pwait2, semtimedop,
- * rt_sigtimedwait) has its result in x0, over its first argument, and the
- * kernel's orig_x0 is not visible to ptrace. That argument comes from
- * /proc/PID/task/TID/syscall read just before the stop
- * (arch_inj_blocked_call), trusted only when that was the same call: same
- * number, the same five other arguments, sp and pc (after the `svc`).
- * Then back onto the `svc` with x0 restored, what the kernel does for
- * -ERESTARTNOHAND; a wait with a time-out starts again whole. A thread
- * that entered such a wait between that read and the stop keeps its
- * EINTR (as POSIX allows after a stop).
- */
-int arch_inj_undo_eintr(struct arch_inj_regs *r)
+/* x0 is the first argument and the return value: at a call's return it
+ * holds the result, and the kernel's orig_x0 is not visible to ptrace
+ * (the agent reads it from /proc before the stop: ARCH_INJ_BLOCKED_CALL). */
+void arch_inj_syscall_args(const struct arch_inj_regs *r, uint64_t args[6])
 {
-	static const long calls[] = {SYS_epoll_pwait, SYS_rt_sigtimedwait, SYS_semtimedop,
-#ifdef SYS_epoll_pwait2
-				     SYS_epoll_pwait2
-#endif
-	};
-	long nr = (long)r->gp.regs[8];
-	if (r->blocked_nr < 0 || nr != r->blocked_nr || (int64_t)r->gp.regs[0] != -EINTR ||
-	    r->gp.sp != r->blocked_sp || r->gp.pc != r->blocked_pc)
-		return 0;
-	for (int k = 1; k < 6; k++)
-		if (r->gp.regs[k] != r->blocked_args[k])
-			return 0;
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (nr == calls[i]) {
-			r->gp.regs[0] = r->blocked_args[0];
-			r->gp.pc -= 4;
-			r->blocked_nr = -1;
-			return 1;
-		}
-	return 0;
+	memcpy(args, r->gp.regs, 6 * sizeof(args[0]));
+}
+
+/* Back onto the `svc #0` (4 bytes), x0 restored; x8 still holds NR. */
+void arch_inj_restart_syscall(struct arch_inj_regs *r, long nr, const uint64_t args[6])
+{
+	(void)nr;
+	r->gp.regs[0] = args[0];
+	r->gp.pc -= 4;
 }
 
 size_t arch_nop_run(const uint8_t *code, size_t n)

@@ -24,10 +24,6 @@ struct arch_inj_regs {
 	 * architecture's largest vector length (2048 bits). */
 	uint8_t sve[12288] __attribute__((aligned(16)));
 	size_t sve_len;
-	/* The system call the thread waited in before the stop, from
-	 * /proc (arch_inj_blocked_call): x0 is lost at an EINTR return. */
-	long blocked_nr;
-	uint64_t blocked_args[6], blocked_sp, blocked_pc;
 };
 
 /* AAPCS64 has no red zone; some margin all the same (a leaf function's
@@ -54,7 +50,8 @@ struct arch_inj_regs {
 #define ARCH_INJ_LOADER "/ld-linux-aarch64.so.1"
 
 /* 1: the agent reads the system call a thread waits in before stopping
- * it (arch_inj_blocked_call), as the stop loses what undoing EINTR needs. */
+ * it (cli/inject.c, note_blocked_call), as the stop loses what undoing
+ * EINTR needs: the first argument, in the register the result overwrote. */
 #define ARCH_INJ_BLOCKED_CALL 1
 
 /* What seccomp filters see as the calls' arch (struct seccomp_data). */

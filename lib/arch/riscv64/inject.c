@@ -145,52 +145,29 @@ void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *a
 	r->gp.sp = sp & ~(uint64_t)15;
 }
 
-void arch_inj_blocked_call(struct arch_inj_regs *r, long nr, const uint64_t *args, uint64_t sp,
-			   uint64_t pc)
+long arch_inj_syscall_nr(const struct arch_inj_regs *r)
 {
-	r->blocked_nr = nr;
-	memcpy(r->blocked_args, args, sizeof(r->blocked_args));
-	r->blocked_sp = sp;
-	r->blocked_pc = pc;
+	return (long)r->gp.a7;
 }
 
-/*
- * A wait the stop ended with EINTR (epoll_pwait, epoll_pwait2, semtimedop,
- * rt_sigtimedwait) has its result in a0, over its first argument, and the
- * kernel's orig_a0 is not visible to ptrace. That argument comes from
- * /proc/PID/task/TID/syscall read just before the stop
- * (arch_inj_blocked_call: it shows orig_a0, and pc after the `ecall`,
- * which the kernel steps over on entry), trusted only when that was the
- * same call: same number (a7), the same five other arguments, sp and pc.
- * Then back onto the `ecall` with a0 restored, what the kernel does for
- * -ERESTARTNOHAND; a wait with a time-out starts again whole. A thread
- * that entered such a wait between that read and the stop keeps its
- * EINTR (as POSIX allows after a stop).
- */
-int arch_inj_undo_eintr(struct arch_inj_regs *r)
+/* a0 is the first argument and the return value: at a call's return it
+ * holds the result, and the kernel's orig_a0 is not visible to ptrace
+ * (/proc/PID/task/TID/syscall shows it: ARCH_INJ_BLOCKED_CALL). */
+void arch_inj_syscall_args(const struct arch_inj_regs *r, uint64_t args[6])
 {
-	static const long calls[] = {SYS_epoll_pwait, SYS_rt_sigtimedwait, SYS_semtimedop,
-#ifdef SYS_epoll_pwait2
-				     SYS_epoll_pwait2
-#endif
-	};
-	const uint64_t args[6] = {r->gp.a0, r->gp.a1, r->gp.a2, r->gp.a3, r->gp.a4, r->gp.a5};
-	long nr = (long)r->gp.a7;
-	if (r->blocked_nr < 0 || nr != r->blocked_nr || (int64_t)args[0] != -EINTR ||
-	    r->gp.sp != r->blocked_sp || r->gp.pc != r->blocked_pc)
-		return 0;
-	for (int k = 1; k < 6; k++)
-		if (args[k] != r->blocked_args[k])
-			return 0;
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (nr == calls[i]) {
-			r->gp.a0 = r->blocked_args[0];
-			r->gp.pc -= 4;
-			r->in_ecall = 1;
-			r->blocked_nr = -1;
-			return 1;
-		}
-	return 0;
+	const uint64_t a[6] = {r->gp.a0, r->gp.a1, r->gp.a2, r->gp.a3, r->gp.a4, r->gp.a5};
+	memcpy(args, a, sizeof(a));
+}
+
+/* Back onto the `ecall` (4 bytes: the kernel stepped over it on entry), a0
+ * restored; a7 still holds NR. The thread is then in that call again, as
+ * arch_inj_syscall tells from in_ecall. */
+void arch_inj_restart_syscall(struct arch_inj_regs *r, long nr, const uint64_t args[6])
+{
+	(void)nr;
+	r->gp.a0 = args[0];
+	r->gp.pc -= 4;
+	r->in_ecall = 1;
 }
 
 /* `nop` (addi x0, x0, 0) and, with the C extension, `c.nop`: what

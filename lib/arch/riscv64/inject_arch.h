@@ -18,10 +18,6 @@ struct arch_inj_regs {
 	int in_ecall;		    /* pc was on `ecall` when saved (arch_inj_syscall) */
 	union __riscv_fp_state fp;  /* NT_PRFPREG: f0-f31, fcsr; fp_len bytes valid */
 	size_t fp_len;
-	/* The system call the thread waited in before the stop, from
-	 * /proc (arch_inj_blocked_call): a0 is lost at an EINTR return. */
-	long blocked_nr;
-	uint64_t blocked_args[6], blocked_sp, blocked_pc;
 };
 
 /* The psABI has no red zone; some margin all the same (a leaf function's
@@ -45,7 +41,8 @@ struct arch_inj_regs {
 #define ARCH_INJ_LOADER "/ld-linux-riscv64-lp64d.so.1"
 
 /* 1: the agent reads the system call a thread waits in before stopping
- * it (arch_inj_blocked_call), as the stop loses what undoing EINTR needs. */
+ * it (cli/inject.c, note_blocked_call), as the stop loses what undoing
+ * EINTR needs: the first argument, in the register the result overwrote. */
 #define ARCH_INJ_BLOCKED_CALL 1
 
 /* What seccomp filters see as the calls' arch (struct seccomp_data). */

@@ -23,31 +23,55 @@
 
 	.option	norelax
 
-.macro SAVE_ARGS
-	addi	sp, sp, -TRAMP_FRAME
-	sd	a0, REGS_A0 + 0(sp)
-	sd	a1, REGS_A0 + 8(sp)
-	sd	a2, REGS_A0 + 16(sp)
-	sd	a3, REGS_A0 + 24(sp)
-	sd	a4, REGS_A0 + 32(sp)
-	sd	a5, REGS_A0 + 40(sp)
-	sd	a6, REGS_A0 + 48(sp)
-	sd	a7, REGS_A0 + 56(sp)
+/*
+ * The save and restore sequences both entry trampolines share (the
+ * preserving one adds its own): each register has its fixed slot in the
+ * regs (regs.h), which the C side reads, so they are written out here
+ * once. SLOTS stores or loads (OP) the registers listed, in that order,
+ * at OFF, OFF + 8, ... from sp.
+ */
+.macro SLOTS op, off, r, rest:vararg
+	\op	\r, \off(sp)
+	.ifnb	\rest
+	SLOTS	\op, (\off + 8), \rest
+	.endif
+.endm
+
+/* The integer argument registers, t1 (a stub's index) and t2 (the static
+ * chain). */
+.macro SAVE_INT_ARGS
+	SLOTS	sd, REGS_A0, a0, a1, a2, a3, a4, a5, a6, a7
 	sd	t1, REGS_T1(sp)
 	sd	t2, REGS_T2(sp)
-	sd	zero, REGS_RET(sp)		/* not the preserving trampoline */
-	fsd	fa0, REGS_F + 0(sp)
-	fsd	fa1, REGS_F + 8(sp)
-	fsd	fa2, REGS_F + 16(sp)
-	fsd	fa3, REGS_F + 24(sp)
-	fsd	fa4, REGS_F + 32(sp)
-	fsd	fa5, REGS_F + 40(sp)
-	fsd	fa6, REGS_F + 48(sp)
-	fsd	fa7, REGS_F + 56(sp)
-	sd	s0, REGS_FP(sp)			/* regs->fp, regs->lr */
+.endm
+.macro LOAD_INT_ARGS
+	SLOTS	ld, REGS_A0, a0, a1, a2, a3, a4, a5, a6, a7
+	ld	t1, REGS_T1(sp)
+	ld	t2, REGS_T2(sp)
+.endm
+
+/* The floating-point argument registers. */
+.macro SAVE_FP_ARGS
+	SLOTS	fsd, REGS_F, fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7
+.endm
+.macro LOAD_FP_ARGS
+	SLOTS	fld, REGS_F, fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7
+.endm
+
+/* regs->fp and regs->lr, and the frame record {s0, ra} at RECORD(sp). */
+.macro SAVE_FRAME_RECORD record
+	sd	s0, REGS_FP(sp)
 	sd	ra, REGS_LR(sp)
-	sd	s0, REGS_SIZE(sp)		/* the frame record */
-	sd	ra, REGS_SIZE + 8(sp)
+	sd	s0, \record(sp)
+	sd	ra, \record + 8(sp)
+.endm
+
+.macro SAVE_ARGS
+	addi	sp, sp, -TRAMP_FRAME
+	SAVE_INT_ARGS
+	sd	zero, REGS_RET(sp)		/* not the preserving trampoline */
+	SAVE_FP_ARGS
+	SAVE_FRAME_RECORD REGS_SIZE
 	addi	s0, sp, TRAMP_FRAME
 	addi	a0, t0, -4			/* ip: the site */
 	sd	s0, REGS_SP(sp)			/* regs->sp: the entry sp */
@@ -59,24 +83,8 @@
 /* Back into the traced function at site + 4, with ra its return address
  * (the graph tracer's hook if it replaced it). */
 .macro RESTORE_ARGS_RET
-	fld	fa0, REGS_F + 0(sp)
-	fld	fa1, REGS_F + 8(sp)
-	fld	fa2, REGS_F + 16(sp)
-	fld	fa3, REGS_F + 24(sp)
-	fld	fa4, REGS_F + 32(sp)
-	fld	fa5, REGS_F + 40(sp)
-	fld	fa6, REGS_F + 48(sp)
-	fld	fa7, REGS_F + 56(sp)
-	ld	a0, REGS_A0 + 0(sp)
-	ld	a1, REGS_A0 + 8(sp)
-	ld	a2, REGS_A0 + 16(sp)
-	ld	a3, REGS_A0 + 24(sp)
-	ld	a4, REGS_A0 + 32(sp)
-	ld	a5, REGS_A0 + 40(sp)
-	ld	a6, REGS_A0 + 48(sp)
-	ld	a7, REGS_A0 + 56(sp)
-	ld	t1, REGS_T1(sp)
-	ld	t2, REGS_T2(sp)
+	LOAD_FP_ARGS
+	LOAD_INT_ARGS
 	ld	t0, REGS_IP(sp)
 	addi	t0, t0, 4
 	ld	s0, REGS_SIZE(sp)
@@ -244,46 +252,13 @@ dft_caller_all_tmpl:
 	sd	t0, ENTRY_RET(sp)
 	.option	pop
 	addi	sp, sp, -ALL_FRAME
-	sd	a0, REGS_A0 + 0(sp)
-	sd	a1, REGS_A0 + 8(sp)
-	sd	a2, REGS_A0 + 16(sp)
-	sd	a3, REGS_A0 + 24(sp)
-	sd	a4, REGS_A0 + 32(sp)
-	sd	a5, REGS_A0 + 40(sp)
-	sd	a6, REGS_A0 + 48(sp)
-	sd	a7, REGS_A0 + 56(sp)
-	sd	t1, REGS_T1(sp)
-	sd	t2, REGS_T2(sp)
-	sd	t3, ALL_T3 + 0(sp)
-	sd	t4, ALL_T3 + 8(sp)
-	sd	t5, ALL_T3 + 16(sp)
-	sd	t6, ALL_T3 + 24(sp)
-	fsd	fa0, REGS_F + 0(sp)
-	fsd	fa1, REGS_F + 8(sp)
-	fsd	fa2, REGS_F + 16(sp)
-	fsd	fa3, REGS_F + 24(sp)
-	fsd	fa4, REGS_F + 32(sp)
-	fsd	fa5, REGS_F + 40(sp)
-	fsd	fa6, REGS_F + 48(sp)
-	fsd	fa7, REGS_F + 56(sp)
-	fsd	ft0, ALL_FT + 0(sp)
-	fsd	ft1, ALL_FT + 8(sp)
-	fsd	ft2, ALL_FT + 16(sp)
-	fsd	ft3, ALL_FT + 24(sp)
-	fsd	ft4, ALL_FT + 32(sp)
-	fsd	ft5, ALL_FT + 40(sp)
-	fsd	ft6, ALL_FT + 48(sp)
-	fsd	ft7, ALL_FT + 56(sp)
-	fsd	ft8, ALL_FT + 64(sp)
-	fsd	ft9, ALL_FT + 72(sp)
-	fsd	ft10, ALL_FT + 80(sp)
-	fsd	ft11, ALL_FT + 88(sp)
+	SAVE_INT_ARGS
+	SLOTS	sd, ALL_T3, t3, t4, t5, t6
+	SAVE_FP_ARGS
+	SLOTS	fsd, ALL_FT, ft0, ft1, ft2, ft3, ft4, ft5, ft6, ft7, ft8, ft9, ft10, ft11
 	frcsr	t3
 	sd	t3, ALL_FCSR(sp)
-	sd	s0, REGS_FP(sp)			/* regs->fp, regs->lr */
-	sd	ra, REGS_LR(sp)
-	sd	s0, ALL_FRAME + 16(sp)		/* the frame record */
-	sd	ra, ALL_FRAME + 24(sp)
+	SAVE_FRAME_RECORD ALL_FRAME + 16
 	addi	s0, sp, ALL_FRAME + ENTRY_AREA	/* the entry sp */
 	sd	s0, REGS_SP(sp)
 	ld	t0, ALL_FRAME + ENTRY_RET(sp)	/* site + 4 */
@@ -300,40 +275,10 @@ dft_caller_all_tmpl:
 	sd	zero, REGS_RET(sp)
 	ld	t3, ALL_FCSR(sp)
 	fscsr	t3
-	fld	ft0, ALL_FT + 0(sp)
-	fld	ft1, ALL_FT + 8(sp)
-	fld	ft2, ALL_FT + 16(sp)
-	fld	ft3, ALL_FT + 24(sp)
-	fld	ft4, ALL_FT + 32(sp)
-	fld	ft5, ALL_FT + 40(sp)
-	fld	ft6, ALL_FT + 48(sp)
-	fld	ft7, ALL_FT + 56(sp)
-	fld	ft8, ALL_FT + 64(sp)
-	fld	ft9, ALL_FT + 72(sp)
-	fld	ft10, ALL_FT + 80(sp)
-	fld	ft11, ALL_FT + 88(sp)
-	fld	fa0, REGS_F + 0(sp)
-	fld	fa1, REGS_F + 8(sp)
-	fld	fa2, REGS_F + 16(sp)
-	fld	fa3, REGS_F + 24(sp)
-	fld	fa4, REGS_F + 32(sp)
-	fld	fa5, REGS_F + 40(sp)
-	fld	fa6, REGS_F + 48(sp)
-	fld	fa7, REGS_F + 56(sp)
-	ld	a0, REGS_A0 + 0(sp)
-	ld	a1, REGS_A0 + 8(sp)
-	ld	a2, REGS_A0 + 16(sp)
-	ld	a3, REGS_A0 + 24(sp)
-	ld	a4, REGS_A0 + 32(sp)
-	ld	a5, REGS_A0 + 40(sp)
-	ld	a6, REGS_A0 + 48(sp)
-	ld	a7, REGS_A0 + 56(sp)
-	ld	t1, REGS_T1(sp)
-	ld	t2, REGS_T2(sp)
-	ld	t3, ALL_T3 + 0(sp)
-	ld	t4, ALL_T3 + 8(sp)
-	ld	t5, ALL_T3 + 16(sp)
-	ld	t6, ALL_T3 + 24(sp)
+	SLOTS	fld, ALL_FT, ft0, ft1, ft2, ft3, ft4, ft5, ft6, ft7, ft8, ft9, ft10, ft11
+	LOAD_FP_ARGS
+	LOAD_INT_ARGS
+	SLOTS	ld, ALL_T3, t3, t4, t5, t6
 	ld	t0, ALL_FRAME + ENTRY_RET(sp)
 	ld	s0, ALL_FRAME + 16(sp)
 	ld	ra, ALL_FRAME + 24(sp)		/* the return, or the hook */

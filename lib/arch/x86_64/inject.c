@@ -125,30 +125,26 @@ void arch_inj_setup_call(struct arch_inj_regs *r, uint64_t fn, const uint64_t *a
 	r->gp.orig_rax = (unsigned long long)-1;
 }
 
-int arch_inj_undo_eintr(struct arch_inj_regs *r)
+/* orig_rax survives the stop: the call the thread just left, -1 if none. */
+long arch_inj_syscall_nr(const struct arch_inj_regs *r)
 {
-	static const long calls[] = {SYS_epoll_wait,	  SYS_epoll_pwait, SYS_epoll_pwait2,
-				     SYS_rt_sigtimedwait, SYS_semop,	   SYS_semtimedop};
-	long nr = (long)r->gp.orig_rax;
-	if (nr < 0 || (long long)r->gp.rax != -EINTR)
-		return 0;
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (nr == calls[i]) {
-			/* Back onto the 2-byte syscall instruction, number in rax:
-			 * what the kernel does for -ERESTARTNOHAND. A wait with a
-			 * time-out starts it again whole. */
-			r->gp.rax = r->gp.orig_rax;
-			r->gp.rip -= 2;
-			return 1;
-		}
-	return 0;
+	return (long)r->gp.orig_rax;
 }
 
-/* Not needed: orig_rax and the argument registers survive the stop. */
-void arch_inj_blocked_call(struct arch_inj_regs *r, long nr, const uint64_t *args, uint64_t sp,
-			   uint64_t pc)
+/* The result is in rax, so the arguments survive the call's return. */
+void arch_inj_syscall_args(const struct arch_inj_regs *r, uint64_t args[6])
 {
-	(void)r, (void)nr, (void)args, (void)sp, (void)pc;
+	const uint64_t a[6] = {r->gp.rdi, r->gp.rsi, r->gp.rdx, r->gp.r10, r->gp.r8, r->gp.r9};
+	memcpy(args, a, sizeof(a));
+}
+
+/* Back onto the 2-byte `syscall`, number in rax (the arguments are still
+ * in place). */
+void arch_inj_restart_syscall(struct arch_inj_regs *r, long nr, const uint64_t args[6])
+{
+	(void)args;
+	r->gp.rax = (unsigned long long)nr;
+	r->gp.rip -= 2;
 }
 
 size_t arch_nop_run(const uint8_t *code, size_t n)

@@ -35,7 +35,9 @@ struct arch_inj_regs {
 #define ARCH_INJ_LOADER "/ld-linux-x86-64.so.2"
 
 /* 1: the agent reads the system call a thread waits in before stopping
- * it (arch_inj_blocked_call), as the stop loses what undoing EINTR needs. */
+ * it (cli/inject.c, note_blocked_call), as the stop loses what undoing
+ * EINTR needs. 0: the first argument's register is not the return
+ * register, and orig_rax keeps the number. */
 #define ARCH_INJ_BLOCKED_CALL 0
 
 /* What seccomp filters see as the calls' arch (struct seccomp_data). */
