@@ -1194,13 +1194,16 @@ const char *tr_printable(const char *s, char *buf, size_t size)
 int tr_print_unflushed(const struct tr_session *s, FILE *out, const char *prefix)
 {
 	int lines = 0;
-	size_t quiet = 0;
+	size_t quiet = 0, n = 0;
 	uint64_t quiet_events = 0;
-	char num[40], how[96];
+	char num[40], how[96], pids[96] = "";
 
 	for (size_t i = 0; i < s->info.nunflushed; i++) {
 		const struct tr_unflushed *u = &s->info.unflushed[i];
 		if (u->recovered && !u->sig) {
+			if (quiet < 4) /* the first few named */
+				n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d",
+						      quiet ? ", " : "", (int)u->pid);
 			quiet++;
 			quiet_events += u->events;
 		}
@@ -1233,22 +1236,11 @@ int tr_print_unflushed(const struct tr_session *s, FILE *out, const char *prefix
 		lines++;
 	}
 	if (quiet > 1) {
-		char pids[96];
-		size_t n = 0, shown = 0;
-		pids[0] = 0;
-		for (size_t i = 0; i < s->info.nunflushed && shown < 4; i++) {
-			const struct tr_unflushed *u = &s->info.unflushed[i];
-			if (u->recovered && !u->sig) {
-				n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d",
-						      shown ? ", " : "", (int)u->pid);
-				shown++;
-			}
-		}
 		fprintf(out,
 			"%s%zu processes (%s%s) ended (killed, or _exit) before they could flush: "
 			"dynftrace record recovered their buffers from shared memory (%s events; "
 			"an event being written then is counted lost)\n",
-			prefix, quiet, pids, quiet > shown ? ", ..." : "",
+			prefix, quiet, pids, quiet > 4 ? ", ..." : "",
 			cli_thousands(quiet_events, num, sizeof(num)));
 		lines++;
 	}

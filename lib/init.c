@@ -34,6 +34,7 @@ static __thread int fork_unload_held __attribute__((tls_model("initial-exec")));
 static void atfork_prepare(void)
 {
 	dft_own_enter(); /* until the parent's or the child's handler */
+	ctl_atfork_prepare();
 	fork_unload_held = dft_unload_fork_prepare();
 	patch_lock();
 	rcu_atfork_prepare();
@@ -46,6 +47,7 @@ static void atfork_parent(void)
 	rcu_atfork_parent();
 	patch_unlock();
 	dft_unload_fork_done(fork_unload_held);
+	ctl_atfork_parent();
 	dft_own_leave();
 }
 
@@ -57,6 +59,7 @@ static void atfork_child(void)
 	dft_threads_atfork_child(); /* before control restarts its thread */
 	trace_atfork_child();
 	dft_unload_fork_done(fork_unload_held);
+	ctl_atfork_child(); /* last: it may restart the control thread */
 	dft_own_leave();
 }
 

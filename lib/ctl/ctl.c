@@ -877,33 +877,22 @@ static int ctl_start(void)
 	return 0;
 }
 
-/* fork: a request is never half done in the copy. */
-/* The handlers' own calls (libc's functions, once patched by relocation)
- * are the runtime's, not the program's: api_depth across them. The child's
- * start (patch_atfork_child) wipes the prepare handler's. */
-static void ctl_atfork_prepare(void)
+/* fork: a request is never half done in the copy. Called by the runtime's
+ * fork handlers (init.c), inside their api_depth bracket: the calls made
+ * here (libc's functions, once patched by relocation) are the runtime's. */
+void ctl_atfork_prepare(void)
 {
-	dft_own_enter(); /* until ctl_atfork_parent */
 	pthread_mutex_lock(&srv_lock);
 	dft_await_started(&ctl_pending);
 }
 
-static void ctl_atfork_parent(void)
+void ctl_atfork_parent(void)
 {
 	pthread_mutex_unlock(&srv_lock);
-	dft_own_leave();
 }
 
-static void ctl_child_restart(void);
-
-static void ctl_atfork_child(void)
-{
-	dft_own_enter();
-	ctl_child_restart();
-	dft_own_leave();
-}
-
-static void ctl_child_restart(void)
+/* Restarts the endpoint where the parent had one. */
+void ctl_atfork_child(void)
 {
 	pthread_mutex_unlock(&srv_lock);
 	if (!srv.up)
@@ -986,7 +975,7 @@ void ctl_init(void)
 			ctl_buffer_kb = (size_t)kb;
 	}
 	pthread_mutex_lock(&srv_lock);
-	if (!srv.up && !ctl_start())
-		pthread_atfork(ctl_atfork_prepare, ctl_atfork_parent, ctl_atfork_child);
+	if (!srv.up)
+		ctl_start();
 	pthread_mutex_unlock(&srv_lock);
 }

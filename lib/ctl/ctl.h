@@ -21,6 +21,10 @@
 /* Constructor hook (init.c, after trace_init): start the control thread when
  * DYNFTRACE_CONTROL=1. Never fails the host: problems are logged once. */
 void ctl_init(void) HIDDEN;
+/* The runtime's fork handlers call these (init.c). */
+void ctl_atfork_prepare(void) HIDDEN;
+void ctl_atfork_parent(void) HIDDEN;
+void ctl_atfork_child(void) HIDDEN;
 /* Detach: endpoint closed, control thread ended (0, or -ETIMEDOUT). */
 int ctl_stop(void) HIDDEN;
 
