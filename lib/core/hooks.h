@@ -25,8 +25,12 @@
 #ifndef DYNFTRACE_HOOKS_H
 #define DYNFTRACE_HOOKS_H
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -62,24 +66,39 @@ extern __thread int dft_init_running HIDDEN;
  * The runtime's own threads and fork: a fork must not copy the process
  * while one of them is still starting (a sanitizer's thread start-up holds
  * its allocator's lock, which the child would then never see released).
- * The creator sets *PENDING before pthread_create (and clears it if that
- * fails), the thread calls dft_thread_started(PENDING) first, and the fork's
- * prepare handler waits with dft_await_started (at most a second).
+ * The creator sets *PENDING before pthread_create (and clears it with
+ * dft_pending_clear if that fails), the thread calls
+ * dft_thread_started(PENDING) first, and the fork's prepare handler waits
+ * on the word (a futex) with dft_await_started, at most a second.
  * dft_thread_started also keeps the thread out of every callback for life
  * (api_depth): what the runtime's threads call in other objects (libc's
  * functions, once patched by relocation) is not the program's to trace.
  */
+static inline void dft_pending_clear(int *pending)
+{
+	__atomic_store_n(pending, 0, __ATOMIC_RELEASE);
+	syscall(SYS_futex, pending, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 static inline void dft_thread_started(int *pending)
 {
 	dft_self.api_depth++; /* for life: see above */
-	__atomic_store_n(pending, 0, __ATOMIC_RELEASE);
+	dft_pending_clear(pending);
 }
 
 static inline void dft_await_started(int *pending)
 {
-	for (int i = 0; i < 10000 && __atomic_load_n(pending, __ATOMIC_ACQUIRE); i++) {
-		struct timespec t = {0, 100000};
-		nanosleep(&t, NULL);
+	struct timespec now, end;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec++; /* a thread that never gets to run must not hang fork */
+	while (__atomic_load_n(pending, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long long ns =
+		    (end.tv_sec - now.tv_sec) * 1000000000ll + (end.tv_nsec - now.tv_nsec);
+		if (ns <= 0)
+			return;
+		struct timespec left = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+		syscall(SYS_futex, pending, FUTEX_WAIT_PRIVATE, 1, &left, NULL, 0);
 	}
 }
 

@@ -865,7 +865,7 @@ static int ctl_start(void)
 	__atomic_store_n(&ctl_pending, 1, __ATOMIC_RELEASE);
 	err = -dft_thread_create(&srv.th, ctl_main, NULL, 1);
 	if (err) {
-		__atomic_store_n(&ctl_pending, 0, __ATOMIC_RELEASE);
+		dft_pending_clear(&ctl_pending);
 		dft_log("control: cannot start the control thread: %s", strerror(err));
 		unlink(ctl_owned_path);
 		ctl_owned_path[0] = 0;

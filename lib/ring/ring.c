@@ -1153,7 +1153,7 @@ static int consumer_start(void)
 	__atomic_store_n(&consumer_pending, 1, __ATOMIC_RELEASE);
 	int err = dft_thread_create(&consumer_thread, consumer_main, NULL, 0);
 	if (err) {
-		__atomic_store_n(&consumer_pending, 0, __ATOMIC_RELEASE);
+		dft_pending_clear(&consumer_pending);
 		return err;
 	}
 	consumer_up = 1;
