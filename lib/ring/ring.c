@@ -138,7 +138,8 @@
  *
  * fork: the child inherits the shared mapping. It must never write into
  * it: across fork the forking thread has no buffer (ring_atfork_prepare:
- * its events are counted lost meanwhile) and list_lock is held, so no
+ * its events meanwhile are kept aside, ring_fork.c, and each process
+ * writes its own afterwards, with their times) and list_lock is held, so no
  * stream file is open and the list is stable; the child then unmaps its
  * parent's buffers (never unlinking them) and makes its own. A child made
  * by a raw fork or clone system call runs no fork handler: it would write
@@ -250,7 +251,7 @@ HIDDEN __thread struct ring_buf *ring_tls __attribute__((tls_model("initial-exec
 /* Owner thread only: buffer creation state and events lost before it. */
 static __thread uint32_t ring_tls_state __attribute__((tls_model("initial-exec")));
 static __thread uint64_t ring_tls_early_lost __attribute__((tls_model("initial-exec")));
-enum { TLS_NONE = 0, TLS_CREATING = 1, TLS_READY = 2, TLS_FAILED = 3 };
+enum { TLS_NONE = 0, TLS_CREATING = 1, TLS_READY = 2, TLS_FAILED = 3, TLS_FORKING = 4 };
 /* Owner thread: its buffer and state kept aside across fork (section 6). */
 static __thread struct ring_buf *ring_tls_forking __attribute__((tls_model("initial-exec")));
 static __thread uint32_t ring_tls_state_forking __attribute__((tls_model("initial-exec")));
@@ -318,7 +319,9 @@ static void buf_reset(struct ring_buf *b)
 
 static void count_lost_nobuf(uint64_t n)
 {
-	if (ring_tls_state == TLS_CREATING || ring_tls_state == TLS_NONE)
+	if (ring_tls_state == TLS_FORKING)
+		fork_side_lost(n);
+	else if (ring_tls_state == TLS_CREATING || ring_tls_state == TLS_NONE)
 		local_add(&ring_tls_early_lost, n);
 	else
 		__atomic_fetch_add(&lost_nobuf, n, __ATOMIC_RELAXED);
@@ -485,16 +488,17 @@ static __attribute__((noinline)) bool buf_populate(struct ring_buf *b, uint64_t 
 	return true;
 }
 
-/* The event does not fit the current page: move to the next one. */
+/* The event does not fit the current page: move to the next one. AT: the
+ * event's time if given (ring_event_begin_at), else 0. */
 static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32_t n, unsigned id,
-						      size_t payload, uint64_t *tsp)
+						      size_t payload, uint64_t *tsp, uint64_t at)
 {
 	const uint32_t ps = b->page_size;
 	const uint64_t pmask = ps - 1;
 	for (;;) {
 		uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 		barrier(); /* offset, then clock: see ring_event_begin() */
-		uint64_t ts = ring_now();
+		uint64_t ts = at ? at : ring_now();
 		uint64_t last = b->last_ts;
 		if (unlikely(ts < last))
 			ts = last;
@@ -631,6 +635,8 @@ static __attribute__((noinline)) uint8_t *ring_begin_slow(unsigned id, size_t pa
 		count_lost_nobuf(1);
 		return NULL;
 	}
+	if (ring_tls_state == TLS_FORKING)
+		return fork_side_begin(id, payload, tsp);
 	if (!buf_create())
 		return NULL;
 	return ring_event_begin(id, payload, tsp);
@@ -638,14 +644,15 @@ static __attribute__((noinline)) uint8_t *ring_begin_slow(unsigned id, size_t pa
 
 /* Everything the fast path does not: the vDSO clock, a retry after a
  * nested event, a page switch, a stop, a drop. nest is already N + 1. */
-static __attribute__((noinline)) uint8_t *
-ring_reserve_slow(struct ring_buf *b, uint32_t n, unsigned id, size_t payload, uint64_t *tsp)
+static __attribute__((noinline)) uint8_t *ring_reserve_slow(struct ring_buf *b, uint32_t n,
+							    unsigned id, size_t payload,
+							    uint64_t *tsp, uint64_t at)
 {
 	uint8_t *p = NULL;
 	uint32_t stop = __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE);
 	if (likely(!stop))
-		p = ring_switch(b, n, id, payload, tsp);
-	else if (stop == RING_STOP_RENEW && n == 0)
+		p = ring_switch(b, n, id, payload, tsp, at);
+	else if (stop == RING_STOP_RENEW && n == 0 && !at)
 		return ring_renew(b, id, payload, tsp);
 	if (likely(p))
 		return p;
@@ -685,13 +692,44 @@ uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *tsp)
 	    unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
 	    unlikely(!clk_tsc_read(&ts)) ||
 	    unlikely(!(p = ring_try_reserve(b, n, off, id, (uint32_t)payload, ts, tsp))))
-		return ring_reserve_slow(b, n, id, payload, tsp);
+		return ring_reserve_slow(b, n, id, payload, tsp, 0);
+	return p;
+}
+
+/* An event at time AT (not before the stream's last), for the records
+ * kept across fork (ring_fork.c); the owner thread, which has a buffer. */
+static uint8_t *ring_event_begin_at(unsigned id, size_t payload, uint64_t at)
+{
+	struct ring_buf *b = ring_tls;
+	uint64_t ts;
+	uint8_t *p;
+	if (!b || payload > RING_PAYLOAD_MAX) {
+		ring_count_lost(1);
+		return NULL;
+	}
+	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
+	if (n >= RING_NEST_MAX) {
+		local_add(&b->lost, 1);
+		return NULL;
+	}
+	__atomic_store_n(&b->nest, n + 1, __ATOMIC_RELAXED);
+	barrier(); /* nest before stop: see ring_quiesce() */
+	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
+	barrier();
+	if (__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) ||
+	    !(p = ring_try_reserve(b, n, off, id, (uint32_t)payload, at, &ts)))
+		return ring_reserve_slow(b, n, id, payload, &ts, at);
 	return p;
 }
 
 void ring_event_end(uint8_t *payload)
 {
-	ring_commit(ring_tls, payload);
+	struct ring_buf *b = ring_tls;
+	if (unlikely(!b)) {
+		fork_side_end(payload); /* begun in the fork's window */
+		return;
+	}
+	ring_commit(b, payload);
 }
 
 void ring_count_lost(uint64_t lost)
@@ -1347,8 +1385,10 @@ void ring_thread_exit(void)
 /*
  * fork (section 6). The child gets the parent's shared buffers: from here
  * to the child handler, this thread must not write into its own, so it
- * has none (what it traces meanwhile is counted lost: ring_tls_state says
- * CREATING). list_lock keeps every stream file closed and the list still.
+ * has none. What it traces meanwhile goes to ring_fork.c's records
+ * (ring_tls_state says FORKING; a thread that was creating its buffer
+ * keeps CREATING and counts it lost). list_lock keeps every stream file
+ * closed and the list still, and serialises forks (one set of records).
  */
 void ring_atfork_prepare(void)
 {
@@ -1357,7 +1397,8 @@ void ring_atfork_prepare(void)
 	ring_tls_forking = ring_tls;
 	ring_tls_state_forking = ring_tls_state;
 	if (ring_tls_state != TLS_CREATING) {
-		ring_tls_state = TLS_CREATING;
+		fork_side_open();
+		ring_tls_state = TLS_FORKING;
 		barrier();
 		ring_tls = NULL;
 	}
@@ -1366,6 +1407,7 @@ void ring_atfork_prepare(void)
 void ring_atfork_parent(void)
 {
 	struct ring_buf *b = ring_tls_forking;
+	bool side = ring_tls_state == TLS_FORKING;
 	if (ring_tls_state_forking != TLS_CREATING) {
 		ring_tls = b;
 		barrier();
@@ -1382,10 +1424,37 @@ void ring_atfork_parent(void)
 		}
 	}
 	pthread_mutex_unlock(&list_lock);
+	if (!side)
+		return;
+	/* Our records of the fork, with their times; a thread that had no
+	 * buffer yet makes it now, as its next event would. */
+	if (!ring_tls && ring_tls_state == TLS_NONE &&
+	    __atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_ON)
+		buf_create();
+	pid_t me = fork_side_pid();
+	if (!ring_tls) {
+		count_lost_nobuf(fork_side_own_lost(me, true));
+		return;
+	}
+	uint64_t pos = 0, ts;
+	unsigned id;
+	size_t len;
+	const uint8_t *src;
+	while ((src = fork_side_next(&pos, me, &id, &len, &ts))) {
+		uint8_t *p = ring_event_begin_at(id, len, ts);
+		if (p) { /* else counted by the ring (full) */
+			memcpy(p, src, len);
+			ring_event_end(p);
+		}
+	}
+	uint64_t lost = fork_side_own_lost(me, false);
+	if (lost)
+		ring_count_lost(lost);
 }
 
 void ring_atfork_child(void)
 {
+	bool side = ring_tls_state == TLS_FORKING; /* else CREATING: all lost */
 	/* Forget the parent's buffers before unmapping them: a signal handler
 	 * of this thread must not write to one. */
 	ring_tls = NULL;
@@ -1411,6 +1480,11 @@ void ring_atfork_child(void)
 	if (ring_state == RING_STOPPING)
 		ring_state = RING_OFF;
 	consumer_needed = ring_state == RING_ON;
+	/* What this thread recorded in the fork since it is the child: lost,
+	 * in its first buffer (the fork's bracket leaves nothing there but a
+	 * signal handler's events; the rest are the parent's). */
+	if (side && consumer_needed)
+		ring_tls_early_lost = fork_side_own_lost(fork_side_pid(), true);
 	/* The parent's: no stream file was open at the fork (list_lock), and
 	 * shared fields are the parent's to change: unmap only. */
 	for (; b; b = next) {

@@ -171,7 +171,8 @@ extern void (*ring_fatal_hook)(int sig) HIDDEN;
  * to write) and restart the consumer lazily on the child's first event.
  * The prepare and parent hooks bracket the fork in the parent (the forking
  * thread has no buffer meanwhile: the child must not write into a shared
- * one; see ring.c, section 6). */
+ * one; the parent's events meanwhile are kept aside and written in its
+ * handler: see ring.c, section 6, and ring_fork.c). */
 void ring_atfork_prepare(void) HIDDEN;
 void ring_atfork_parent(void) HIDDEN;
 void ring_atfork_child(void) HIDDEN;

@@ -84,4 +84,19 @@ void emerg_info_line(const char *line, size_t len) HIDDEN;
 void info_img_line(const char *key, bool has_n, uint64_t n) HIDDEN;
 void info_started(void) HIDDEN;
 
+/* ring_fork.c: the forking thread's events while it has no buffer. */
+void fork_side_open(void) HIDDEN; /* ring_atfork_prepare (list_lock) */
+/* ring_event_begin/end and lost events of the forking thread meanwhile. */
+uint8_t *fork_side_begin(unsigned id, size_t payload, uint64_t *tsp) HIDDEN;
+void fork_side_end(uint8_t *payload) HIDDEN;
+void fork_side_lost(uint64_t n) HIDDEN;
+pid_t fork_side_pid(void) HIDDEN; /* getpid(2) itself */
+/* Process ME's next committed record from *POS (0: the first): its
+ * payload, or NULL after the last. */
+const uint8_t *fork_side_next(uint64_t *pos, pid_t me, unsigned *id, size_t *len,
+			      uint64_t *ts) HIDDEN;
+/* The events of ME that fork_side_next does not give (ALL: and those it
+ * does): the losses, and records never committed. */
+uint64_t fork_side_own_lost(pid_t me, bool all) HIDDEN;
+
 #endif

@@ -163,7 +163,7 @@ build_t_ring() {
 	# shellcheck disable=SC2086
 	if ! $CC $flags $rflags -c "$TOP/lib/ring/ring_read.c" -o "$T/ring_read.o" 2>"$T/build.log" ||
 		! $CC $flags $SANFLAGS "$TOP/lib/ring/ring.c" "$TOP/lib/ring/ring_salvage.c" "$TOP/lib/core/log.c" \
-			"$TOP/lib/ring/clock.c" "$TOP/lib/ring/ctf.c" "$TOP/lib/ring/ring_flush.c" "$T/ring_read.o" "$TOP/lib/core/config.c" "$TOP/lib/core/threads.c" \
+			"$TOP/lib/ring/clock.c" "$TOP/lib/ring/ctf.c" "$TOP/lib/ring/ring_flush.c" "$TOP/lib/ring/ring_fork.c" "$T/ring_read.o" "$TOP/lib/core/config.c" "$TOP/lib/core/threads.c" \
 			"$TOP/tests/ring/t-ring.c" -o "$T/t-ring" -lpthread 2>>"$T/build.log"; then
 		echo "not ok 1 - build t-ring"
 		diag_file "$T/build.log"

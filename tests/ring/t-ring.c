@@ -11,6 +11,7 @@
  *   t-ring overwrite DIR [nest]  the same as a flight recorder: newest kept
  *   t-ring threads DIR        64 short threads: flushed and freed at exit
  *   t-ring fork DIR           fork: the child's own streams, lazy consumer
+ *   t-ring forkwin DIR        fork: the forking thread's events of the window
  *   t-ring shutdown DIR       shutdown (twice, concurrently) under writers
  *   t-ring diskfull DIR       run under a file size limit (ulimit -f)
  *   t-ring reinit DIR         record again after shutdown; stream names
@@ -846,6 +847,103 @@ static void check_entries(const struct dec_event *ev, void *arg)
 	s->a_n++;
 }
 
+/* Every function id of a stream, in order, and whether time went back. */
+struct seen {
+	uint32_t f[4096];
+	size_t n;
+	uint64_t last_ts;
+	int back;
+};
+static struct seen seen_par, seen_chi; /* this process's stream, the other's */
+
+static void collect(const struct dec_event *ev, void *arg)
+{
+	struct sres *s = arg;
+	struct seen *w = s->st.pid == getpid() ? &seen_par : &seen_chi;
+	if (ev->id != RING_EV_ENTRY)
+		return;
+	if (ev->ts < w->last_ts)
+		w->back++;
+	w->last_ts = ev->ts;
+	if (w->n < 4096)
+		w->f[w->n++] = ev->func;
+}
+
+/* Are W's ids FROM, FROM + 1, ... for N of them, from position *AT? */
+static int run_of(const struct seen *w, size_t *at, uint32_t from, size_t n)
+{
+	for (size_t i = 0; i < n; i++, (*at)++)
+		if (*at >= w->n || w->f[*at] != from + i)
+			return 0;
+	return 1;
+}
+
+/*
+ * The fork's window: from ring_atfork_prepare to the parent's handler the
+ * forking thread has no buffer (the child shares them). What it records
+ * meanwhile is kept and written by the parent's handler, in order and with
+ * its own times; the child's own events of the window are counted lost in
+ * its first buffer; a window with more than the records hold loses the
+ * rest, counted.
+ */
+static int t_forkwin(const char *dir)
+{
+	tap_plan(6);
+	if (!setup_ok(dir, 0, 0, 0))
+		return 1;
+	write_entries(0, 100);
+	ring_atfork_prepare();
+	write_entries(100, 10); /* the parent's, before the fork */
+	pid_t c = fork();
+	if (c == 0) {
+		write_entries(5000000, 7); /* the child's, before its handler */
+		ring_atfork_child();
+		char img[32];
+		snprintf(img, sizeof(img), "%d.7", (int)getpid());
+		ring_set_img(img);
+		write_entries(1000000, 50);
+		ring_shutdown();
+		_exit(0);
+	}
+	write_entries(110, 10); /* the parent's, after the fork */
+	ring_atfork_parent();
+	write_entries(120, 80);
+	ring_atfork_prepare(); /* a window with more than the records hold */
+	write_entries(200, 1000);
+	ring_atfork_parent();
+	write_entries(1200, 50);
+	int st;
+	waitpid(c, &st, 0);
+	ring_shutdown();
+	ok(WIFEXITED(st) && !WEXITSTATUS(st), "the child exits cleanly");
+	memset(&seen_par, 0, sizeof(seen_par));
+	memset(&seen_chi, 0, sizeof(seen_chi));
+	scan(collect);
+	const struct seen *par = &seen_par, *chi = &seen_chi;
+	struct sres *p = NULL, *ch = NULL;
+	for (int i = 0; i < g_ns; i++)
+		*(g_s[i].st.pid == getpid() ? &p : &ch) = &g_s[i];
+	ok(all_valid() && g_ns == 2 && p && ch, "two valid streams: parent and child");
+	size_t at = 0, kept = 0;
+	int seq = run_of(par, &at, 0, 200);
+	while (at < par->n && par->f[at] == 200 + kept)
+		at++, kept++;
+	seq = seq && run_of(par, &at, 1200, 50) && at == par->n;
+	uint64_t plost = p ? info_lost(p->st.pid, p->st.tid, NULL) : 0;
+	ok(seq && !par->back && kept > 0 && kept < 1000 && plost == 1000 - kept,
+	   "parent: its 20 events of a fork's window in place, in order, times never back; of "
+	   "1,000 in one window %zu kept, %llu counted lost (%zu events)",
+	   kept, (unsigned long long)plost, par->n);
+	at = 0;
+	uint64_t clost = ch ? info_lost(ch->st.pid, ch->st.tid, NULL) : 0;
+	ok(run_of(chi, &at, 1000000, 50) && at == chi->n && clost == 7,
+	   "child: its own 50 events; the 7 of its window counted lost (%llu)",
+	   (unsigned long long)clost);
+	ok(ch && ch->st.first_discarded == 7, "child: its first packet says 7 discarded (%llu)",
+	   ch ? (unsigned long long)ch->st.first_discarded : 0ull);
+	return tap_done();
+}
+
 static int t_fork(const char *dir)
 {
 	tap_plan(5);
@@ -1619,6 +1717,8 @@ int main(int argc, char **argv)
 		return t_threads(dir);
 	if (!strcmp(m, "fork"))
 		return t_fork(dir);
+	if (!strcmp(m, "forkwin"))
+		return t_forkwin(dir);
 	if (!strcmp(m, "shutdown"))
 		return t_shutdown(dir);
 	if (!strcmp(m, "diskfull"))

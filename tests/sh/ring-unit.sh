@@ -46,6 +46,7 @@ if [ -n "$SAN" ]; then
 	skip "fork (not under $SAN)"
 else
 	run_mode "fork: the child writes its own stream, parent's buffers dropped" fork
+	run_mode "fork: the forking thread's events of the window, kept for the parent, counted lost in the child" forkwin
 fi
 run_mode "shutdown twice, concurrently, with writers running: nothing completed is lost" shutdown
 run_mode "recording again after shutdown; stream-IMG-TID[.N] names; buffer sizes" reinit
