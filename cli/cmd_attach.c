@@ -694,6 +694,8 @@ int cmd_attach(int argc, char **argv)
 	int bad = patch.n && !globs;
 	cli_glob_free(&patch);
 	bad |= attach_config_add(&cfg, &len, "DYNFTRACE_CONTROL", "1");
+	/* tracing_on 0: choosing a tracer starts nothing before the filters */
+	bad |= attach_config_add(&cfg, &len, "DYNFTRACE_DISABLED", "1");
 	if (globs)
 		bad |= attach_config_add(&cfg, &len, "DYNFTRACE_PATCH", globs);
 	if (patch_libs)
@@ -721,7 +723,7 @@ int cmd_attach(int argc, char **argv)
 	       r.commit_ns / 1e6, r.worker_ns / 1e6,
 	       r.moved ? "; threads moved out of NOP runs or patched entries" : "");
 	printf("tracing is off: dynftrace ctl %d current_tracer function_graph; "
-	       "dynftrace ctl %d tracing_on 1\n",
+	       "(set_ftrace_filter, ...;) dynftrace ctl %d tracing_on 1\n",
 	       (int)pid, (int)pid);
 	return 0;
 }

@@ -469,8 +469,16 @@ HIDDEN void trace_init(void)
 HIDDEN void trace_record_start(void)
 {
 	const char *dir = dft_getenv("DYNFTRACE_RECORD");
-	if (!dir || !*dir)
+	if (!dir || !*dir) {
+		/* Live control only. DYNFTRACE_DISABLED (an attach): tracing_on
+		 * is 0, so a tracer chosen with ctl waits, with the filters set
+		 * meanwhile, for tracing_on 1 instead of tracing every function
+		 * at once. */
+		const char *off = dft_getenv("DYNFTRACE_DISABLED");
+		if (off && *off && strcmp(off, "0"))
+			tracing_on = 0;
 		return;
+	}
 	const char *tr = dft_getenv("DYNFTRACE_TRACER");
 	if (!tr || !*tr || !strcmp(tr, "function_graph"))
 		trace_cfg.kind = TR_GRAPH;

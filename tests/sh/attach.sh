@@ -80,9 +80,24 @@ echo "$out" | grep -qE 'stopped: [0-9.]+ ms'
 check $? "attach prints how long the process was stopped"
 $D ps 2>/dev/null | grep -qE "^ *$main "
 check $? "ps lists the attached process"
-[ "$($D ctl $main tracing_on 2>/dev/null)" = 0 ] || [ "$($D ctl $main current_tracer)" = nop ]
-check $? "tracing is off after attach"
-$D ctl $main current_tracer function_graph && $D ctl $main tracing_on 1
+[ "$($D ctl $main tracing_on 2>/dev/null)" = 0 ] && [ "$($D ctl $main current_tracer)" = nop ]
+check $? "tracing is off after attach (tracing_on 0, tracer nop)"
+# Choosing the tracer starts nothing: the filters set next apply from the
+# first event (tracing_on 1 used to be on already, so every function was
+# traced until the filter came).
+$D ctl $main current_tracer function_graph
+sleep 0.2
+w=$($D ctl $main trace 2>&1 | sed -n 's/^# entries-in-buffer\/entries-written: [0-9]*\/\([0-9]*\).*/\1/p')
+[ "$w" = 0 ]
+check $? "current_tracer alone after attach traces nothing yet ($w events)"
+$D ctl $main set_ftrace_filter at_leaf && $D ctl $main tracing_on 1
+sleep 0.3
+$D ctl $main tracing_on 0
+$D ctl $main trace >"$T/trace" 2>&1
+grep -q 'at_leaf();' "$T/trace" && ! grep -qE 'at_mid\(' "$T/trace"
+check $? "set_ftrace_filter before tracing_on 1: only at_leaf from the first event"
+grep -qE 'at_mid\(' "$T/trace" && grep -m3 'at_mid' "$T/trace" | sed 's/^/# /'
+$D ctl $main set_ftrace_filter '' && $D ctl $main trace clear && $D ctl $main tracing_on 1
 sleep 0.3
 $D ctl $main trace >"$T/trace" 2>&1
 grep -qE 'at_mid\(\) \{|at_leaf\(\);' "$T/trace"
