@@ -97,6 +97,16 @@ static void comm_of(pid_t pid, char *buf, size_t n)
 		snprintf(buf, n, "?");
 }
 
+/* A maps line's file name without the " (deleted)" of a file replaced or
+ * removed since it was mapped (a dynftrace upgraded under an attached
+ * runtime is still that runtime). */
+static void strip_deleted(char *line)
+{
+	size_t l = strlen(line), dl = sizeof(" (deleted)") - 1;
+	if (l > dl && !strcmp(line + l - dl, " (deleted)"))
+		line[l - dl] = 0;
+}
+
 /* Does a mapping of PID come from a file whose name ends with SUFFIX? */
 static int maps_have(pid_t pid, const char *suffix)
 {
@@ -109,6 +119,7 @@ static int maps_have(pid_t pid, const char *suffix)
 	int found = 0;
 	while (!found && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
+		strip_deleted(line);
 		size_t l = strlen(line);
 		found = l >= sl && !strcmp(line + l - sl, suffix);
 	}
@@ -128,6 +139,7 @@ static int maps_have_runtime(pid_t pid)
 	int found = 0;
 	while (!found && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
+		strip_deleted(line);
 		const char *base = strrchr(line, '/');
 		found = base && !strncmp(base, "/libdynftrace.so", 16) &&
 			(!base[16] || base[16] == '.');

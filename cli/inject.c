@@ -1064,6 +1064,94 @@ out:
 static uint64_t symbol_typed(pid_t pid, const char *suffix, const char *name, int type,
 			     char *pathout, size_t pathlen);
 
+/* N bytes at ADDR of the memory behind /proc/PID/mem descriptor FD. */
+static int mem_get(int fd, uint64_t addr, void *buf, size_t n)
+{
+	return pread(fd, buf, n, (off_t)addr) == (ssize_t)n ? 0 : -EIO;
+}
+
+/*
+ * NAME's address in the object mapped at BASE (its first page) of process
+ * PID, read from the process's memory through the dynamic section and the
+ * GNU hash table, as the loader itself finds symbols: for an object whose
+ * file was replaced or removed since it was loaded (maps says "(deleted)"),
+ * whose symbols the file on disk no longer gives. 0: not found.
+ */
+static uint64_t mem_dynsym(pid_t pid, uint64_t base, const char *name, int type)
+{
+	char mp[64];
+	snprintf(mp, sizeof(mp), "/proc/%d/mem", (int)pid);
+	int fd = open(mp, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	uint64_t found = 0, lowest = UINT64_MAX, dynv = 0, dynsz = 0;
+	Elf64_Ehdr eh;
+	if (mem_get(fd, base, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh.e_phnum > 64)
+		goto out;
+	for (int i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (mem_get(fd, base + eh.e_phoff + (uint64_t)i * sizeof(ph), &ph, sizeof(ph)))
+			goto out;
+		if (ph.p_type == PT_LOAD && ph.p_vaddr < lowest)
+			lowest = ph.p_vaddr & ~0xfffull;
+		if (ph.p_type == PT_DYNAMIC)
+			dynv = ph.p_vaddr, dynsz = ph.p_memsz;
+	}
+	if (!dynv || lowest == UINT64_MAX)
+		goto out;
+	uint64_t bias = base - lowest, symtab = 0, strtab = 0, strsz = 0, gnuhash = 0;
+	for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= dynsz && off < 65536;
+	     off += sizeof(Elf64_Dyn)) {
+		Elf64_Dyn d;
+		if (mem_get(fd, bias + dynv + off, &d, sizeof(d)) || d.d_tag == DT_NULL)
+			break;
+		/* The loader makes these absolute where the section is writable. */
+		uint64_t v = d.d_un.d_ptr < bias ? d.d_un.d_ptr + bias : d.d_un.d_ptr;
+		if (d.d_tag == DT_SYMTAB)
+			symtab = v;
+		else if (d.d_tag == DT_STRTAB)
+			strtab = v;
+		else if (d.d_tag == DT_STRSZ)
+			strsz = d.d_un.d_val;
+		else if (d.d_tag == DT_GNU_HASH)
+			gnuhash = v;
+	}
+	uint32_t hdr[4]; /* nbuckets, symoffset, bloom words, bloom shift */
+	if (!symtab || !strtab || !gnuhash || mem_get(fd, gnuhash, hdr, sizeof(hdr)) || !hdr[0])
+		goto out;
+	uint32_t h = 5381;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	uint64_t buckets = gnuhash + 16 + (uint64_t)hdr[2] * 8;
+	uint64_t chains = buckets + (uint64_t)hdr[0] * 4;
+	uint32_t idx;
+	if (mem_get(fd, buckets + (uint64_t)(h % hdr[0]) * 4, &idx, 4) || idx < hdr[1])
+		goto out;
+	size_t nl = strlen(name);
+	for (int n = 0; n < 100000; n++, idx++) {
+		uint32_t ch;
+		Elf64_Sym sym;
+		char got[256];
+		if (mem_get(fd, chains + (uint64_t)(idx - hdr[1]) * 4, &ch, 4))
+			break;
+		if ((ch | 1) == (h | 1) &&
+		    !mem_get(fd, symtab + (uint64_t)idx * sizeof(sym), &sym, sizeof(sym)) &&
+		    sym.st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym.st_info) == type &&
+		    nl < sizeof(got) && sym.st_name + nl < strsz &&
+		    !mem_get(fd, strtab + sym.st_name, got, nl + 1) && !memcmp(got, name, nl + 1)) {
+			found = bias + sym.st_value;
+			break;
+		}
+		if (ch & 1)
+			break; /* the chain's last */
+	}
+out:
+	close(fd);
+	return found;
+}
+
 uint64_t inj_symbol(pid_t pid, const char *suffix, const char *name, char *pathout, size_t pathlen)
 {
 	return symbol_typed(pid, suffix, name, STT_FUNC, pathout, pathlen);
@@ -1129,8 +1217,20 @@ static uint64_t symbol_typed(pid_t pid, const char *suffix, const char *name, in
 		char *path = line + pathpos;
 		path[strcspn(path, "\n")] = 0;
 		size_t pl = strlen(path);
-		if (path[0] != '/' || pl < sl || strcmp(path + pl - sl, suffix))
+		/* A file replaced since it was mapped (a dynftrace upgraded
+		 * under an attached runtime): its symbols are in memory only. */
+		const size_t dl = sizeof(" (deleted)") - 1;
+		int gone = pl > dl && !strcmp(path + pl - dl, " (deleted)");
+		if (gone)
+			pl -= dl;
+		if (path[0] != '/' || pl < sl || strncmp(path + pl - sl, suffix, sl))
 			continue;
+		if (gone) {
+			addr = mem_dynsym(pid, lo, name, type);
+			if (addr && pathout)
+				snprintf(pathout, pathlen, "%.*s", (int)pl, path);
+			continue;
+		}
 		uint64_t value = 0, lowest = 0;
 		if (dynsym_lookup(path, name, type, &value, &lowest))
 			continue;

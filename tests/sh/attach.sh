@@ -186,6 +186,39 @@ check $? "live -p shows the graph"
 clean main $main
 check $? "the target computes exactly after record -p and live -p"
 
+# ---- the runtime's file replaced while attached (dynftrace upgraded): the
+# process keeps the old one, which maps name "(deleted)" and whose symbols
+# the new file no longer gives. It is still attached, ctl reaches it, and
+# detach finds its entry points in the process's memory and unloads it.
+mkdir -p "$T/up"
+cp "$D" "$B/libdynftrace.so" "$T/up/" && ln -sf libdynftrace.so "$T/up/libdynftrace-attach.so"
+U=$T/up/dynftrace
+start upg "$T/target" || notok "the target for the upgrade started"
+ug=$pid
+$U attach $ug >/dev/null 2>"$T/up.err"
+check $? "attach with a copied build"
+# A new file in its place, as a package upgrade or a rebuild does (the
+# symbols of a different build would be at other offsets).
+cp "$B/libdynftrace.so" "$T/up/new.so" && printf 'x' >>"$T/up/new.so" &&
+	mv "$T/up/new.so" "$T/up/libdynftrace.so"
+grep -q 'libdynftrace.so (deleted)' "/proc/$ug/maps"
+check $? "the process maps the replaced runtime as deleted"
+out=$($U attach $ug 2>&1)
+rc=$?
+[ $rc -ne 0 ] && echo "$out" | grep -q 'is already attached'
+check $? "attach again is refused: already attached ($out)"
+[ "$($U ctl $ug tracing_on 2>/dev/null)" = 0 ]
+check $? "ctl reaches the old runtime"
+out=$($U detach $ug 2>&1)
+rc=$?
+echo "# $out"
+[ $rc -eq 0 ] && echo "$out" | grep -q 'the runtime is unloaded' && ! grep -q 'libdynftrace' "/proc/$ug/maps"
+check $? "detach unloads the replaced runtime"
+$U attach $ug >/dev/null 2>&1 && $U detach $ug >/dev/null 2>&1
+check $? "attach and detach again, with the new file"
+clean upg $ug
+check $? "the target runs on with exact results"
+
 # ---- fork and exec while attached and tracing
 start forker "$T/target" --fork || notok "the forking target started"
 fk=$pid
