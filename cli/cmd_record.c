@@ -939,6 +939,10 @@ static int rec_settings(const struct rec_opts *o, const char *absdir, const char
 		return -1;
 	}
 	r |= put(ctx, "DYNFTRACE_RECORD", absdir);
+	/* The relocator's sweep of each library, once for the whole tree */
+	char cache[PATH_MAX + 8];
+	snprintf(cache, sizeof(cache), "%s/cache", absdir);
+	r |= put(ctx, "DYNFTRACE_RELOC_CACHE", cache);
 	r |= put(ctx, "DYNFTRACE_TRACER", o->tracer);
 	if (*filter)
 		r |= put(ctx, "DYNFTRACE_FILTER", filter);
@@ -1019,11 +1023,11 @@ static int child_env(const struct rec_opts *o, const char *lib, const char *absd
 		     const char *shmdir)
 {
 	static const char *const ours[] = {
-	    "DYNFTRACE_FILTER",	     "DYNFTRACE_NOTRACE",   "DYNFTRACE_DEPTH",
-	    "DYNFTRACE_TIME_FILTER", "DYNFTRACE_BUFFER_KB", "DYNFTRACE_OVERWRITE",
-	    "DYNFTRACE_DISABLED",    "DYNFTRACE_SHM",	    "DYNFTRACE_PATCH",
-	    "DYNFTRACE_PATCH_LIBS",  "DYNFTRACE_TRIGGER",   "DYNFTRACE_MATCH",
-	    "DYNFTRACE_ARGS"};
+	    "DYNFTRACE_FILTER",	     "DYNFTRACE_NOTRACE",    "DYNFTRACE_DEPTH",
+	    "DYNFTRACE_TIME_FILTER", "DYNFTRACE_BUFFER_KB",  "DYNFTRACE_OVERWRITE",
+	    "DYNFTRACE_DISABLED",    "DYNFTRACE_SHM",	     "DYNFTRACE_PATCH",
+	    "DYNFTRACE_PATCH_LIBS",  "DYNFTRACE_TRIGGER",    "DYNFTRACE_MATCH",
+	    "DYNFTRACE_ARGS",	     "DYNFTRACE_RELOC_CACHE"};
 	const char *pre = getenv("LD_PRELOAD");
 	int r = pre && *pre ? set_env("LD_PRELOAD", "%s:%s", lib, pre)
 			    : set_env("LD_PRELOAD", "%s", lib);

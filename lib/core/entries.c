@@ -52,6 +52,7 @@
 #include "arch.h"
 #include "patch.h"
 #include "sites.h"
+#include "sweep_cache.h"
 
 /* One block: the arena's preserving trampoline (where the light body,
  * tramp.S's dft_reloc_light_tmpl, leaves what it does not handle), the
@@ -290,14 +291,61 @@ static const struct elf_entry *entry_at(const struct dft_object *o, uintptr_t ad
  * those entries are refused, and OUT, PE and MV (if any) keep the others,
  * whose count is returned.
  */
+/* The sweep's state: the covers to check, and what it keeps for the cache
+ * (struct sweep: the hits near entries, as offsets from the bias). */
+struct sweep {
+	struct cover *v; /* first: on_branch's context */
+	size_t n;
+	const struct dft_object *o;
+	uint64_t *hits;
+	size_t nhits, cap;
+	int oom;
+};
+
+static void on_branch_kept(uintptr_t target, uintptr_t from, void *ctx)
+{
+	struct sweep *w = ctx;
+	on_branch(target, from, ctx);
+	const struct elf_entry *e = entry_at(w->o, target);
+	uintptr_t ea = e ? w->o->bias + e->addr : 0;
+	if (!e || target == ea || target - ea >= SWEEP_WINDOW || w->oom)
+		return;
+	if (w->nhits == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		uint64_t *v = realloc(w->hits, cap * 2 * sizeof(*v));
+		if (!v) {
+			w->oom = 1; /* swept all the same, not kept */
+			return;
+		}
+		w->hits = v;
+		w->cap = cap;
+	}
+	w->hits[2 * w->nhits] = target - w->o->bias;
+	w->hits[2 * w->nhits++ + 1] = from - w->o->bias;
+}
+
 static size_t foreign_branches(struct dft_object *o, struct cover *cov, size_t n, struct site *out,
 			       struct patch_entry *pe, struct entry_move *mv, size_t *refused)
 {
-	struct {
-		struct cover *v;
-		size_t n;
-	} c = {cov, n};
+	struct sweep c = {cov, n, o, NULL, 0, 0, 0};
+	/* The cache serves when every cover lies in the window it keeps. */
+	struct sweep_key key;
+	int keyed = n && !sweep_key_of(o->path, o->img.nentries, &key);
+	for (size_t i = 0; keyed && i < n; i++)
+		keyed = cov[i].hi - (o->bias + o->img.entries[out[i].func].addr) <= SWEEP_WINDOW;
+	uint64_t *kept;
+	size_t nkept;
+	if (keyed && !sweep_cache_load(&key, &kept, &nkept)) {
+		for (size_t i = 0; i < nkept; i++)
+			on_branch(o->bias + kept[2 * i], o->bias + kept[2 * i + 1], &c);
+		free(kept);
+		dft_debug("%s: the sweep for relocated entries from the cache (%zu branches)",
+			  o->path, nkept);
+		keyed = 0; /* nothing to sweep, nor to keep */
+		n = 0;
+	}
 	uintptr_t pos = o->lo;
+	int failed = 0;
 	for (size_t i = 0; n && i < o->img.nentries; i++) {
 		const struct elf_entry *f = &o->img.entries[i];
 		uintptr_t a = o->bias + f->addr, end;
@@ -313,10 +361,17 @@ static size_t foreign_branches(struct dft_object *o, struct cover *cov, size_t n
 			end = o->hi;
 		if (a >= end)
 			continue;
-		if (arch_reloc_branches((const uint8_t *)a, end - a, a, on_branch, &c))
+		if (arch_reloc_branches((const uint8_t *)a, end - a, a,
+					keyed ? on_branch_kept : on_branch, &c)) {
+			failed = 1;
 			break;
+		}
 		pos = end;
 	}
+	if (keyed && !failed && !c.oom)
+		sweep_cache_store(&key, c.hits, c.nhits);
+	free(c.hits);
+	n = c.n;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (cov[i].bad) {

@@ -232,6 +232,35 @@ first=$("$D" replay -d "$T/d" 2>/dev/null | sed -n 's/^.*| \([^ ]*\)().*$/\1/p' 
 calls=$("$D" info -d "$T/d" 2>/dev/null | sed -n 's/^# events  *: .*(\([0-9,]*\) calls)$/\1/p')
 case $first in __libc_start_main*) r=0 ;; *) r=1 ;; esac
 check $r "the first traced call is the program's ($first), of $calls"
+# The sweep of the C library for branches into entries runs once per
+# recording: the first image keeps it in the session's cache/, the images
+# exec'd after it read it. Their refusals are the same as a sweep's, and a
+# cache file that does not parse is swept again and replaced.
+rm -rf "$T/d"
+DYNFTRACE_VERBOSE=1 "$D" record -d "$T/d" -P '*@libc.so*' -- \
+	bash -c '/bin/true; /bin/true' >/dev/null 2>"$T/err"
+rc=$?
+hits=$(grep -c 'libc.so.6: the sweep for relocated entries from the cache' "$T/err")
+first=$(sed -n 's/^pid: //p' "$T/d/info" | head -1)
+libc_refused() { grep "	/.*libc.so.6	" "$1" | sort; }
+libc_refused "$T/d/patch-$first.txt" >"$T/swept"
+same=1
+for f in "$T"/d/patch-*.1.txt; do
+	libc_refused "$f" | cmp -s - "$T/swept" || same=0
+done
+[ $rc -eq 0 ] && [ "$hits" = 2 ] && [ -s "$T/swept" ] && [ $same = 1 ] &&
+	ls "$T"/d/cache/sweep-*.txt >/dev/null 2>&1
+check $? "the C library's sweep is kept for the recording: 2 exec'd images read it ($hits), with the same $(wc -l <"$T/swept") refusals"
+[ "$hits" = 2 ] || diag_file "$T/err"
+for c in "$T"/d/cache/sweep-*.txt; do
+	printf 'dynftrace-sweep 1 1 2 3 4 5 1\nzz\n' >"$c"
+done
+DYNFTRACE_VERBOSE=1 DYNFTRACE_RELOC_CACHE=$T/d/cache LD_PRELOAD=$B/libdynftrace.so \
+	DYNFTRACE_PATCH='*@libc.so*' /bin/true 2>"$T/err3"
+rc=$?
+! grep -q 'from the cache' "$T/err3" && grep -q '^dynftrace-sweep 1 [0-9]* [0-9]*' "$T"/d/cache/sweep-*.txt &&
+	! grep -q '^zz' "$T"/d/cache/sweep-*.txt
+check $? "a cache file that does not match is swept again and replaced (status $rc)"
 # A fork with the whole C library patched: the runtime's fork handlers
 # (the recorder's and the control endpoint's) run libc's functions, which
 # are the runtime's own and not traced; the program calls none of these.

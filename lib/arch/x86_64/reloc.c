@@ -267,6 +267,18 @@ static int disp_at(const uint8_t *p, int len, unsigned at, int64_t disp)
 /* Decode the instruction at CODE[OFF] (LIMIT bytes readable) at SRC + OFF:
  * its length, or 0. With IN, its kind and RIP-relative operand too; -1: an
  * operand the copy cannot keep (why set). The caller holds cs.lock. */
+/* The length of the instruction at CODE + OFF (0: undecodable), by the
+ * handle without operand details: half the decoder's time of decode(). */
+static int decode_len(const uint8_t *code, size_t off, size_t limit, uintptr_t src)
+{
+	const uint8_t *p = code + off;
+	size_t n = limit - off < INSN_MAX ? limit - off : INSN_MAX;
+	uint64_t addr = src + off;
+	if (!n || !cs.disasm_iter(cs.hscan, &p, &n, &addr, cs.iscan))
+		return 0;
+	return (int)cs.iscan->size;
+}
+
 static int decode(const uint8_t *code, size_t off, size_t limit, uintptr_t src, struct insn *in,
 		  struct arch_reloc *r)
 {
@@ -571,7 +583,7 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 	} else {
 		for (size_t o = 0; o < fsize;) {
 			struct insn in;
-			int len = decode(code, o, fsize, src, NULL, r);
+			int len = decode_len(code, o, fsize, src);
 			if (!len) {
 				o++; /* data, or a decoder gap: go on */
 				continue;
