@@ -1404,30 +1404,11 @@ void ring_atfork_prepare(void)
 	}
 }
 
-void ring_atfork_parent(void)
+/* The parent's records of the fork's window into its buffer, with their
+ * times (list_lock held: the next fork's prepare would reset them). A
+ * thread that had no buffer yet makes it now, as its next event would. */
+static void fork_side_write(void)
 {
-	struct ring_buf *b = ring_tls_forking;
-	bool side = ring_tls_state == TLS_FORKING;
-	if (ring_tls_state_forking != TLS_CREATING) {
-		ring_tls = b;
-		barrier();
-		ring_tls_state = ring_tls_state_forking;
-		/* Our losses while forking: without a buffer yet they wait for
-		 * it in ring_tls_early_lost, as usual. */
-		uint64_t early = ring_tls_early_lost;
-		if (b && early) {
-			ring_tls_early_lost = 0;
-			local_add(&b->lost, early);
-		} else if (early && ring_tls_state == TLS_FAILED) {
-			ring_tls_early_lost = 0;
-			__atomic_fetch_add(&lost_nobuf, early, __ATOMIC_RELAXED);
-		}
-	}
-	pthread_mutex_unlock(&list_lock);
-	if (!side)
-		return;
-	/* Our records of the fork, with their times; a thread that had no
-	 * buffer yet makes it now, as its next event would. */
 	if (!ring_tls && ring_tls_state == TLS_NONE &&
 	    __atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_ON)
 		buf_create();
@@ -1450,6 +1431,30 @@ void ring_atfork_parent(void)
 	uint64_t lost = fork_side_own_lost(me, false);
 	if (lost)
 		ring_count_lost(lost);
+}
+
+void ring_atfork_parent(void)
+{
+	struct ring_buf *b = ring_tls_forking;
+	bool side = ring_tls_state == TLS_FORKING;
+	if (ring_tls_state_forking != TLS_CREATING) {
+		ring_tls = b;
+		barrier();
+		ring_tls_state = ring_tls_state_forking;
+		/* Our losses while forking: without a buffer yet they wait for
+		 * it in ring_tls_early_lost, as usual. */
+		uint64_t early = ring_tls_early_lost;
+		if (b && early) {
+			ring_tls_early_lost = 0;
+			local_add(&b->lost, early);
+		} else if (early && ring_tls_state == TLS_FAILED) {
+			ring_tls_early_lost = 0;
+			__atomic_fetch_add(&lost_nobuf, early, __ATOMIC_RELAXED);
+		}
+	}
+	if (side)
+		fork_side_write();
+	pthread_mutex_unlock(&list_lock);
 }
 
 void ring_atfork_child(void)
