@@ -665,15 +665,14 @@ static __attribute__((noinline)) uint8_t *ring_reserve_slow(struct ring_buf *b, 
 }
 
 /*
- * The fast path: TSC clock, the event fits the page, no nested event in
- * between. No call and no loop (but the clock latch's), so the compiler
- * keeps it in registers; anything else goes to ring_reserve_slow().
+ * The reservation on the thread's buffer B: the clock's time, or AT when
+ * given (ring_event_begin_at; a constant 0 folds that away). No call and
+ * no loop (but the clock latch's), so the compiler keeps it in registers;
+ * anything else goes to ring_reserve_slow().
  */
-uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *tsp)
+static inline __attribute__((always_inline)) uint8_t *
+begin_on(struct ring_buf *b, unsigned id, size_t payload, uint64_t *tsp, uint64_t at)
 {
-	struct ring_buf *b = ring_tls;
-	if (unlikely(!b) || unlikely(payload > RING_PAYLOAD_MAX))
-		return ring_begin_slow(id, payload, tsp);
 	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
 	if (unlikely(n >= RING_NEST_MAX)) {
 		local_add(&b->lost, 1);
@@ -686,14 +685,24 @@ uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *tsp)
 	 * never lands after one with a later time. */
 	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 	barrier();
-	uint64_t ts;
+	uint64_t ts = at;
 	uint8_t *p;
 	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) ||
-	    unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
-	    unlikely(!clk_tsc_read(&ts)) ||
+	    (!at && (unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
+		     unlikely(!clk_tsc_read(&ts)))) ||
 	    unlikely(!(p = ring_try_reserve(b, n, off, id, (uint32_t)payload, ts, tsp))))
-		return ring_reserve_slow(b, n, id, payload, tsp, 0);
+		return ring_reserve_slow(b, n, id, payload, tsp, at);
 	return p;
+}
+
+/* The fast path: TSC clock, the event fits the page, no nested event in
+ * between. */
+uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *tsp)
+{
+	struct ring_buf *b = ring_tls;
+	if (unlikely(!b) || unlikely(payload > RING_PAYLOAD_MAX))
+		return ring_begin_slow(id, payload, tsp);
+	return begin_on(b, id, payload, tsp, 0);
 }
 
 /* An event at time AT (not before the stream's last), for the records
@@ -702,24 +711,11 @@ static uint8_t *ring_event_begin_at(unsigned id, size_t payload, uint64_t at)
 {
 	struct ring_buf *b = ring_tls;
 	uint64_t ts;
-	uint8_t *p;
 	if (!b || payload > RING_PAYLOAD_MAX) {
 		ring_count_lost(1);
 		return NULL;
 	}
-	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
-	if (n >= RING_NEST_MAX) {
-		local_add(&b->lost, 1);
-		return NULL;
-	}
-	__atomic_store_n(&b->nest, n + 1, __ATOMIC_RELAXED);
-	barrier(); /* nest before stop: see ring_quiesce() */
-	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
-	barrier();
-	if (__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) ||
-	    !(p = ring_try_reserve(b, n, off, id, (uint32_t)payload, at, &ts)))
-		return ring_reserve_slow(b, n, id, payload, &ts, at);
-	return p;
+	return begin_on(b, id, payload, &ts, at);
 }
 
 void ring_event_end(uint8_t *payload)
