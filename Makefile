@@ -108,7 +108,7 @@ LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o
 
 # The CLI shares the ELF reader and a few pure helpers with the runtime.
 CLI_SHARED := lib/core/elf.c lib/core/glob.c lib/core/pattern.c lib/core/demangle.c lib/ring/ring_salvage.c lib/trace/argspec.c $(wildcard lib/arch/*/elf_site.c) \
-	lib/arch/$(ARCH)/inject.c lib/arch/$(ARCH)/reloc.c
+	lib/arch/$(ARCH)/inject.c lib/arch/$(ARCH)/reloc.c $(wildcard lib/arch/$(ARCH)/x86dec.c)
 CLI_SRCS := $(wildcard cli/*.c)
 # DWARF for argument specs (cli/dwarf_args.c): libdw when a program using
 # it compiles and links with this compiler (Debian's libdw-dev; none for the

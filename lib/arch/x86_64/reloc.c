@@ -5,10 +5,13 @@
  * endbr64 are copied to a block that runs at another address, followed by a
  * jump back to the first instruction not copied.
  *
- * Lengths and the place of RIP-relative displacements come from capstone,
- * loaded with dlmopen the first time a relocation is asked for: the runtime
- * links against libc alone. Branches are recognised here, by their bytes.
- * What a copy changes:
+ * Lengths and the place of RIP-relative displacements come from x86dec.c;
+ * capstone, loaded with dlmopen the first time a relocation is asked for
+ * (the runtime links against libc alone), must agree on each copied
+ * instruction's length and names it in the reasons of a refusal. The
+ * sweeps over whole functions (arch_reloc_branches, the self-scan below)
+ * use x86dec alone: a disassembler's text costs 20 times its decoding.
+ * Branches are recognised here, by their opcodes. What a copy changes:
  *   - a RIP-relative operand: its displacement, recomputed for the block
  *     (refused out of ±2 GiB: the operand's address cannot change);
  *   - jmp/jcc rel8/rel32: rel32 forms; out of reach `jmp *0(%rip); .quad T`,
@@ -26,7 +29,8 @@
  *     hopping over a short jmp onto a jump to its target;
  *   - a branch to another copied instruction goes to that one's copy; one to
  *     the function's entry stays (it will hold the jump to the block).
- * Refused: bytes capstone cannot decode; a function shorter than the jump;
+ * Refused: bytes either decoder cannot decode, or whose length they
+ * disagree on; a function shorter than the jump;
  * an instruction without fall-through (ret, jmp *, ud2, hlt; a direct jmp
  * when the function's size is unknown) ending before ARCH_SITE_SIZE bytes,
  * as what follows may not be the function's; int3 and int1 (someone's
@@ -48,6 +52,7 @@
 #include "internal.h"
 #include "arch.h"
 #include "insn.h"
+#include "x86dec.h"
 
 #define ENDBR64_LEN  4
 #define INSN_MAX     15 /* longest x86 instruction */
@@ -85,19 +90,7 @@ static struct {
 	void *lib;
 	__typeof__(cs_close) *close;
 	__typeof__(cs_free) *free;
-	csh hscan; /* without operand details: arch_reloc_branches's sweep */
-	cs_insn *iscan;
-} cs = {PTHREAD_ONCE_INIT,
-	PTHREAD_MUTEX_INITIALIZER,
-	-ENOENT,
-	0,
-	NULL,
-	NULL,
-	NULL,
-	NULL,
-	NULL,
-	0,
-	NULL};
+} cs = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, -ENOENT, 0, NULL, NULL, NULL, NULL, NULL};
 
 /*
  * dlmopen in the base namespace is dlopen, without the runtime's own dlopen
@@ -114,27 +107,17 @@ static void cs_load(void)
 	if (!lib)
 		return;
 	__typeof__(cs_open) *open_ = (__typeof__(cs_open) *)dlsym(lib, "cs_open");
-	__typeof__(cs_option) *option = (__typeof__(cs_option) *)dlsym(lib, "cs_option");
 	__typeof__(cs_malloc) *alloc = (__typeof__(cs_malloc) *)dlsym(lib, "cs_malloc");
 	__typeof__(cs_close) *close_ = (__typeof__(cs_close) *)dlsym(lib, "cs_close");
 	cs.disasm_iter = (__typeof__(cs_disasm_iter) *)dlsym(lib, "cs_disasm_iter");
 	cs.free = (__typeof__(cs_free) *)dlsym(lib, "cs_free");
 	cs.lib = lib;
 	cs.close = close_;
-	if (!open_ || !option || !alloc || !close_ || !cs.disasm_iter || !cs.free ||
+	if (!open_ || !alloc || !close_ || !cs.disasm_iter || !cs.free ||
 	    open_(CS_ARCH_X86, CS_MODE_64, &cs.h) != CS_ERR_OK)
 		return;
-	/* Detail: the operands, to find RIP-relative ones. */
-	if (option(cs.h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK || !(cs.insn = alloc(cs.h))) {
-		close_(&cs.h);
-		return;
-	}
-	if (open_(CS_ARCH_X86, CS_MODE_64, &cs.hscan) != CS_ERR_OK) {
-		close_(&cs.h);
-		return;
-	}
-	if (!(cs.iscan = alloc(cs.hscan))) {
-		close_(&cs.hscan);
+	/* No operand details: x86dec finds the displacements. */
+	if (!(cs.insn = alloc(cs.h))) {
 		close_(&cs.h);
 		return;
 	}
@@ -167,65 +150,59 @@ struct insn {
 
 enum { BAD_BREAKPOINT = 1, BAD_XBEGIN, BAD_OPSIZE };
 
-static int rel8(const uint8_t *p, int len)
+/* The relative operand of D (at P): its target from END, the address of
+ * the next instruction. */
+static uintptr_t rel_target(const struct x86_dec *d, const uint8_t *p, uintptr_t end)
 {
-	return (int8_t)p[len - 1];
+	const uint8_t *q = p + d->imm_off;
+	if (d->imm_len == 1)
+		return end + (uintptr_t)(intptr_t)(int8_t)q[0];
+	if (d->imm_len == 2) {
+		int16_t r;
+		memcpy(&r, q, 2);
+		return end + (uintptr_t)(intptr_t)r;
+	}
+	int32_t r;
+	memcpy(&r, q, 4);
+	return end + (uintptr_t)(intptr_t)r;
 }
 
-static int32_t rel32(const uint8_t *p, int len)
+/* Sort the instruction D (its bytes at P, at address AT) by the way it
+ * moves. Only legacy-encoded instructions branch. */
+static void classify(const struct x86_dec *d, const uint8_t *p, uintptr_t at, struct insn *in)
 {
-	int32_t d;
-	memcpy(&d, p + len - 4, 4);
-	return d;
-}
-
-/* Sort the LEN-byte instruction P at AT by the way it moves: its legacy
- * prefixes and REX, then the opcode. */
-static void classify(const uint8_t *p, int len, uintptr_t at, struct insn *in)
-{
-	int i = 0, opsize = 0;
+	uint8_t op = d->op, reg = (d->modrm >> 3) & 7;
+	uintptr_t end = at + d->len;
 
 	in->kind = K_PLAIN;
-	for (; i < len; i++) {
-		uint8_t b = p[i];
-		if (b == 0x66)
-			opsize = 1;
-		else if (b == 0x67)
-			in->addr32 = 1;
-		else if (b != 0x26 && b != 0x2e && b != 0x36 && b != 0x3e && b != 0x64 &&
-			 b != 0x65 && b != 0xf0 && b != 0xf2 && b != 0xf3)
-			break;
-	}
-	if (i < len && (p[i] & 0xf0) == 0x40)
-		i++; /* REX */
-	if (i >= len)
+	in->addr32 = d->addr32;
+	if (d->enc != X86_LEGACY)
 		return;
-	uint8_t op = p[i], op2 = i + 1 < len ? p[i + 1] : 0, reg = (op2 >> 3) & 7;
-	uintptr_t end = at + (uintptr_t)len;
-
-	if (op >= 0x70 && op <= 0x7f) {
-		in->kind = K_JCC, in->op = op & 15, in->target = end + rel8(p, len);
-	} else if (op == 0x0f && op2 >= 0x80 && op2 <= 0x8f) {
-		in->kind = K_JCC, in->op = op2 & 15, in->target = end + rel32(p, len);
-	} else if (op >= 0xe0 && op <= 0xe3) {
-		in->kind = K_LOOP, in->op = op, in->target = end + rel8(p, len);
-	} else if (op == 0xeb) {
-		in->kind = K_JMP, in->target = end + rel8(p, len);
-	} else if (op == INSN_JMP || op == INSN_CALL) {
-		in->kind = op == INSN_JMP ? K_JMP : K_CALL;
-		in->target = end + rel32(p, len);
-	} else if (op == 0xc7 && op2 == 0xf8) {
-		in->kind = K_BAD, in->op = BAD_XBEGIN, in->target = end + rel32(p, len);
-	} else if (op == INSN_INT3 || op == 0xf1) {
-		in->kind = K_BAD, in->op = BAD_BREAKPOINT;
-	} else if (op == 0xff && (reg == 2 || reg == 3)) {
-		in->icall = 1; /* call *, lcall *: copied as is */
-	} else if (op == INSN_RET || op == 0xc2 || op == 0xca || op == 0xcb || op == 0xcf ||
-		   op == 0xf4 || (op == 0x0f && (op2 == 0x0b || op2 == 0xb9 || op2 == 0xff)) ||
-		   (op == 0xff && (reg == 4 || reg == 5))) {
-		in->kind = K_STOP; /* ret, lret, iret, hlt, ud2/ud1/ud0, jmp *, ljmp * */
+	if (d->map == 0) {
+		if (op >= 0x70 && op <= 0x7f)
+			in->kind = K_JCC, in->op = op & 15, in->target = rel_target(d, p, end);
+		else if (op >= 0xe0 && op <= 0xe3)
+			in->kind = K_LOOP, in->op = op, in->target = rel_target(d, p, end);
+		else if (op == 0xeb || op == INSN_JMP)
+			in->kind = K_JMP, in->target = rel_target(d, p, end);
+		else if (op == INSN_CALL)
+			in->kind = K_CALL, in->target = rel_target(d, p, end);
+		else if (op == 0xc7 && d->modrm == 0xf8)
+			in->kind = K_BAD, in->op = BAD_XBEGIN, in->target = rel_target(d, p, end);
+		else if (op == INSN_INT3 || op == 0xf1)
+			in->kind = K_BAD, in->op = BAD_BREAKPOINT;
+		else if (op == 0xff && (reg == 2 || reg == 3))
+			in->icall = 1; /* call *, lcall *: copied as is */
+		else if (op == INSN_RET || op == 0xc2 || op == 0xca || op == 0xcb || op == 0xcf ||
+			 op == 0xf4 || (op == 0xff && (reg == 4 || reg == 5)))
+			in->kind = K_STOP; /* ret, lret, iret, hlt, jmp *, ljmp * */
+	} else if (d->map == 1) {
+		if (op >= 0x80 && op <= 0x8f)
+			in->kind = K_JCC, in->op = op & 15, in->target = rel_target(d, p, end);
+		else if (op == 0x0b || op == 0xb9 || op == 0xff)
+			in->kind = K_STOP; /* ud2, ud1, ud0 */
 	}
-	if (opsize && in->kind >= K_JMP && in->kind <= K_LOOP)
+	if (d->opsize && in->kind >= K_JMP && in->kind <= K_LOOP)
 		in->kind = K_BAD, in->op = BAD_OPSIZE;
 }
 
@@ -254,82 +231,45 @@ static int refuse(struct arch_reloc *r, int err, const char *fmt, ...)
 	return err;
 }
 
-/* Does P (LEN bytes) hold the displacement DISP as a disp32 at AT? */
-static int disp_at(const uint8_t *p, int len, unsigned at, int64_t disp)
-{
-	int32_t d;
-	if (!at || at + 4 > (unsigned)len)
-		return 0;
-	memcpy(&d, p + at, 4);
-	return d == disp;
-}
-
-/* Decode the instruction at CODE[OFF] (LIMIT bytes readable) at SRC + OFF:
- * its length, or 0. With IN, its kind and RIP-relative operand too; -1: an
- * operand the copy cannot keep (why set). The caller holds cs.lock. */
-/* The length of the instruction at CODE + OFF (0: undecodable), by the
- * handle without operand details: half the decoder's time of decode(). */
-static int decode_len(const uint8_t *code, size_t off, size_t limit, uintptr_t src)
-{
-	const uint8_t *p = code + off;
-	size_t n = limit - off < INSN_MAX ? limit - off : INSN_MAX;
-	uint64_t addr = src + off;
-	if (!n || !cs.disasm_iter(cs.hscan, &p, &n, &addr, cs.iscan))
-		return 0;
-	return (int)cs.iscan->size;
-}
-
+/*
+ * Decode the instruction at CODE[OFF] (LIMIT bytes readable) at SRC + OFF
+ * into IN: its length, 0 when undecodable, -1 for an operand the copy
+ * cannot keep (why set). x86dec gives the length and the displacement;
+ * capstone must agree on the length, and names the instruction. The caller
+ * holds cs.lock.
+ */
 static int decode(const uint8_t *code, size_t off, size_t limit, uintptr_t src, struct insn *in,
 		  struct arch_reloc *r)
 {
 	const uint8_t *p = code + off;
 	size_t n = limit - off < INSN_MAX ? limit - off : INSN_MAX;
 	uint64_t addr = src + off;
+	struct x86_dec d;
 	char b[24];
 
-	if (!n || !cs.disasm_iter(cs.h, &p, &n, &addr, cs.insn))
+	int len = x86_decode(code + off, limit - off, &d);
+	if (!len || !cs.disasm_iter(cs.h, &p, &n, &addr, cs.insn))
 		return 0;
-	int len = (int)cs.insn->size;
-	if (!in)
-		return len;
 	memset(in, 0, sizeof(*in));
+	snprintf(in->mnem, sizeof(in->mnem), "%s", cs.insn->mnemonic);
+	if ((int)cs.insn->size != len) {
+		refuse(r, -ENOTSUP, "%s at %s: the decoders disagree on its length (%d, %d)",
+		       in->mnem, offs(b, off), len, (int)cs.insn->size);
+		return -1;
+	}
 	in->off = (uint8_t)off;
 	in->len = (uint8_t)len;
 	in->next = src + off + (uintptr_t)len;
-	snprintf(in->mnem, sizeof(in->mnem), "%s", cs.insn->mnemonic);
-	classify(code + off, len, src + off, in);
-
-	const cs_x86 *x = &cs.insn->detail->x86;
-	for (int i = 0; i < x->op_count; i++) {
-		const cs_x86_op *o = &x->operands[i];
-		if (o->type != X86_OP_MEM)
-			continue;
-		if (o->mem.base == X86_REG_EIP) {
-			refuse(r, -ENOTSUP, "%s at %s has an EIP-relative operand", in->mnem,
-			       offs(b, off));
-			return -1;
-		}
-		if (o->mem.base != X86_REG_RIP)
-			continue;
-		/* Capstone 4 misreports some (disp_size 2 for movdqa): trust its
-		 * offset where the bytes agree, else the one ModRM (mod 0, rm 5)
-		 * followed by the displacement. */
-		unsigned at = x->encoding.disp_offset;
-		if (!disp_at(code + off, len, at, o->mem.disp)) {
-			at = 0;
-			for (unsigned k = 1; k + 4 <= (unsigned)len; k++)
-				if ((code[off + k - 1] & 0xc7) == 0x05 &&
-				    disp_at(code + off, len, k, o->mem.disp))
-					at = at ? ~0u : k;
-		}
-		if (!at || at == ~0u) {
-			refuse(r, -ENOTSUP, "%s at %s: its RIP-relative displacement not found",
-			       in->mnem, offs(b, off));
-			return -1;
-		}
-		int32_t d = (int32_t)o->mem.disp;
-		in->disp_off = (uint8_t)at;
-		in->target = src + off + (uintptr_t)len + (uintptr_t)(intptr_t)d;
+	classify(&d, code + off, src + off, in);
+	if (d.disp_off && d.addr32) {
+		refuse(r, -ENOTSUP, "%s at %s has an EIP-relative operand", in->mnem, offs(b, off));
+		return -1;
+	}
+	if (d.disp_off) {
+		int32_t disp;
+		memcpy(&disp, code + off + d.disp_off, 4);
+		in->disp_off = d.disp_off;
+		in->target = in->next + (uintptr_t)(intptr_t)disp;
 	}
 	return len;
 }
@@ -439,27 +379,24 @@ static int emit(uint8_t *p, uintptr_t at, const uint8_t *code, const struct insn
 int arch_reloc_branches(const uint8_t *code, size_t len, uintptr_t addr,
 			void (*fn)(uintptr_t target, uintptr_t from, void *ctx), void *ctx)
 {
+	/* x86dec alone; without capstone nothing is relocated, nor swept for. */
 	pthread_once(&cs.once, cs_load);
 	if (cs.err)
 		return cs.err;
-	pthread_mutex_lock(&cs.lock);
 	for (size_t o = 0; o < len;) {
-		const uint8_t *p = code + o;
-		size_t n = len - o < INSN_MAX ? len - o : INSN_MAX;
-		uint64_t a = addr + o;
-		if (!cs.disasm_iter(cs.hscan, &p, &n, &a, cs.iscan)) {
-			o++; /* data, padding, or a decoder gap: go on */
+		struct x86_dec d;
+		int l = x86_decode(code + o, len - o, &d);
+		if (!l) {
+			o++; /* data, padding, or an unknown extension: go on */
 			continue;
 		}
-		int l = (int)cs.iscan->size;
 		struct insn in;
 		memset(&in, 0, sizeof(in));
-		classify(code + o, l, addr + o, &in);
+		classify(&d, code + o, addr + o, &in);
 		if (in.kind >= K_JMP && in.kind <= K_LOOP)
 			fn(in.target, addr + o, ctx);
 		o += (size_t)l;
 	}
-	pthread_mutex_unlock(&cs.lock);
 	return 0;
 }
 
@@ -470,9 +407,6 @@ void arch_reloc_unload(int (*close_lib)(void *))
 		cs.free(cs.insn, 1);
 		cs.close(&cs.h);
 		cs.insn = NULL;
-		cs.free(cs.iscan, 1);
-		cs.close(&cs.hscan);
-		cs.iscan = NULL;
 		cs.err = -ENOENT; /* no decoder from now on */
 	}
 	if (cs.lib)
@@ -583,13 +517,14 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 	} else {
 		for (size_t o = 0; o < fsize;) {
 			struct insn in;
-			int len = decode_len(code, o, fsize, src);
+			struct x86_dec d;
+			int len = x86_decode(code + o, fsize - o, &d);
 			if (!len) {
-				o++; /* data, or a decoder gap: go on */
+				o++; /* data, or an unknown extension: go on */
 				continue;
 			}
 			memset(&in, 0, sizeof(in));
-			classify(code + o, len, src + o, &in);
+			classify(&d, code + o, src + o, &in);
 			if ((o < m || o >= off) && is_branch(&in) && in.target > lo &&
 			    in.target < hi)
 				return refuse(
