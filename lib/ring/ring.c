@@ -1325,6 +1325,17 @@ out:
 	return err;
 }
 
+int ring_vfork_child(void)
+{
+	pid_t p = __atomic_load_n(&emerg_pid, __ATOMIC_ACQUIRE);
+	return p && (pid_t)syscall(SYS_getpid) != p;
+}
+
+int ring_recording(void)
+{
+	return __atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_ON;
+}
+
 void ring_shutdown(void)
 {
 	pthread_mutex_lock(&ctl_lock);

@@ -117,6 +117,11 @@ int ring_init(const struct ring_config *cfg) HIDDEN;
  * clears what the old ones hold: ring_clear_all). -EBUSY while recording
  * into a session directory: its streams keep their buffers. */
 int ring_set_size_kb(size_t kb) HIDDEN;
+/* 1 while a recording runs (ring_init done, ring_shutdown not begun). */
+int ring_recording(void) HIDDEN;
+/* 1 in a child that shares its parent's memory (vfork, clone with CLONE_VM):
+ * the recording's state is the parent's, not to be ended or restarted. */
+int ring_vfork_child(void) HIDDEN;
 size_t ring_size_kb(void) HIDDEN;
 /* Keep the buffers of the N threads that exited last (unless cleared) for
  * the readers; 0 (the default): free them once written. */

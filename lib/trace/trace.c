@@ -280,10 +280,33 @@ static void trace_shutdown(void)
 	ring_shutdown();
 }
 
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void trace_exit_late(void *unused)
+{
+	(void)unused;
+	dft_own_enter();
+	trace_shutdown();
+	dft_own_leave();
+}
+
+/*
+ * The recording ends after every other object's destructor. Preloaded, the
+ * runtime comes second in the loader's order of destructors (after the
+ * program's own): ending the recording here left the destructors of every
+ * library untraced, and their calls counted nowhere. A handler registered
+ * while the C library runs the exit handlers (the loader's destructor pass
+ * is the last of them) runs after that pass, so the end is deferred to
+ * one: without a DSO handle, as the runtime's own __cxa_finalize, later in
+ * this pass, would run a handler registered by atexit() (ours). A detach has ended the recording before the runtime's unload
+ * (ring_recording() is 0): nothing to defer then; and if the handler
+ * cannot be registered, the recording ends here as before.
+ */
 __attribute__((destructor)) static void trace_fini(void)
 {
 	dft_own_enter();
-	trace_shutdown();
+	if (!trace_rec_on || !ring_recording() || __cxa_atexit(trace_exit_late, NULL, NULL) != 0)
+		trace_shutdown();
 	dft_own_leave();
 }
 
@@ -291,16 +314,19 @@ __attribute__((destructor)) static void trace_fini(void)
 static struct ring_config exec_rc;
 static char exec_ctf[4200], exec_info[4200];
 
-/* exec replaces the image: flush what this one recorded (interpose.c). */
+/* exec replaces the image: flush what this one recorded (interpose.c). A
+ * vfork child's exec replaces the child only: the recording it shares is
+ * its parent's, which goes on (ending it there stopped the parent's for
+ * good, and its events after were counted nowhere). */
 HIDDEN void trace_before_exec(void)
 {
-	if (trace_rec_on)
+	if (trace_rec_on && !ring_vfork_child())
 		ring_shutdown();
 }
 
 HIDDEN void trace_exec_failed(void)
 {
-	if (trace_rec_on && ring_init(&exec_rc) != 0)
+	if (trace_rec_on && !ring_vfork_child() && ring_init(&exec_rc) != 0)
 		dft_log("trace_rec_on stopped: cannot restart it after a failed exec");
 }
 
