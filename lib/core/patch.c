@@ -230,20 +230,28 @@ static void publish_points(struct point_set *np)
 	free(old);
 }
 
+/* The new points are sorted apart and merged into the old, already sorted
+ * set: objects are added one at a time, and sorting the whole set again
+ * for each made loading N objects quadratic. */
 int patch_points_add(const uintptr_t *addrs, size_t n)
 {
 	size_t on = points ? points->n : 0;
 	struct point_set *np = malloc(sizeof(*np) + (on + n) * sizeof(uintptr_t));
-	if (!np)
+	uintptr_t *add = malloc((n ? n : 1) * sizeof(uintptr_t));
+	if (!np || !add) {
+		free(np);
+		free(add);
 		return -ENOMEM;
-	if (on)
-		memcpy(np->a, points->a, on * sizeof(uintptr_t));
-	memcpy(np->a + on, addrs, n * sizeof(uintptr_t));
-	qsort(np->a, on + n, sizeof(uintptr_t), cmp_uptr);
-	size_t k = 0;
-	for (size_t i = 0; i < on + n; i++)
-		if (k == 0 || np->a[k - 1] != np->a[i])
-			np->a[k++] = np->a[i];
+	}
+	memcpy(add, addrs, n * sizeof(uintptr_t));
+	qsort(add, n, sizeof(uintptr_t), cmp_uptr);
+	size_t i = 0, j = 0, k = 0;
+	while (i < on || j < n) {
+		uintptr_t v = j >= n || (i < on && points->a[i] < add[j]) ? points->a[i++] : add[j++];
+		if (k == 0 || np->a[k - 1] != v)
+			np->a[k++] = v;
+	}
+	free(add);
 	np->n = k;
 	publish_points(np);
 	return 0;
