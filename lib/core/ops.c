@@ -76,7 +76,9 @@ static void list_func(unsigned long ip, unsigned long parent, struct dynftrace_o
 		      struct dynftrace_regs *regs);
 static struct dynftrace_ops list_ops = {.func = list_func};
 static struct dynftrace_ops *dispatch_ops = &list_ops;
-static unsigned long recursion_miss;
+/* Calls met while the thread was already inside the runtime or a callback:
+ * atomic adds, by cb_enter and by the graph shortcut's entry (tramp.S). */
+HIDDEN unsigned long dft_recursion_miss;
 
 /* What a GPR_ONLY callback may call (late_func, dynftrace_regs_arg) is
  * built for general registers only and free of sanitizer calls; clang's
@@ -1302,7 +1304,7 @@ static void list_func(unsigned long ip, unsigned long parent, struct dynftrace_o
 static inline int cb_enter(struct dft_thread *t)
 {
 	if (unlikely(t->recursion | t->api_depth)) {
-		__atomic_fetch_add(&recursion_miss, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&dft_recursion_miss, 1, __ATOMIC_RELAXED);
 		return -1;
 	}
 	t->recursion = 1;
@@ -1508,7 +1510,7 @@ void dynftrace_get_stats(struct dynftrace_stats *st)
 	st->traps = c.traps + c.late_traps;
 	st->last_batch_ns = c.last_batch_ns;
 	st->last_batch_sites = c.last_batch_sites;
-	st->recursion_miss = READ_ONCE(recursion_miss);
+	st->recursion_miss = READ_ONCE(dft_recursion_miss);
 	st->late_entries = READ_ONCE(late_entries);
 	st->grace_periods = READ_ONCE(rcu_grace_periods);
 	st->killed = READ_ONCE(dft_killed);

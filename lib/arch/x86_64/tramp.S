@@ -1012,6 +1012,17 @@ dft_gentry_tmpl_end:
 	movq	$0, THR_RCU_CTR(%r9)
 	movq	$0, THR_RECURSION(%r9)
 .Lge_generic\sfx:
+	/* Inside the runtime or a callback already (the runtime's own calls
+	 * into patched libc functions, millions while it patches a big
+	 * program): what cb_enter answers, without the vector registers'
+	 * saves and the C call. */
+	movl	THR_RECURSION(%r9), %eax
+	orl	THR_API_DEPTH(%r9), %eax
+	jz	2f
+	lock incq dft_recursion_miss(%rip)
+	movl	$1, %eax		/* not traced */
+	jmp	.Lge_out\sfx
+2:
 	/* The generic entry: every argument register saved. */
 	.if \all
 	SAVE_VEC_REGS_ALL dft_save_all_kind(%rip)
