@@ -298,9 +298,9 @@ static void trace_exit_late(void *unused)
  * while the C library runs the exit handlers (the loader's destructor pass
  * is the last of them) runs after that pass, so the end is deferred to
  * one: without a DSO handle, as the runtime's own __cxa_finalize, later in
- * this pass, would run a handler registered by atexit() (ours). A detach has ended the recording before the runtime's unload
- * (ring_recording() is 0): nothing to defer then; and if the handler
- * cannot be registered, the recording ends here as before.
+ * this pass, would run one registered by atexit(). A detach has ended the
+ * recording before the runtime's unload (ring_recording() is 0): nothing
+ * to defer then; if the handler cannot be registered, it ends here.
  */
 __attribute__((destructor)) static void trace_fini(void)
 {
