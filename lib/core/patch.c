@@ -247,7 +247,8 @@ int patch_points_add(const uintptr_t *addrs, size_t n)
 	qsort(add, n, sizeof(uintptr_t), cmp_uptr);
 	size_t i = 0, j = 0, k = 0;
 	while (i < on || j < n) {
-		uintptr_t v = j >= n || (i < on && points->a[i] < add[j]) ? points->a[i++] : add[j++];
+		uintptr_t v =
+		    j >= n || (i < on && points->a[i] < add[j]) ? points->a[i++] : add[j++];
 		if (k == 0 || np->a[k - 1] != v)
 			np->a[k++] = v;
 	}
