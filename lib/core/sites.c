@@ -386,6 +386,31 @@ static int cmp_site(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* site_tab is sorted up to OLD; the sites after it (one object's) are
+ * sorted apart and merged in: sorting the whole table again for each
+ * object made loading N objects quadratic. */
+static void site_tab_merge(size_t old)
+{
+	size_t n = site_count - old;
+	qsort(site_tab + old, n, sizeof(*site_tab), cmp_site);
+	if (!old || !n || site_tab[old - 1].addr < site_tab[old].addr)
+		return;
+	struct site *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp) {
+		qsort(site_tab, site_count, sizeof(*site_tab), cmp_site);
+		return;
+	}
+	memcpy(tmp, site_tab + old, n * sizeof(*tmp));
+	size_t i = old, j = n, k = site_count;
+	while (j) {
+		if (i && site_tab[i - 1].addr > tmp[j - 1].addr)
+			site_tab[--k] = site_tab[--i];
+		else
+			site_tab[--k] = tmp[--j];
+	}
+	free(tmp);
+}
+
 /* Is the call at AT (5 bytes, e8) a call of __fentry__ / mcount? */
 static int is_fentry_target(uintptr_t target)
 {
@@ -669,7 +694,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 	sites_refused += nref;
 	site_count += nadd;
 	site_next_id += (uint32_t)nadd;
-	qsort(site_tab, site_count, sizeof(*site_tab), cmp_site);
+	site_tab_merge(site_count - nadd);
 	if (nadd) {
 		sites_gen++;
 		id_hash_rebuild();
@@ -965,7 +990,7 @@ int sites_relocate_attached(size_t *nout)
 		site_count += n;
 		site_next_id += (uint32_t)n;
 		*nout += n;
-		qsort(site_tab, site_count, sizeof(*site_tab), cmp_site);
+		site_tab_merge(site_count - n);
 		sites_gen++;
 		id_hash_rebuild();
 		void (*added)(struct dft_object *) = CORE_HOOK(object_added);
