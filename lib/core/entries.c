@@ -182,6 +182,16 @@ static const char *const caller_readers[] = {
     "dlopen", "dlmopen", "dlsym", "dlvsym", "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlvsym",
 };
 
+/* ... and the unwinder's entry points, which unwind from their own frame:
+ * the return hook would be the first return address they read, an address
+ * with no unwind information (std::terminate for a C++ exception). The
+ * runtime's wrappers of the first three (graph.c) put the traced frames'
+ * return addresses back before calling them. */
+static const char *const unwinders[] = {
+    "_Unwind_RaiseException", "_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace",
+    "_Unwind_Resume",	      "_Unwind_ForcedUnwind",
+};
+
 /* NAME without its symbol version (dlsym@@GLIBC_2.34) is WANT. */
 static int name_is(const char *name, const char *want)
 {
@@ -197,6 +207,9 @@ static const char *never_why(const char *name)
 	for (size_t i = 0; i < sizeof(caller_readers) / sizeof(caller_readers[0]); i++)
 		if (name_is(name, caller_readers[i]))
 			return "reads its own return address (its caller's object)";
+	for (size_t i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
+		if (name_is(name, unwinders[i]))
+			return "unwinds the stack from its own frame";
 	return NULL;
 }
 

@@ -114,6 +114,25 @@ if g++ -O2 "$TOP/tests/entries/callfirst.cc" -o "$T/callfirst" 2>"$T/build.log";
 		diag_file "$T/err"
 		diag_file "$T/replay"
 	fi
+	# the same with every function of the C++ and unwinder libraries
+	# relocated: the unwinder's entry points are refused by name, the
+	# function that starts the unwinding from its own return address
+	# (libgcc's uw_init_context_1, unnamed when stripped) by its code
+	rm -rf "$T/d"
+	got=$("$D" record -d "$T/d" -P '*' --patch-libs -- "$T/callfirst" 9 2>"$T/err")
+	"$D" replay -d "$T/d" >"$T/replay" 2>&1
+	nm=$(grep -c '| *mid() {' "$T/replay")
+	nu=$(grep -c '} /\* mid \*/ (unwound)' "$T/replay")
+	nt=$(grep -c '__cxa_throw() {' "$T/replay")
+	if [ "$got" = "60 3" ] && [ "$nm" -eq 9 ] && [ "$nu" -eq 3 ] && [ "$nt" -eq 3 ] &&
+		grep -q 'refused	_Unwind_RaiseException.*unwinds the stack from its own frame' "$T"/d/patch-*.txt &&
+		grep -q 'libgcc_s.*reads its own return address' "$T"/d/patch-*.txt; then
+		ok "exceptions with libstdc++ and libgcc_s relocated: output as untraced, 9 mid(), 3 unwound, 3 __cxa_throw()"
+	else
+		notok "exceptions, -P '*' --patch-libs: '$got' (want '60 3'), $nm mid() (want 9), $nu unwound (want 3), $nt __cxa_throw (want 3)"
+		diag_file "$T/err"
+		grep -h 'Unwind\|return address' "$T"/d/patch-*.txt | diag_file /dev/stdin
+	fi
 else
 	notok "build tests/entries/callfirst.cc"
 	diag_file "$T/build.log"

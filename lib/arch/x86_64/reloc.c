@@ -274,6 +274,101 @@ static int decode(const uint8_t *code, size_t off, size_t limit, uintptr_t src, 
 	return len;
 }
 
+/*
+ * Reading its own return address. The graph tracer's return hook replaces
+ * it, so a function that reads it (__builtin_return_address(0): libgcc's
+ * uw_init_context_1 starts an exception's unwinding from it) would get an
+ * address without unwind information. Not visible by name in a stripped
+ * object, it is looked for in the code: the stack depth is followed
+ * through the prologue (pushes, then sub $N or add $-N to rsp; mov %rsp,
+ * %rbp) until the first branch, call or other write of rsp (a push after
+ * the frame's allocation is a call's argument); a 64-bit load from the return
+ * address's slot (N(%rsp) at that depth, or D(%rbp) after `mov %rsp, %rbp`
+ * at depth D) anywhere in the function then refuses it. A load of the same
+ * slot at another depth is not seen; one of another slot that happens to
+ * lie there refuses a function that could have been traced.
+ */
+struct ra_scan {
+	long depth; /* bytes pushed since the entry; -1: no longer followed */
+	int framed; /* the frame is allocated (sub or add to rsp) */
+	long ra;    /* the return address at ra(%rsp), at the prologue's end */
+	long fp;    /* at fp(%rbp), or -1 */
+};
+
+/* A load (mov r64, r/m64) of BASE + DISP, no index: BASE 4 rsp, 5 rbp. */
+static int load_of(const struct x86_dec *d, const uint8_t *p, int base, long disp)
+{
+	if (d->enc != X86_LEGACY || d->map || d->op != 0x8b || !(d->rex & 8) || (d->rex & 3) ||
+	    (d->modrm >> 6) == 3 || (d->modrm >> 6) == 0)
+		return 0; /* mod 0: no displacement, the slot is never at 0 past a push */
+	const uint8_t *q = p + d->op_off + 2;
+	if (base == 4) {
+		if ((d->modrm & 7) != 4 || (q[0] & 7) != 4 || ((q[0] >> 3) & 7) != 4)
+			return 0;
+		q++;
+	} else if ((d->modrm & 7) != (unsigned)base) {
+		return 0;
+	}
+	long v;
+	if ((d->modrm >> 6) == 1) {
+		v = (int8_t)q[0];
+	} else {
+		int32_t w;
+		memcpy(&w, q, 4);
+		v = w;
+	}
+	return v == disp;
+}
+
+/* One instruction D (at P) of the linear scan: 1 when it reads the return
+ * address. */
+static int ra_step(struct ra_scan *a, const struct x86_dec *d, const uint8_t *p,
+		   const struct insn *in)
+{
+	if (a->depth >= 0) {
+		uint8_t op = d->op, modrm = d->modrm;
+		int legacy0 = d->enc == X86_LEGACY && d->map == 0;
+		int w = (d->rex & 8) != 0;
+		if (load_of(d, p, 4, a->depth) || (a->fp > 0 && load_of(d, p, 5, a->fp)))
+			return 1;
+		if (legacy0 && op >= 0x50 && op <= 0x57 && !d->opsize && !a->framed) {
+			a->depth += 8; /* push r64, before the frame's allocation */
+		} else if (legacy0 && (op == 0x83 || op == 0x81) &&
+			   (modrm == 0xec || modrm == 0xc4) && w && !(d->rex & 1)) {
+			int32_t v = 0; /* sub $imm, %rsp; add $-imm, %rsp */
+			if (d->imm_len == 1)
+				v = (int8_t)p[d->imm_off];
+			else
+				memcpy(&v, p + d->imm_off, 4);
+			a->depth += modrm == 0xec ? v : -(long)v;
+			a->framed = 1; /* pushes from now on are a call's arguments */
+			if (a->depth < 0)
+				a->depth = -1, a->ra = -1; /* not a prologue: nothing known */
+		} else if (legacy0 && op == 0x89 && modrm == 0xe5 && w && !(d->rex & 5)) {
+			a->fp = a->depth; /* mov %rsp, %rbp */
+		} else if (in->kind != K_PLAIN || in->icall || (legacy0 && op == INSN_CALL) ||
+			   (legacy0 && ((op >= 0x50 && op <= 0x57) || op == 0x68 || op == 0x6a ||
+					(op == 0xff && ((modrm >> 3) & 7) == 6)))) {
+			/* a branch, a call, a push after the frame's allocation
+			 * (a call's argument): the depth is the body's */
+			a->ra = a->depth;
+			a->depth = -1;
+		} else if ((legacy0 && ((op >= 0x58 && op <= 0x5f) || op == 0xc9 || op == 0xc8)) ||
+			   (legacy0 && d->has_modrm && (modrm >> 6) == 3 && (modrm & 7) == 4 &&
+			    !(d->rex & 1) && op != 0x39 && op != 0x3b && op != 0x85 &&
+			    op != 0x8b) ||
+			   (legacy0 && op == 0x8d && ((modrm >> 3) & 7) == 4 && !(d->rex & 4))) {
+			/* pop, leave, enter, another write of rsp (and, mov; not
+			 * cmp, test, a read into a register), lea into rsp: the
+			 * depth is not known */
+			a->ra = -1;
+			a->depth = -1;
+		}
+		return 0;
+	}
+	return (a->ra > 0 && load_of(d, p, 4, a->ra)) || (a->fp > 0 && load_of(d, p, 5, a->fp));
+}
+
 static int reach32(uintptr_t end, uintptr_t target)
 {
 	intptr_t d = (intptr_t)(target - end);
@@ -515,12 +610,15 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 	if (!fsize) {
 		r->unscanned = 1;
 	} else {
+		struct ra_scan ra = {0, 0, 0, -1};
 		for (size_t o = 0; o < fsize;) {
 			struct insn in;
 			struct x86_dec d;
 			int len = x86_decode(code + o, fsize - o, &d);
 			if (!len) {
 				o++; /* data, or an unknown extension: go on */
+				ra.ra = ra.depth >= 0 ? ra.depth : ra.ra;
+				ra.depth = -1;
 				continue;
 			}
 			memset(&in, 0, sizeof(in));
@@ -531,6 +629,9 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 				    r, -ENOTSUP,
 				    "a branch at %s targets %s, inside the relocated bytes",
 				    offs(b1, o), offs(b2, in.target - src));
+			if (ra_step(&ra, &d, code + o, &in))
+				return refuse(r, -ENOTSUP, "reads its own return address at %s",
+					      offs(b1, o));
 			o += (size_t)len;
 		}
 	}
