@@ -185,11 +185,16 @@ static const char *const caller_readers[] = {
 /* ... and the unwinder's entry points, which unwind from their own frame:
  * the return hook would be the first return address they read, an address
  * with no unwind information (std::terminate for a C++ exception). The
- * runtime's wrappers of the first three (graph.c) put the traced frames'
+ * runtime's wrappers (graph.c: these and backtrace) put the traced frames'
  * return addresses back before calling them. */
 static const char *const unwinders[] = {
-    "_Unwind_RaiseException", "_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace",
-    "_Unwind_Resume",	      "_Unwind_ForcedUnwind",
+    "_Unwind_RaiseException",
+    "_Unwind_Resume_or_Rethrow",
+    "_Unwind_Backtrace",
+    "_Unwind_Resume",
+    "_Unwind_ForcedUnwind",
+    "backtrace",
+    "__backtrace",
 };
 
 /* NAME without its symbol version (dlsym@@GLIBC_2.34) is WANT. */

@@ -80,6 +80,8 @@ int dft_execle(const char *path, const char *arg, ...) HIDDEN;
 int dft__Unwind_RaiseException(void *exc) HIDDEN;
 int dft__Unwind_Resume_or_Rethrow(void *exc) HIDDEN;
 void *dft___cxa_begin_catch(void *exc) HIDDEN;
+int dft__Unwind_Backtrace(int (*fn)(void *, void *), void *arg) HIDDEN;
+int dft_backtrace(void **buf, int size) HIDDEN;
 
 /*
  * GOT hooks. All state is protected by dft_unload_lock held for writing:

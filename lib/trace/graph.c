@@ -629,6 +629,85 @@ PUBLIC int _Unwind_Resume_or_Rethrow(void *exc)
 }
 DFT_WRAPPER(_Unwind_Resume_or_Rethrow);
 
+/*
+ * A backtrace reads every frame's return address, and stopped at the first
+ * traced frame's hook (no unwind information there): the originals go back
+ * for its duration, the hooks after. glibc's backtrace() reaches libgcc's
+ * _Unwind_Backtrace by its own dlsym, so both are wrapped.
+ */
+static void unhook_around(struct fg_thread *g, uintptr_t lo, int back)
+{
+	dft_self.recursion++;
+	if (back)
+		rehook_after_catch(g, lo);
+	else
+		unhook_for_unwind(g, lo);
+	dft_self.recursion--;
+}
+
+typedef int (*unwind_trace_fn)(void *ctx, void *arg);
+typedef int (*unwind_backtrace_fn)(unwind_trace_fn, void *);
+
+/* The caller's callback, without the first frame: the wrapper's own. */
+struct bt_fwd {
+	unwind_trace_fn fn;
+	void *arg;
+	int seen;
+};
+
+static int bt_forward(void *ctx, void *arg)
+{
+	struct bt_fwd *f = arg;
+	if (!f->seen++)
+		return 0; /* _URC_NO_REASON: go on */
+	return f->fn(ctx, f->arg);
+}
+
+PUBLIC int _Unwind_Backtrace(unwind_trace_fn fn, void *arg)
+{
+	static unwind_backtrace_fn real;
+	if (!real)
+		real = (unwind_backtrace_fn)dft_real("_Unwind_Backtrace");
+	struct fg_thread *g = fg_self;
+	uintptr_t lo = CALLER_SP();
+	struct bt_fwd f = {fn, arg, 0};
+	if (g)
+		unhook_around(g, lo, 0);
+	int r = real ? real(bt_forward, &f) : 5 /* _URC_END_OF_STACK */;
+	if (g)
+		unhook_around(g, lo, 1);
+	return r;
+}
+DFT_WRAPPER(_Unwind_Backtrace);
+
+/* Frames asked of backtrace() through a copy on the stack (a crash
+ * handler's alternate stack may be small); a longer buffer is filled in
+ * place and shifted, one frame short. */
+#define BT_MAX 128
+
+PUBLIC int backtrace(void **buf, int size)
+{
+	static int (*real)(void **, int);
+	if (!real)
+		real = (int (*)(void **, int))dft_real("backtrace");
+	if (!real || size <= 0)
+		return 0;
+	struct fg_thread *g = fg_self;
+	uintptr_t lo = CALLER_SP();
+	/* one frame more, the wrapper's, dropped: what the caller would get */
+	void *tmp[BT_MAX + 1], **to = size <= BT_MAX ? tmp : buf;
+	if (g)
+		unhook_around(g, lo, 0);
+	int r = real(to, size <= BT_MAX ? size + 1 : size);
+	if (g)
+		unhook_around(g, lo, 1);
+	if (r <= 1)
+		return 0;
+	memmove(buf, to + 1, (size_t)(r - 1) * sizeof(void *));
+	return r - 1;
+}
+DFT_WRAPPER(backtrace);
+
 /* The catching frame called us: frames below it were unwound. */
 PUBLIC __attribute__((noinline)) void *__cxa_begin_catch(void *exc)
 {
