@@ -255,6 +255,9 @@ int main(int argc, char **argv)
 		 0, 0, 0x48, 0x8b, 0x4c, 0x24, 0x28, 0x48, 0x83, 0xc4, 0x18, 0xc3);
 	refused(rc, -ENOTSUP, "reads its own return address at +0xf",
 		"after add $-N and a call: refused");
+	/* at the entry (libffi's ffi_call_unix64): mov (%rsp),%r10; ... ret */
+	rc = REL(12, D_NEAR, 0x4c, 0x8b, 0x14, 0x24, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xc3, 0x90, 0xc3);
+	refused(rc, -ENOTSUP, "reads its own return address at +0", "(%rsp) at the entry: refused");
 	/* with a frame pointer: push %rbp; mov %rsp,%rbp; mov 8(%rbp),%rax; pop %rbp; ret */
 	rc = REL(10, D_NEAR, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x8b, 0x45, 0x08, 0x5d, 0xc3);
 	refused(rc, -ENOTSUP, "reads its own return address at +4", "8(%rbp): refused");

@@ -298,9 +298,10 @@ struct ra_scan {
 /* A load (mov r64, r/m64) of BASE + DISP, no index: BASE 4 rsp, 5 rbp. */
 static int load_of(const struct x86_dec *d, const uint8_t *p, int base, long disp)
 {
+	unsigned mod = d->modrm >> 6;
 	if (d->enc != X86_LEGACY || d->map || d->op != 0x8b || !(d->rex & 8) || (d->rex & 3) ||
-	    (d->modrm >> 6) == 3 || (d->modrm >> 6) == 0)
-		return 0; /* mod 0: no displacement, the slot is never at 0 past a push */
+	    mod == 3 || (mod == 0 && base != 4))
+		return 0; /* mod 0 with rbp's encoding is RIP-relative */
 	const uint8_t *q = p + d->op_off + 2;
 	if (base == 4) {
 		if ((d->modrm & 7) != 4 || (q[0] & 7) != 4 || ((q[0] >> 3) & 7) != 4)
@@ -310,7 +311,9 @@ static int load_of(const struct x86_dec *d, const uint8_t *p, int base, long dis
 		return 0;
 	}
 	long v;
-	if ((d->modrm >> 6) == 1) {
+	if (mod == 0) {
+		v = 0; /* (%rsp): at the entry, libffi's ffi_call_unix64 */
+	} else if (mod == 1) {
 		v = (int8_t)q[0];
 	} else {
 		int32_t w;
