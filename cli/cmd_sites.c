@@ -241,6 +241,10 @@ static const char *entry_verdict(const struct elf_image *img, const struct elf_e
 		return "refused: not entered by a call (a .cold part, _start, a trampoline)";
 	if (!e->size && e->src == ENTRY_FDE)
 		return "refused: no size and no symbol";
+	/* the runtime's rule for a glob (an exact name is patched anyway) */
+	if (img->estats && img->estats->nfdes && !(e->flags & ENTRY_HAS_FDE))
+		return "refused: no unwind information (hand-written or generated code; "
+		       "name it exactly to patch it)";
 	if (e->size && e->size < ARCH_SITE_SIZE) { /* the entry's jump */
 		static char why[48];
 		snprintf(why, sizeof(why), "refused: shorter than %d bytes", ARCH_SITE_SIZE);

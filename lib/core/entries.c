@@ -219,6 +219,8 @@ static const char *never_why(const char *name)
 }
 
 /* Does DYNFTRACE_PATCH select function NAME of O? MAIN: O is the program. */
+/* Is NAME of O selected: 0 no, 1 by a glob, 2 by its exact name (no
+ * wildcard in the pattern's function part). */
 static int selected(const char *name, const struct dft_object *o, int main)
 {
 	int sel = 0;
@@ -226,11 +228,14 @@ static int selected(const char *name, const struct dft_object *o, int main)
 		const char *g = want.globs[i];
 		int neg = g[0] == '!';
 		const char *gg = neg ? g + 1 : g;
-		int scoped = strchr(gg, '@') || strstr(gg, ":mod:");
+		const char *at = strchr(gg, '@'), *mod = strstr(gg, ":mod:");
+		int scoped = at || mod;
 		if (!scoped && !main && !want.libs)
 			continue;
-		if (dft_glob_match_in(gg, name, o->path))
-			sel = !neg;
+		if (dft_glob_match_in(gg, name, o->path)) {
+			size_t fl = at ? (size_t)(at - gg) : mod ? (size_t)(mod - gg) : strlen(gg);
+			sel = neg ? 0 : strcspn(gg, "*?[") >= fl ? 2 : 1;
+		}
 	}
 	return sel;
 }
@@ -375,8 +380,10 @@ static size_t foreign_branches(struct dft_object *o, struct cover *cov, size_t n
 			end = o->hi;
 		if (a < pos)
 			a = pos;
-		if (end > o->hi)
-			end = o->hi;
+		/* within the segment that holds it: beyond may be unmapped */
+		uintptr_t se = object_code_end(o, a);
+		if (end > se)
+			end = se;
 		if (a >= end)
 			continue;
 		if (arch_reloc_branches((const uint8_t *)a, end - a, a,
@@ -488,15 +495,17 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	if (!cand)
 		return -ENOMEM;
 	size_t nc = 0, refused = 0;
+	int fdes = o->img.estats && o->img.estats->nfdes > 0;
 	for (size_t i = 0; i < o->img.nentries && nc < cap; i++) {
 		const struct elf_entry *f = &o->img.entries[i];
 		uintptr_t a = o->bias + f->addr;
 		const char *name = elf_entry_name(&o->img, f);
-		if (!name || f->site >= 0 || !selected(name, o, main))
+		int sel = name && f->site < 0 ? selected(name, o, main) : 0;
+		if (!sel)
 			continue;
 		/* Entered by a call, not an ifunc resolver (the loader ran it),
 		 * not a .cold part. */
-		if (a < o->lo || a + ARCH_SITE_SIZE > o->hi ||
+		if (!object_code_has(o, a, ARCH_SITE_SIZE) ||
 		    (f->flags & (ENTRY_IFUNC | ENTRY_MIDFRAME)) || strstr(name, ".cold")) {
 			refuse(o, &refused, (int32_t)i,
 			       f->flags & ENTRY_IFUNC ? "an ifunc resolver"
@@ -505,6 +514,17 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		}
 		if (never_why(name)) {
 			refuse(o, &refused, (int32_t)i, never_why(name));
+			continue;
+		}
+		/* Where the object has unwind information, a function without
+		 * any is hand-written or generated code (a JIT's builtins: V8's
+		 * move and rewrite return addresses), whose calls and returns
+		 * need not follow the ABI the return hook relies on: patched
+		 * only when named exactly. */
+		if (fdes && !(f->flags & ENTRY_HAS_FDE) && sel != 2) {
+			refuse(o, &refused, (int32_t)i,
+			       "no unwind information (hand-written or generated code; "
+			       "name it exactly to patch it)");
 			continue;
 		}
 		cand[nc++] = (int32_t)i;
@@ -547,7 +567,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 		const struct elf_entry *f = &o->img.entries[cand[k]];
 		uintptr_t a = o->bias + f->addr, blk = arena + ALL_COPY + n * BLOCK_SIZE;
 		uintptr_t site = blk + BLOCK_SITE, code = site + ARCH_SITE_SIZE + ARCH_RELOC_POST;
-		size_t avail = o->hi - a;
+		size_t avail = object_code_end(o, a) - a;
 		struct arch_reloc r;
 		int err = arch_reloc_entry(a, (const uint8_t *)a,
 					   f->size && f->size < avail ? f->size : avail, f->size,

@@ -427,7 +427,7 @@ static int is_fentry_target(uintptr_t target)
  */
 static int plt_to_fentry(const struct dft_object *o, uintptr_t target)
 {
-	if (target < o->lo || target + 16 > o->hi)
+	if (!object_code_has(o, target, 16))
 		return 0;
 	uintptr_t slot = arch_plt_got_slot(target);
 	if (!slot)
@@ -511,6 +511,12 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 			o->lo = s;
 		if (e > o->hi)
 			o->hi = e;
+		if (o->nxseg < DFT_XSEG_MAX) {
+			o->xseg[o->nxseg][0] = s;
+			o->xseg[o->nxseg++][1] = e;
+		} else if (e > o->xseg[DFT_XSEG_MAX - 1][1]) {
+			o->xseg[DFT_XSEG_MAX - 1][1] = e;
+		}
 	}
 	int err = o->path ? elf_load(&o->img, path, bias, 1) : -ENOMEM;
 	if (err) {
@@ -571,7 +577,7 @@ static int object_add(const char *path, uintptr_t bias, const ElfW(Phdr) * ph, i
 		const struct elf_site *es = &o->img.sites[i];
 		uintptr_t a = bias + es->addr;
 		struct site *s = &site_tab[site_count + nadd];
-		if (a < o->lo || a + es->len > o->hi)
+		if (!object_code_has(o, a, es->len))
 			continue;
 		int c = classify(o, es, a, &pe[nconv]);
 		if (c < 0) {

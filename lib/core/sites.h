@@ -114,10 +114,17 @@ struct site {
 	struct dynftrace_ops *direct; /* a direct-call ops holding the site */
 };
 
+#define DFT_XSEG_MAX 8
+
 struct dft_object {
 	char *path;
 	uintptr_t bias;
 	uintptr_t lo, hi; /* runtime extent of its executable segments */
+	/* The segments themselves, in address order: between them may lie
+	 * unmapped pages, which a read of code must not reach. More than
+	 * DFT_XSEG_MAX: the last one extends to hi. */
+	uintptr_t xseg[DFT_XSEG_MAX][2];
+	int nxseg;
 	struct elf_image img;
 	uintptr_t caller; /* common trampoline copy within rel32 reach */
 	struct region *region;
@@ -155,6 +162,22 @@ struct entry_refusal {
 	int32_t entry; /* index into img.entries */
 	char why[100];
 };
+
+/* The end of O's executable segment that holds A, or 0 outside them. */
+static inline uintptr_t object_code_end(const struct dft_object *o, uintptr_t a)
+{
+	for (int i = 0; i < o->nxseg; i++)
+		if (a >= o->xseg[i][0] && a < o->xseg[i][1])
+			return o->xseg[i][1];
+	return 0;
+}
+
+/* Are the N bytes at A inside one of O's executable segments? */
+static inline int object_code_has(const struct dft_object *o, uintptr_t a, size_t n)
+{
+	uintptr_t e = object_code_end(o, a);
+	return e && n <= e - a;
+}
 
 /* Has O any site, compiled or relocated? */
 static inline int object_has_sites(const struct dft_object *o)

@@ -46,11 +46,13 @@ __asm__(".text\n"
 	".globl loop_head\n"
 	".type loop_head, @function\n"
 	"loop_head:\n"
+	".cfi_startproc\n"
 	"	xorl %eax, %eax\n"
 	"1:	addq %rdi, %rax\n"
 	"	decq %rdi\n"
 	"	jg 1b\n"
 	"	ret\n"
+	".cfi_endproc\n"
 	".size loop_head, . - loop_head\n");
 
 int main(int argc, char **argv)

@@ -137,6 +137,45 @@ else
 	notok "build tests/entries/callfirst.cc"
 	diag_file "$T/build.log"
 fi
+# executable segments with unmapped pages between them (node: .init and
+# .plt, then .text two pages on): the sweeps stop at a segment's end
+if $CC -O1 -no-pie -Wl,--section-start=.text=0x600000 "$S/plain.c" -o "$T/gap" 2>"$T/build.log"; then
+	rm -rf "$T/d"
+	want=$("$T/gap" 5)
+	got=$("$D" record -d "$T/d" -P '*' -- "$T/gap" 5 2>"$T/err")
+	rc=$?
+	nl=$("$D" replay -d "$T/d" 2>/dev/null | grep -c '| *leaf();')
+	[ $rc -eq 0 ] && [ "$got" = "$want" ] && [ "$nl" -eq 5 ]
+	check $? "code in two segments with a hole between: -P '*' runs (status $rc), 5 leaf() calls ($nl)"
+else
+	notok "build plain.c with .text apart"
+	diag_file "$T/build.log"
+fi
+# hand-written code without unwind information is refused, with it relocated
+if $CC -O1 "$S/asmfuncs.c" -o "$T/asmfuncs" 2>"$T/build.log"; then
+	rm -rf "$T/d"
+	got=$("$D" record -d "$T/d" -P 'asm_*' -- "$T/asmfuncs" 4 2>"$T/err")
+	nc=$("$D" replay -d "$T/d" 2>/dev/null | grep -c 'asm_cfi();')
+	nn=$("$D" replay -d "$T/d" 2>/dev/null | grep -c 'asm_nocfi')
+	verdict=$("$D" sites --all "$T/asmfuncs" 2>/dev/null | grep -P '^asm_nocfi\t')
+	if [ "$got" = 20 ] && [ "$nc" -eq 4 ] && [ "$nn" -eq 0 ] &&
+		grep -q 'refused	asm_nocfi	.*no unwind information' "$T"/d/patch-*.txt &&
+		[ "${verdict#*no unwind information}" != "$verdict" ]; then
+		ok "assembly: with CFI relocated (4 calls), without refused by a glob: no unwind information"
+	else
+		notok "assembly: output '$got' (want 20), asm_cfi $nc calls (want 4), asm_nocfi $nn (want 0), sites --all: '$verdict'"
+		diag_file "$T/err"
+		grep -h asm_ "$T"/d/patch-*.txt | diag_file /dev/stdin
+	fi
+	rm -rf "$T/d"
+	got=$("$D" record -d "$T/d" -P asm_nocfi -- "$T/asmfuncs" 4 2>"$T/err")
+	nn=$("$D" replay -d "$T/d" 2>/dev/null | grep -c 'asm_nocfi();')
+	[ "$got" = 20 ] && [ "$nn" -eq 4 ]
+	check $? "assembly without CFI, named exactly: relocated (output '$got', $nn calls)"
+else
+	notok "build tests/entries/asmfuncs.c"
+	diag_file "$T/build.log"
+fi
 # a -P pattern that matched no function is reported; one that did is not
 rm -rf "$T/d"
 "$D" record -d "$T/d" -P leaf -P 'nosuch_p*' -- "$T/plain-${compilers%% *}-O2-pie" 2 >/dev/null 2>"$T/err"
