@@ -1390,6 +1390,10 @@ static void report_unmatched(const struct tr_session *s, const char *opt, const 
 			func[n] = 0;
 			pat = func;
 		}
+		/* -P '!GLOB' keeps functions from being patched: they have no
+		 * site to match */
+		if (!strcmp(opt, "-P") && *pat == '!')
+			continue;
 		for (size_t j = 0; seen && j < seen->n && !dup; j++)
 			dup = !strcmp(seen->v[j], g->v[k]);
 		for (size_t j = 0; j < k && !dup; j++)
