@@ -206,6 +206,20 @@ static void classify(const struct x86_dec *d, const uint8_t *p, uintptr_t at, st
 		in->kind = K_BAD, in->op = BAD_OPSIZE;
 }
 
+/* Can classify() sort D as anything but K_PLAIN without an indirect call?
+ * The sweeps skip the rest (most instructions) at the cost of a lookup. */
+static inline int may_move(const struct x86_dec *d)
+{
+	if (d->enc != X86_LEGACY)
+		return 0;
+	if (d->map == 1)
+		return (d->op >= 0x80 && d->op <= 0x8f) || d->op == 0x0b || d->op == 0xb9 ||
+		       d->op == 0xff;
+	return d->map == 0 && ((d->op >= 0x70 && d->op <= 0x7f) || d->op >= 0xe0 || d->op == 0xc7 ||
+			       (d->op >= 0xc2 && d->op <= 0xc3) ||
+			       (d->op >= 0xca && d->op <= 0xcc) || d->op == 0xcf);
+}
+
 /* A direct branch's target, else 0 (the function scan). */
 static int is_branch(const struct insn *in)
 {
@@ -488,11 +502,13 @@ int arch_reloc_branches(const uint8_t *code, size_t len, uintptr_t addr,
 			o++; /* data, padding, or an unknown extension: go on */
 			continue;
 		}
-		struct insn in;
-		memset(&in, 0, sizeof(in));
-		classify(&d, code + o, addr + o, &in);
-		if (in.kind >= K_JMP && in.kind <= K_LOOP)
-			fn(in.target, addr + o, ctx);
+		if (may_move(&d)) {
+			struct insn in;
+			memset(&in, 0, sizeof(in));
+			classify(&d, code + o, addr + o, &in);
+			if (in.kind >= K_JMP && in.kind <= K_LOOP)
+				fn(in.target, addr + o, ctx);
+		}
 		o += (size_t)l;
 	}
 	return 0;
@@ -624,8 +640,11 @@ static int reloc_locked(uintptr_t src, const uint8_t *code, size_t avail, size_t
 				ra.depth = -1;
 				continue;
 			}
-			memset(&in, 0, sizeof(in));
-			classify(&d, code + o, src + o, &in);
+			in.kind = K_PLAIN, in.icall = 0;
+			if (may_move(&d)) {
+				memset(&in, 0, sizeof(in));
+				classify(&d, code + o, src + o, &in);
+			}
 			if ((o < m || o >= off) && is_branch(&in) && in.target > lo &&
 			    in.target < hi)
 				return refuse(

@@ -103,7 +103,8 @@ static int vex_imm8(unsigned map, unsigned op)
 
 /* The ModRM at P[I] and what follows it: SIB and displacement. Returns the
  * offset past them, or 0 past AVAIL. */
-static size_t modrm_tail(const uint8_t *p, size_t i, size_t avail, int nomod, struct x86_dec *in)
+static inline __attribute__((always_inline)) size_t
+modrm_tail(const uint8_t *p, size_t i, size_t avail, int nomod, struct x86_dec *in)
 {
 	if (i >= avail)
 		return 0;
@@ -125,7 +126,7 @@ static size_t modrm_tail(const uint8_t *p, size_t i, size_t avail, int nomod, st
 	return i + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
 }
 
-static int finish(size_t n, size_t avail, struct x86_dec *in)
+static inline int finish(size_t n, size_t avail, struct x86_dec *in)
 {
 	if (!n || n > INSN_MAX || n > avail)
 		return 0;
@@ -190,6 +191,8 @@ int x86_decode(const uint8_t *p, size_t avail, struct x86_dec *in)
 		if (i >= avail)
 			return 0;
 		uint8_t b = p[i];
+		if (!(map0[b] & SP))
+			break; /* most instructions: an opcode at once */
 		if ((b & 0xf0) == 0x40) {
 			in->rex = b;
 			continue;
