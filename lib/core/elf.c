@@ -929,9 +929,14 @@ int elf_load(struct elf_image *img, const char *path, uintptr_t bias, int mem)
 	if (!err)
 		err = load_phdrs(img, &r);
 	if (!err)
-		err = load_funcs(img, &r);
-	if (!err)
 		err = read_records(img, &r, &recs, &nrecs);
+	/* In a process, an object without sites needs its names only if
+	 * asked (elf_load_funcs): most of a program's libraries, at every
+	 * exec. */
+	if (!err && (nrecs || !mem))
+		err = load_funcs(img, &r);
+	else if (!err)
+		img->funcs_deferred = 1;
 	if (!err) {
 		img->nrecords = nrecs;
 		err = make_sites(img, &r, arch, recs, nrecs);
@@ -949,7 +954,7 @@ int elf_load(struct elf_image *img, const char *path, uintptr_t bias, int mem)
 		memcpy(img->err, msg, sizeof(msg));
 		return err;
 	}
-	if (!img->has_symtab) {
+	if (!img->has_symtab && !img->funcs_deferred) {
 		size_t unnamed = 0;
 
 		for (size_t i = 0; i < img->nsites; i++)
@@ -1660,6 +1665,35 @@ static int make_entries(struct elf_image *img, struct cands *c, const struct rea
 	img->nentries = n;
 	match_sites(img);
 	return 0;
+}
+
+int elf_load_funcs(struct elf_image *img)
+{
+	struct reader r = {0};
+	const struct elf_arch *arch;
+	int fd = -1, err;
+
+	if (!img->funcs_deferred)
+		return 0;
+	img->funcs_deferred = 0; /* one attempt */
+	r.path = img->path;
+	r.bias = img->bias;
+	r.mem = img->mem;
+	err = map_file(img->path, &r, &fd);
+	if (err)
+		return err;
+	err = check_ehdr(img, &r, &arch);
+	if (!err)
+		err = load_shdrs(img, &r);
+	if (!err)
+		err = load_funcs(img, &r);
+	unmap_file(&r, fd);
+	if (err) {
+		free(img->funcs);
+		img->funcs = NULL;
+		img->nfuncs = 0;
+	}
+	return err;
 }
 
 int elf_load_entries(struct elf_image *img)

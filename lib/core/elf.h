@@ -97,6 +97,7 @@ struct elf_image {
 	char *names; /* NUL-terminated names, indexed by elf_func.name */
 	size_t names_len;
 	int has_symtab;		/* 1: names from .symtab; 0: from .dynsym only (stripped) */
+	int funcs_deferred;	/* funcs not read yet: elf_load_funcs reads them */
 	struct elf_site *sites; /* sorted by addr, unique */
 	size_t nsites;
 	size_t nrecords; /* record entries read from the sections */
@@ -115,6 +116,13 @@ struct elf_image {
 	size_t nentries;
 	struct elf_entry_stats *estats;
 };
+
+/*
+ * The function symbols elf_load left for later (in a process, MEM set, an
+ * object without sites): read them now. 0, or -errno (funcs stay empty).
+ * Not thread-safe: the runtime calls it under patch_lock.
+ */
+int elf_load_funcs(struct elf_image *img);
 
 /*
  * Read PATH. With MEM non-zero the object is mapped in this process at load

@@ -233,9 +233,10 @@ static const char *sym_of(uintptr_t a, char *buf, size_t n)
 	const char *nm = NULL;
 	patch_lock(); /* the object stays while we copy its name */
 	for (size_t i = 0; i < obj_count && !nm; i++) {
-		const struct dft_object *o = obj_tab[i];
+		struct dft_object *o = obj_tab[i];
 		if (a < o->lo || a >= o->hi)
 			continue;
+		elf_load_funcs(&o->img); /* an object without sites: its names now */
 		int32_t f = elf_func_lookup(&o->img, a - o->bias);
 		nm = f >= 0 ? elf_func_name(&o->img, f) : NULL;
 		if (nm)

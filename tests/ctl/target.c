@@ -17,6 +17,9 @@
  *                 p = 0x10): "tp N"
  *   calls N       call work_a N times from the main thread (with -t 0, the
  *                 only traced calls: 4 functions each): "calls N"
+ *   sort N        qsort N numbers with the traced comparator cmp_ul, called
+ *                 by the C library (a caller in an object without sites):
+ *                 "sorted N"
  *   exit          exit() normally (end of input too)
  * Start-up prints "ready PID". Options: -t N worker threads (default 2).
  *
@@ -52,6 +55,12 @@ NOINLINE unsigned long leaf_c(unsigned long x)
 {
 	__atomic_fetch_add(&sink, 1, __ATOMIC_RELAXED);
 	return LEAF(x);
+}
+
+NOINLINE int cmp_ul(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+	return x < y ? -1 : x > y;
 }
 
 NOINLINE unsigned long work_b(unsigned long x)
@@ -172,6 +181,20 @@ int main(int argc, char **argv)
 					exit(3);
 				}
 			printf("calls %ld\n", n);
+		} else if (!strncmp(line, "sort ", 5)) {
+			long n = atol(line + 5);
+			unsigned long *v = n > 0 ? malloc((size_t)n * sizeof(*v)) : NULL;
+			for (long i = 0; v && i < n; i++)
+				v[i] = LEAF(i);
+			if (v)
+				qsort(v, (size_t)n, sizeof(*v), cmp_ul);
+			for (long i = 1; v && i < n; i++)
+				if (v[i - 1] > v[i]) {
+					printf("WRONG sort at %ld\n", i);
+					exit(3);
+				}
+			free(v);
+			printf("sorted %ld\n", n);
 		} else if (!strcmp(line, "exit")) {
 			break;
 		} else {
