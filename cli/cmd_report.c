@@ -246,9 +246,11 @@ static int from_streams(struct tr_session *s, struct table *t)
 	return 0;
 }
 
-/* profile-KEY.txt: "FUNC_ID CALLS TOTAL_NS SELF_NS SUMSQ_NS2" lines. Lines
- * starting with "# " are the runtime's notes (a table written at a fatal
- * signal, or incomplete): they go to NOTES, shown under the table. */
+/* profile-KEY.txt: "FUNC_ID CALLS TOTAL_NS SELF_NS SUMSQ_NS2 SUM_NS" lines
+ * (SUM_NS absent from older tables, whose total counted recursion: it is
+ * their sum too). Lines starting with "# " are the runtime's notes (a table
+ * written at a fatal signal, or incomplete): they go to NOTES, shown under
+ * the table. */
 static int from_profiles(struct tr_session *s, struct table *t, int *found, FILE *notes)
 {
 	for (size_t i = 0; i < s->nprocs; i++) {
@@ -266,10 +268,10 @@ static int from_profiles(struct tr_session *s, struct table *t, int *found, FILE
 		}
 		*found = 1;
 		while (fgets(line, sizeof(line), f)) {
-			unsigned long long id, calls, total, self;
+			unsigned long long id, calls, total, self, sum;
 			long double sumsq;
 			struct fstat *fs;
-			int n = -1;
+			int n = -1, m = -1;
 
 			no++;
 			if (line[0] == '#' && line[1] == ' ' && notes) {
@@ -281,11 +283,15 @@ static int from_profiles(struct tr_session *s, struct table *t, int *found, FILE
 			if (line[0] == '#' || line[0] == '\n')
 				continue;
 			if (sscanf(line, "%llu %llu %llu %llu %Lf%n", &id, &calls, &total, &self,
-				   &sumsq, &n) != 5 ||
-			    (line[n] != '\n' && line[n] != 0) || id > UINT32_MAX ||
+				   &sumsq, &n) == 5 &&
+			    sscanf(line + n, " %llu%n", &sum, &m) == 1)
+				n += m;
+			else
+				sum = total;
+			if (n < 0 || (line[n] != '\n' && line[n] != 0) || id > UINT32_MAX ||
 			    !tr_site(p, (uint32_t)id)) {
 				cli_err("%s: line %u is not 'FUNC_ID CALLS TOTAL_NS SELF_NS "
-					"SUMSQ_NS2' with a known function id",
+					"SUMSQ_NS2 [SUM_NS]' with a known function id",
 					path, no);
 				fclose(f);
 				free(path);
@@ -301,7 +307,7 @@ static int from_profiles(struct tr_session *s, struct table *t, int *found, FILE
 			fs->calls += calls;
 			fs->total += total;
 			fs->self += self;
-			fs->sum += total;
+			fs->sum += sum;
 			fs->sumsq += sumsq;
 		}
 		fclose(f);

@@ -356,6 +356,9 @@ static int graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook,
 	e->hooked = 1;
 	e->kind = (uint8_t)kind;
 	e->fl = fl | (root ? SE_ROOT : 0) | (trig ? SE_TRIG : 0);
+	e->prof_outer = kind == TR_PROFILE && !(fl & (SE_SKIP | SE_NOTRACE))
+			    ? (uint8_t)profile_enter(g, id)
+			    : 0;
 	g->filter_depth += root;
 	g->notrace_depth += !!(fl & SE_NOTRACE);
 	if (hook == (uintptr_t)dft_return_tramp || hook == (uintptr_t)dft_return_tramp_all)

@@ -56,7 +56,7 @@ _Static_assert(__builtin_offsetof(struct fg_thread, depth) == FG_DEPTH &&
 		   __builtin_offsetof(struct shadow_ent, hooked) == SE_HOOKED &&
 		   __builtin_offsetof(struct shadow_ent, kind) == SE_KIND &&
 		   __builtin_offsetof(struct shadow_ent, fl) == SE_KIND + 1 &&
-		   __builtin_offsetof(struct shadow_ent, unused) == SE_KIND + 2 &&
+		   __builtin_offsetof(struct shadow_ent, prof_outer) == SE_KIND + 2 &&
 		   SHADOW_MAX == SHADOW_MAX_ASM && THUNK_HOOK == THUNK_HOOK_ASM &&
 		   TR_GRAPH == TR_GRAPH_ASM && TR_FUNCTION == TR_FUNCTION_ASM &&
 		   SE_RING == SE_RING_ASM,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * profile.c - the profile tracer's tables: per-thread counts by site id
- * (calls, total, self, sum of squares), merged into the process's table at
+ * (calls, total, self, sum and sum of squares of the durations), merged into
+ * the process's table at
  * thread and process exit and written to profile-IMG.txt; read live by
  * trace_stat/function; dumped by the fatal-signal path. The frames come
  * from the graph tracer's shadow stack (trace.c calls profile_account when
@@ -28,6 +29,8 @@
 struct prof_ent {
 	uint64_t calls, total, self;
 	double sumsq;
+	uint64_t sum;	 /* of every call's duration; total: outermost calls only */
+	uint32_t active; /* the owner's frames of the function open now (not merged) */
 };
 
 /*
@@ -134,6 +137,19 @@ static int prof_prepare(struct fg_thread *g, uint32_t id, uint64_t gen)
 	return ok;
 }
 
+/* A profile frame of ID opens: 1 when no other frame of ID is open in
+ * this thread (its duration then counts in the total, once: a recursive
+ * function's inner calls are inside its outer one). */
+int profile_enter(struct fg_thread *g, uint32_t id)
+{
+	uint64_t gen = __atomic_load_n(&prof_gen, __ATOMIC_RELAXED);
+	if (unlikely(!g->prof || id >= g->prof_n || g->prof_gen != gen)) {
+		if (!prof_prepare(g, id, gen))
+			return 1; /* its exit will try again */
+	}
+	return g->prof[id].active++ == 0;
+}
+
 void profile_account(struct fg_thread *g, const struct shadow_ent *e, uint64_t dur)
 {
 	uint64_t gen = __atomic_load_n(&prof_gen, __ATOMIC_RELAXED);
@@ -146,9 +162,13 @@ void profile_account(struct fg_thread *g, const struct shadow_ent *e, uint64_t d
 	struct prof_ent *p = &g->prof[e->id];
 	uint64_t self = dur > e->child_ns ? dur - e->child_ns : 0;
 	double sq = p->sumsq + (double)dur * (double)dur;
+	if (p->active) /* 0: opened before a new session's table */
+		p->active--;
 	__atomic_store_n(&p->calls, p->calls + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->total, p->total + dur, __ATOMIC_RELAXED);
+	if (e->prof_outer)
+		__atomic_store_n(&p->total, p->total + dur, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->self, p->self + self, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->sum, p->sum + dur, __ATOMIC_RELAXED);
 	__atomic_store(&p->sumsq, &sq, __ATOMIC_RELAXED);
 }
 
@@ -177,6 +197,7 @@ void profile_thread_merge(void)
 		prof_all[i].calls += g->prof[i].calls;
 		prof_all[i].total += g->prof[i].total;
 		prof_all[i].self += g->prof[i].self;
+		prof_all[i].sum += g->prof[i].sum;
 		prof_all[i].sumsq += g->prof[i].sumsq;
 	}
 	memset(g->prof, 0, g->prof_n * sizeof(*g->prof));
@@ -196,6 +217,7 @@ static void pf_add(struct prof_ent *all, uint32_t n, const struct fg_thread *t)
 		all[i].calls += c;
 		all[i].total += __atomic_load_n(&p->total, __ATOMIC_RELAXED);
 		all[i].self += __atomic_load_n(&p->self, __ATOMIC_RELAXED);
+		all[i].sum += __atomic_load_n(&p->sum, __ATOMIC_RELAXED);
 		all[i].sumsq += sq;
 	}
 }
@@ -235,9 +257,9 @@ void profile_dump(void)
 	prof_lock_drop();
 	for (uint32_t i = 0; all && i < n; i++)
 		if (all[i].calls)
-			fprintf(f, "%u %lu %lu %lu %.0f\n", i, (unsigned long)all[i].calls,
+			fprintf(f, "%u %lu %lu %lu %.0f %lu\n", i, (unsigned long)all[i].calls,
 				(unsigned long)all[i].total, (unsigned long)all[i].self,
-				all[i].sumsq);
+				all[i].sumsq, (unsigned long)all[i].sum);
 	prof_mem_free(all, n);
 	fclose(f);
 }
@@ -416,6 +438,8 @@ void profile_fatal_dump(int sig)
 		pf_u64(all[i].self);
 		pf_str(" ");
 		pf_sumsq(all[i].sumsq);
+		pf_str(" ");
+		pf_u64(all[i].sum);
 		pf_str("\n");
 	}
 	pf_flush();
@@ -456,9 +480,9 @@ void trace_read_profile(struct sbuf *out)
 	for (size_t i = 0; i < k; i++) {
 		const struct prof_ent *e = rows[i].e;
 		const char *nm = func_name(rows[i].id);
-		double c = (double)e->calls, avg = (double)e->total / c, var = 0;
+		double c = (double)e->calls, avg = (double)e->sum / c, var = 0;
 		if (e->calls > 1) {
-			var = (e->sumsq - (double)e->total * (double)e->total / c) / (c - 1);
+			var = (e->sumsq - (double)e->sum * (double)e->sum / c) / (c - 1);
 			if (var < 0)
 				var = 0;
 		}

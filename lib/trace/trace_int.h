@@ -97,10 +97,11 @@ struct shadow_ent {
 	uint64_t ts;	   /* entry time */
 	uint64_t child_ns; /* time spent in traced callees (profile) */
 	uint32_t id;
-	uint8_t hooked; /* *slot holds hook (or will: a thunk's call writes it) */
-	uint8_t kind;	/* enum tracer_kind at entry */
-	uint8_t fl;	/* SE_* */
-	uint8_t unused; /* (the graph shortcut stores hooked..unused as one word) */
+	uint8_t hooked;	    /* *slot holds hook (or will: a thunk's call writes it) */
+	uint8_t kind;	    /* enum tracer_kind at entry */
+	uint8_t fl;	    /* SE_* */
+	uint8_t prof_outer; /* profile: no other frame of id open below (the graph
+			       shortcut stores hooked..prof_outer as one word) */
 };
 #define SE_RING	   1  /* its entry event went to the ring: exit goes there too */
 #define SE_SKIP	   2  /* not traced: pushed only to close a trigger frame */
@@ -206,6 +207,7 @@ uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
 int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook) HIDDEN;
 
 /* profile.c: the profile tracer's tables (see its header). */
+int profile_enter(struct fg_thread *g, uint32_t id) HIDDEN;
 void profile_account(struct fg_thread *g, const struct shadow_ent *e, uint64_t dur) HIDDEN;
 void profile_thread_merge(void) HIDDEN; /* this thread's counts into the process's */
 void profile_thread_gone(struct fg_thread *g) HIDDEN;

@@ -515,6 +515,25 @@ awk '$NF == "leaf" && $(NF-1) == 6 { a = 1 } $NF == "slow" && $2 == "ms" { b = 1
 check $? "record -T profile: report reads the runtime's table (leaf called 6 times)"
 [ $? -ne 0 ] && diag_file out
 
+# A recursive function's total counts its outermost calls only (as from a
+# function_graph trace), never more than its caller's; the average is over
+# every call, so it is below the total of the one outermost call.
+cat >rec.c <<'EOF'
+#include <stdio.h>
+__attribute__((noinline)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+int main(void) { printf("%ld\n", fib(16)); return 0; }
+EOF
+$CC -O1 -g $TRACE_FLAGS rec.c -o rec || { notok "build rec"; exit 1; }
+"$DFT" record -d g -T profile ./rec >/dev/null 2>&1
+"$DFT" report -d g >out 2>err
+# the total column in ns (its unit is the word after the number)
+awk 'function ns(v, u) { return u == "s" ? v * 1e9 : u == "ms" ? v * 1e6 : u == "us" ? v * 1e3 : v }
+	$NF == "fib" { ft = ns($1, $2); fa = ns($5, $6); fc = $(NF-1) }
+	$NF == "main" { mt = ns($1, $2) }
+	END { exit !(fc == 3193 && ft > 0 && ft <= mt && fa < ft) }' out
+check $? "record -T profile: a recursive function's total counts its outermost call only"
+[ $? -ne 0 ] && diag_file out
+
 "$DFT" record -d g -t 1ms ./prog 3 >/dev/null 2>&1
 "$DFT" replay -d g --no-time | sed -E 's/^\[ *[0-9]+\]/[TID]/' >out
 printf '#     TID  FUNCTION\n[TID] | slow();\n[TID] | main();\n' | diff -u - out >diff.txt
