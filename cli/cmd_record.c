@@ -34,6 +34,7 @@
  * live records into a fresh directory under $TMPDIR (or /tmp), replays it,
  * and removes it unless --keep.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1407,6 +1408,59 @@ static void report_unmatched(const struct tr_session *s, const char *opt, const 
 	}
 }
 
+/* The functions -P named that were not patched, over the session's
+ * patch-IMG.txt files (an object counted once, as `info` does): one line,
+ * where the runtime used to print one per object and process on the
+ * program's stderr. */
+static void report_refused(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **seen = NULL, line[8192];
+	size_t nseen = 0, refused = 0, objects = 0;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *path;
+		FILE *f;
+		if (strncmp(de->d_name, "patch-", 6) ||
+		    asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			continue;
+		f = fopen(path, "re");
+		free(path);
+		while (f && fgets(line, sizeof(line), f)) {
+			char *t = strtok(line, "\t\n"), *n = strtok(NULL, "\t\n");
+			char *r = strtok(NULL, "\t\n"), *obj = strtok(NULL, "\t\n");
+			int dup = 0;
+			if (!t || strcmp(t, "patched") || !n || !r || !obj || !strtoul(r, NULL, 10))
+				continue;
+			for (size_t i = 0; i < nseen && !dup; i++)
+				dup = !strcmp(seen[i], obj);
+			char **v = dup ? NULL : realloc(seen, (nseen + 1) * sizeof(*v));
+			if (dup || !v || !(v[nseen] = strdup(obj))) {
+				if (v)
+					seen = v;
+				continue;
+			}
+			seen = v;
+			nseen++;
+			objects++;
+			refused += strtoul(r, NULL, 10);
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	for (size_t i = 0; i < nseen; i++)
+		free(seen[i]);
+	free(seen);
+	if (refused)
+		cli_err("%zu function%s named by -P could not be patched (in %zu object%s): "
+			"'dynftrace info' lists them with why",
+			refused, refused == 1 ? "" : "s", objects, objects == 1 ? "" : "s");
+}
+
 static void record_summary(const char *dir, const struct rec_opts *o)
 {
 	struct tr_session s;
@@ -1421,6 +1475,8 @@ static void record_summary(const char *dir, const struct rec_opts *o)
 	report_unmatched(&s, "-N", &o->notrace, NULL);
 	report_unmatched(&s, "-P", &o->patch, &o->filter); /* -F FUNC@OBJECT is patched too */
 	report_unmatched(&s, "-T", &o->triggers, NULL);
+	if (o->patch.n)
+		report_refused(dir);
 	if (!s.nstreams && !s.info.nlost && !o->disabled && strcmp(o->tracer, "profile"))
 		cli_err("warning: no events were recorded (did the program run traced code?)");
 	/* Dropped events warn; what overwrite mode replaced by newer ones is

@@ -197,6 +197,13 @@ static const char *const unwinders[] = {
     "__backtrace",
 };
 
+/* Is the process recording (its refusals go to the session's files)? */
+static int recorded(void)
+{
+	const char *d = dft_getenv("DYNFTRACE_RECORD");
+	return d && *d;
+}
+
 /* NAME without its symbol version (dlsym@@GLIBC_2.34) is WANT. */
 static int name_is(const char *name, const char *want)
 {
@@ -657,10 +664,14 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	}
 out:
 	o->nreloc_refused = refused;
-	if (refused)
+	/* A recording lists them (patch-IMG.txt) and `record` sums them up at
+	 * the end: the program's own stderr is left alone then. */
+	if (refused && !recorded())
 		dft_log("%s: %zu of the functions to patch cannot be (`dynftrace sites --all` says "
 			"why; DYNFTRACE_VERBOSE=1 names them)",
 			o->path, refused);
+	else if (refused)
+		dft_debug("%s: %zu of the functions to patch cannot be", o->path, refused);
 	return 0;
 }
 
