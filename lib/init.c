@@ -73,6 +73,8 @@ static void dft_init(void)
 		dft_config_set("", 1);
 	const char *v = dft_getenv("DYNFTRACE_VERBOSE");
 	dft_verbose = v && *v && strcmp(v, "0");
+	if (!attached)
+		dft_loaded_at_start_init(); /* an attach's dlopen never is */
 	dft_signals_init();
 	int err = patch_init(dft_trap_handler_install);
 	if (err) {

@@ -169,6 +169,10 @@ extern unsigned long dft_inside HIDDEN;
 extern pthread_rwlock_t dft_unload_lock HIDDEN;
 int dft_unload_fork_prepare(void) HIDDEN;
 void dft_unload_fork_done(int held) HIDDEN;
+/* Was the runtime loaded with the program (LD_PRELOAD, or the program's
+ * DT_NEEDED), so that the loader never unloads it? Known from start-up. */
+int dft_loaded_at_start(void) HIDDEN;
+void dft_loaded_at_start_init(void) HIDDEN;
 
 /* config.c: the runtime's settings: the environment, or what an attach
  * passed instead (see there). */

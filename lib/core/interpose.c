@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <alloca.h>
@@ -781,6 +782,64 @@ PUBLIC int dlclose(void *handle)
 	return r;
 }
 DFT_WRAPPER(dlclose);
+
+/* ---- how the runtime was loaded ------------------------------------------ */
+
+/* Written once at start-up (dft_loaded_at_start_init), read after. */
+static int loaded_at_start;
+
+/* Is DT_NEEDED of the program (the first object) a name of the runtime? */
+static int needed_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	(void)size;
+	const char *self = ctx, *b = strrchr(self, '/');
+	size_t n = strcspn(b ? b + 1 : self, ".");
+	const ElfW(Dyn) *dyn = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	const char *strtab = NULL;
+	for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_STRTAB)
+			strtab = (const char *)d->d_un.d_ptr; /* relocated by the loader */
+	for (const ElfW(Dyn) *d = dyn; d && strtab && d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_NEEDED &&
+		    !strncmp(strtab + d->d_un.d_val, b ? b + 1 : self, n) &&
+		    strtab[d->d_un.d_val + n] == '.')
+			loaded_at_start = 1;
+	return 1; /* the program only */
+}
+
+void dft_loaded_at_start_init(void)
+{
+	Dl_info self;
+	struct stat me, st;
+	if (!dladdr((void *)dft_loaded_at_start_init, &self) || !self.dli_fname ||
+	    stat(self.dli_fname, &me))
+		return;
+	/* LD_PRELOAD: names separated by spaces or colons */
+	const char *pre = getenv("LD_PRELOAD");
+	while (pre && *pre && !loaded_at_start) {
+		size_t n = strcspn(pre, " :");
+		char path[PATH_MAX];
+		if (n && n < sizeof(path)) {
+			memcpy(path, pre, n);
+			path[n] = 0;
+			if (!stat(path, &st) && st.st_dev == me.st_dev && st.st_ino == me.st_ino)
+				loaded_at_start = 1;
+		}
+		pre += n + (pre[n] != 0);
+	}
+	if (!loaded_at_start)
+		dl_iterate_phdr(needed_cb, (void *)self.dli_fname);
+	dft_debug("%s was loaded %s", self.dli_fname,
+		  loaded_at_start ? "with the program" : "by dlopen");
+}
+
+int dft_loaded_at_start(void)
+{
+	return loaded_at_start;
+}
 
 /* ---- exec ------------------------------------------------------------- */
 

@@ -281,7 +281,6 @@ static void trace_shutdown(void)
 }
 
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
-
 static void trace_exit_late(void *unused)
 {
 	(void)unused;
@@ -298,14 +297,18 @@ static void trace_exit_late(void *unused)
  * while the C library runs the exit handlers (the loader's destructor pass
  * is the last of them) runs after that pass, so the end is deferred to
  * one: without a DSO handle, as the runtime's own __cxa_finalize, later in
- * this pass, would run one registered by atexit(). A detach has ended the
- * recording before the runtime's unload (ring_recording() is 0): nothing
- * to defer then; if the handler cannot be registered, it ends here.
+ * this pass, would run one registered by atexit(). Only for a runtime
+ * loaded with the program, which the loader never unloads: the destructor
+ * of one loaded by dlopen may be its dlclose's, and the handler would then
+ * point into unmapped code (a detach has also ended the recording before:
+ * ring_recording() is 0). Else, or if the handler cannot be registered,
+ * the recording ends here.
  */
 __attribute__((destructor)) static void trace_fini(void)
 {
 	dft_own_enter();
-	if (!trace_rec_on || !ring_recording() || __cxa_atexit(trace_exit_late, NULL, NULL) != 0)
+	if (!trace_rec_on || !ring_recording() || !dft_loaded_at_start() ||
+	    __cxa_atexit(trace_exit_late, NULL, NULL) != 0)
 		trace_shutdown();
 	dft_own_leave();
 }

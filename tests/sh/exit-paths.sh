@@ -8,7 +8,10 @@
 #    lost, and the exec'd program is recorded under its own process;
 #  - a shared library's destructor, which the loader runs after the
 #    runtime's (the runtime is preloaded), calls a function 1,000 times: all
-#    are in the trace, with the program's atexit handler's calls.
+#    are in the trace, with the program's atexit handler's calls;
+#  - a runtime loaded by dlopen into a recording process and unloaded by
+#    dlclose ends its recording there: the process exits normally (nothing
+#    of the runtime's is left to run at exit).
 # Env: TOP B CC SAN ARCH.
 . "$(dirname "$0")/../gen/common.sh"
 DFT=$B/dynftrace
@@ -112,5 +115,26 @@ else
 	notok "library destructor: record status $rc, lib_work calls '$n' (want 1001), at_exit_work '$a', lost '$l'"
 	diag_file err
 	"$DFT" report -d d 2>&1 | diag_file /dev/stdin 20
+fi
+cat >dlrt.c <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argc > 1 ? argv[1] : "", RTLD_NOW);
+	int c = h ? dlclose(h) : -1;
+	printf("%s %d\n", h ? "loaded" : dlerror(), c);
+	return 0;
+}
+EOF
+if [ -z "$SAN" ] && $CC -O1 dlrt.c -o dlrt -ldl 2>build.log; then
+	mkdir -p dl
+	got=$(DYNFTRACE_RECORD="$T/dl" ./dlrt "$B/libdynftrace.so" 2>err)
+	rc=$?
+	[ $rc -eq 0 ] && [ "$got" = "loaded 0" ]
+	check $? "a runtime dlopen'ed and dlclose'd while recording: exit status $rc, '$got'"
+	[ $rc -eq 0 ] || diag_file err
+else
+	skip "dlopen of the runtime: not under a sanitizer (its runtime must come first)"
 fi
 tap_end
