@@ -799,9 +799,14 @@ static int needed_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
 	const char *strtab = NULL;
-	for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++)
-		if (d->d_tag == DT_STRTAB)
-			strtab = (const char *)d->d_un.d_ptr; /* relocated by the loader */
+	for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag != DT_STRTAB)
+			continue;
+		/* relocated by the loader, but on targets whose dynamic section
+		 * is read-only (riscv64) still the link-time address */
+		uintptr_t v = d->d_un.d_ptr;
+		strtab = (const char *)(v < info->dlpi_addr ? v + info->dlpi_addr : v);
+	}
 	for (const ElfW(Dyn) *d = dyn; d && strtab && d->d_tag != DT_NULL; d++)
 		if (d->d_tag == DT_NEEDED &&
 		    !strncmp(strtab + d->d_un.d_val, b ? b + 1 : self, n) &&

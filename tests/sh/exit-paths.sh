@@ -3,7 +3,8 @@
 # config: asan
 #
 #  - a program vforks a child that tries an exec that fails, then one that
-#    succeeds (as execvp does along PATH), then goes on calling functions:
+#    succeeds (as execvp does along PATH; the program itself again), then
+#    goes on calling functions:
 #    every call of the parent after the child's exec is in the trace, none
 #    lost, and the exec'd program is recorded under its own process;
 #  - a shared library's destructor, which the loader runs after the
@@ -25,13 +26,13 @@ cat >vf.c <<'EOF'
 #include <unistd.h>
 volatile int sink;
 __attribute__((noinline)) void after(void) { sink++; }
-__attribute__((noinline)) void spawn(void)
+__attribute__((noinline)) void spawn(char *self)
 {
-	char *argv[] = {"true", NULL};
+	char *argv[] = {self, "0", NULL};
 	pid_t p = vfork();
 	if (p == 0) {
-		execv("/nonexistent/true", argv); /* fails: the child goes on */
-		execv("/bin/true", argv);
+		execv("/nonexistent/vf", argv); /* fails: the child goes on */
+		execv(self, argv); /* this program again, of the same architecture */
 		_exit(127);
 	}
 	int st;
@@ -42,7 +43,9 @@ __attribute__((noinline)) void spawn(void)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1000;
-	spawn();
+	if (n == 0)
+		return 0; /* the exec'd child */
+	spawn(argv[0]);
 	for (int i = 0; i < n; i++)
 		after();
 	return 0;
