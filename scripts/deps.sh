@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dynftrace needs, only those missing.
 #   scripts/deps.sh build   compiler, make, capstone's and libdw's headers
-#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, uftrace (the
+#   scripts/deps.sh test    + clang (libFuzzer), binutils, valgrind, libc6-dbg (the
+#                           C library's own function names, for the live caller
+#                           names the control tests check), uftrace (the
 #                           peer the argument values are compared with), protoc and
 #                           chromium (the views' tests: Perfetto trace decoded,
 #                           SVG flame graph run in a browser), python3, what
@@ -35,7 +37,7 @@ case "${1:-build}" in
 # built from Debian's source (tests/cross/system/rv-kernel.sh) and a
 # busybox built from its source package (rv-busybox.sh: apt-get source,
 # hence deb-src entries, added below where the sources have none).
-test) want+=(clang libclang-rt-14-dev valgrind uftrace babeltrace2 protobuf-compiler chromium python3 $pkg
+test) want+=(clang libclang-rt-14-dev valgrind libc6-dbg uftrace babeltrace2 protobuf-compiler chromium python3 $pkg
 	qemu-user qemu-user-binfmt gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross g++-aarch64-linux-gnu g++-riscv64-linux-gnu
 	qemu-system-arm cpio qemu-system-misc linux-source-6.1 flex bison bc)

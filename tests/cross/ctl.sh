@@ -43,7 +43,7 @@ fi
 printf '#!/bin/sh\nexec %s "%s" "$@"\n' "${RUN[*]}" "$T/target.bin" >"$T/target"
 printf '#!/bin/sh\nexec %s "%s" "$@"\n' "${RUN[*]}" "$B/dynftrace" >"$T/dft"
 chmod +x "$T/target" "$T/dft"
-export DFT=$T/dft TARGET=$T/target DLLIB=$T/libdlt.so PEER=$T/peer SILENT=$T/silent SAN=
+export DFT=$T/dft TARGET=$T/target DLLIB=$T/libdlt.so PEER=$T/peer SILENT=$T/silent SAN= CTL_CROSS=1
 unset DYNFTRACE_CONTROL DYNFTRACE_RECORD
 # The tests that switch to other uids, where the uid map holds only root
 # (tests/run.sh runs the cross tests in a user namespace when it can).
