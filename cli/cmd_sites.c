@@ -241,8 +241,12 @@ static const char *entry_verdict(const struct elf_image *img, const struct elf_e
 		return "refused: not entered by a call (a .cold part, _start, a trampoline)";
 	if (!e->size && e->src == ENTRY_FDE)
 		return "refused: no size and no symbol";
-	/* the runtime's rule for a glob (an exact name is patched anyway) */
-	if (img->estats && img->estats->nfdes && !(e->flags & ENTRY_HAS_FDE))
+	/* the runtime's rule for a glob (an exact name is patched anyway),
+	 * where two thirds of the functions or more have an FDE */
+	size_t nfde = 0;
+	for (size_t i = 0; i < img->nentries; i++)
+		nfde += (img->entries[i].flags & ENTRY_HAS_FDE) != 0;
+	if (nfde * 3 >= img->nentries * 2 && !(e->flags & ENTRY_HAS_FDE))
 		return "refused: no unwind information (hand-written or generated code; "
 		       "name it exactly to patch it)";
 	if (e->size && e->size < ARCH_SITE_SIZE) { /* the entry's jump */

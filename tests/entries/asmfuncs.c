@@ -17,11 +17,25 @@ __asm__(".text\n"
 	"asm_nocfi:\n"
 	"	push %rbx\n	lea 1(%rdi), %rax\n	mov %rax, %rbx\n	mov %rbx, %rax\n"
 	"	pop %rbx\n	ret\n.size asm_nocfi, .-asm_nocfi\n");
-int main(int argc, char **argv)
+/* C functions (with unwind information), so that one without is the
+ * exception in the program, as the runtime's rule wants it to be */
+#define C_FN(k)                                                                                    \
+	__attribute__((noinline)) long c_##k(long x)                                               \
+	{                                                                                          \
+		return x + k - k;                                                                  \
+	}
+/* clang-format off */
+C_FN(0) C_FN(1) C_FN(2) C_FN(3) C_FN(4) C_FN(5) C_FN(6) C_FN(7)
+C_FN(8) C_FN(9) C_FN(10) C_FN(11) C_FN(12) C_FN(13) C_FN(14) C_FN(15)
+    /* clang-format on */
+
+    int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 3, s = 0;
 	for (long i = 0; i < n; i++)
-		s += asm_cfi(i) + asm_nocfi(i);
+		s += asm_cfi(i) + asm_nocfi(i) + c_0(0) + c_1(0) + c_2(0) + c_3(0) + c_4(0) +
+		     c_5(0) + c_6(0) + c_7(0) + c_8(0) + c_9(0) + c_10(0) + c_11(0) + c_12(0) +
+		     c_13(0) + c_14(0) + c_15(0);
 	printf("%ld\n", s);
 	return 0;
 }
