@@ -27,9 +27,10 @@ __asm__(".text\n"
 /* clang-format off */
 C_FN(0) C_FN(1) C_FN(2) C_FN(3) C_FN(4) C_FN(5) C_FN(6) C_FN(7)
 C_FN(8) C_FN(9) C_FN(10) C_FN(11) C_FN(12) C_FN(13) C_FN(14) C_FN(15)
-    /* clang-format on */
+extern long c_done; /* ends the run of definitions for the formatter */
+/* clang-format on */
 
-    int main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 3, s = 0;
 	for (long i = 0; i < n; i++)
