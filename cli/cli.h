@@ -43,7 +43,11 @@ int cli_sites_count(const char *path, size_t *total, int *is_static, char *err, 
 /* util.c */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+/* cmd_info.c: a session's functions patched by relocation and refused. */
+void cli_patched(const char *dir, FILE *out, size_t *nrefused, size_t *nobjects_refusing);
 
 /* "10us", "1.5ms", "2s", "300" (ns): 0, -EINVAL or -ERANGE. */
 int cli_parse_duration(const char *s, uint64_t *ns);

@@ -62,15 +62,18 @@ static uint64_t du(const char *path, int depth)
 /* Distinct threads: with a stream, or only named by a "lost:" line. */
 /* The functions patched by relocation (-P) and the refused ones with
  * why, from the processes' patch-*.txt (lib/trace/trace.c); each object
- * once, however many processes loaded it. */
+ * once, however many processes loaded it. Printed to OUT (if any); the
+ * refused and the objects with some into *NREFUSED, *NOBJECTS_REFUSING. */
 #define REFUSED_SHOWN 20
-static void print_patched(const char *dir, FILE *out)
+void cli_patched(const char *dir, FILE *out, size_t *nrefused, size_t *nobjects_refusing)
 {
 	DIR *d = opendir(dir);
+	if (nrefused)
+		*nrefused = 0, *nobjects_refusing = 0;
 	if (!d)
 		return;
 	char **seen = NULL, line[4096], *some[REFUSED_SHOWN];
-	size_t nseen = 0, patched = 0, refused = 0, shown = 0, objects = 0;
+	size_t nseen = 0, patched = 0, refused = 0, shown = 0, objects = 0, refusing = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
@@ -106,7 +109,8 @@ static void print_patched(const char *dir, FILE *out)
 				objects++;
 				patched += strtoul(t1, NULL, 10);
 				refused += strtoul(t2, NULL, 10);
-			} else if (!strcmp(line, "refused") && !skip) {
+				refusing += strtoul(t2, NULL, 10) != 0;
+			} else if (!strcmp(line, "refused") && !skip && out) {
 				char *s = NULL;
 				if (shown < REFUSED_SHOWN &&
 				    asprintf(&s, "#   refused      : %s in %s: %s\n", t1, t2, t3) <
@@ -123,6 +127,10 @@ static void print_patched(const char *dir, FILE *out)
 	for (size_t i = 0; i < nseen; i++)
 		free(seen[i]);
 	free(seen);
+	if (nrefused)
+		*nrefused = refused, *nobjects_refusing = refusing;
+	if (!out)
+		return;
 	if (objects)
 		fprintf(out, "# patched (-P)   : %zu functions in %zu object%s, %zu refused\n",
 			patched, objects, objects == 1 ? "" : "s", refused);
@@ -314,7 +322,7 @@ int info_run(struct tr_session *s, FILE *out)
 	if (calls)
 		fprintf(out, "# bytes per call : %.1f (stream files, page padding included)\n",
 			(double)stream_bytes / (double)calls);
-	print_patched(s->dir, out);
+	cli_patched(s->dir, out, NULL, NULL);
 	tr_print_losses(s, out, "# ");
 	return views_finish(s, out, 0);
 }

@@ -34,7 +34,6 @@
  * live records into a fresh directory under $TMPDIR (or /tmp), replays it,
  * and removes it unless --keep.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1408,53 +1407,13 @@ static void report_unmatched(const struct tr_session *s, const char *opt, const 
 	}
 }
 
-/* The functions -P named that were not patched, over the session's
- * patch-IMG.txt files (an object counted once, as `info` does): one line,
- * where the runtime used to print one per object and process on the
- * program's stderr. */
+/* The functions -P named that were not patched (cmd_info.c counts them):
+ * one line, where the runtime used to print one per object and process on
+ * the program's stderr. */
 static void report_refused(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **seen = NULL, line[8192];
-	size_t nseen = 0, refused = 0, objects = 0;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char *path;
-		FILE *f;
-		if (strncmp(de->d_name, "patch-", 6) ||
-		    asprintf(&path, "%s/%s", dir, de->d_name) < 0)
-			continue;
-		f = fopen(path, "re");
-		free(path);
-		while (f && fgets(line, sizeof(line), f)) {
-			char *t = strtok(line, "\t\n"), *n = strtok(NULL, "\t\n");
-			char *r = strtok(NULL, "\t\n"), *obj = strtok(NULL, "\t\n");
-			int dup = 0;
-			if (!t || strcmp(t, "patched") || !n || !r || !obj || !strtoul(r, NULL, 10))
-				continue;
-			for (size_t i = 0; i < nseen && !dup; i++)
-				dup = !strcmp(seen[i], obj);
-			char **v = dup ? NULL : realloc(seen, (nseen + 1) * sizeof(*v));
-			if (dup || !v || !(v[nseen] = strdup(obj))) {
-				if (v)
-					seen = v;
-				continue;
-			}
-			seen = v;
-			nseen++;
-			objects++;
-			refused += strtoul(r, NULL, 10);
-		}
-		if (f)
-			fclose(f);
-	}
-	closedir(d);
-	for (size_t i = 0; i < nseen; i++)
-		free(seen[i]);
-	free(seen);
+	size_t refused, objects;
+	cli_patched(dir, NULL, &refused, &objects);
 	if (refused)
 		cli_err("%zu function%s named by -P could not be patched (in %zu object%s): "
 			"'dynftrace info' lists them with why",

@@ -220,7 +220,9 @@ const char *dft_reloc_entry_verdict(const struct elf_image *img, const struct el
 #define VERDICT_CODE 32
 
 /* NULL when E is an entry to relocate, "site", or why it cannot be traced. */
-static const char *entry_verdict(const struct elf_image *img, const struct elf_entry *e)
+/* UNWOUND: elf_entries_mostly_unwound(IMG), counted once by the caller. */
+static const char *entry_verdict(const struct elf_image *img, const struct elf_entry *e,
+				 int unwound)
 {
 	unsigned char code[VERDICT_CODE];
 	size_t len = e->size && e->size < sizeof(code) ? e->size : sizeof(code);
@@ -241,12 +243,8 @@ static const char *entry_verdict(const struct elf_image *img, const struct elf_e
 		return "refused: not entered by a call (a .cold part, _start, a trampoline)";
 	if (!e->size && e->src == ENTRY_FDE)
 		return "refused: no size and no symbol";
-	/* the runtime's rule for a glob (an exact name is patched anyway),
-	 * where two thirds of the functions or more have an FDE */
-	size_t nfde = 0;
-	for (size_t i = 0; i < img->nentries; i++)
-		nfde += (img->entries[i].flags & ENTRY_HAS_FDE) != 0;
-	if (nfde * 3 >= img->nentries * 2 && !(e->flags & ENTRY_HAS_FDE))
+	/* the runtime's rule for a glob (an exact name is patched anyway) */
+	if (unwound && !(e->flags & ENTRY_HAS_FDE))
 		return "refused: no unwind information (hand-written or generated code; "
 		       "name it exactly to patch it)";
 	if (e->size && e->size < ARCH_SITE_SIZE) { /* the entry's jump */
@@ -268,9 +266,10 @@ static void print_entries(const struct elf_image *img, int lib, int verbose)
 {
 	const char *obj = base_name(img->path);
 
+	int unwound = elf_entries_mostly_unwound(img);
 	for (size_t i = 0; i < img->nentries; i++) {
 		const struct elf_entry *e = &img->entries[i];
-		const char *v = entry_verdict(img, e);
+		const char *v = entry_verdict(img, e, unwound);
 
 		if (verbose)
 			printf("%016llx %llu %s ", (unsigned long long)e->addr,

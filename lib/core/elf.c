@@ -1667,6 +1667,14 @@ static int make_entries(struct elf_image *img, struct cands *c, const struct rea
 	return 0;
 }
 
+int elf_entries_mostly_unwound(const struct elf_image *img)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < img->nentries; i++)
+		n += (img->entries[i].flags & ENTRY_HAS_FDE) != 0;
+	return n * 3 >= img->nentries * 2;
+}
+
 int elf_load_funcs(struct elf_image *img)
 {
 	struct reader r = {0};

@@ -118,6 +118,13 @@ struct elf_image {
 };
 
 /*
+ * Do two thirds or more of IMG's entries (elf_load_entries) start an FDE?
+ * Where they do, one without unwind information is hand-written or
+ * generated code (riscv64's gcc makes none for C by default).
+ */
+int elf_entries_mostly_unwound(const struct elf_image *img);
+
+/*
  * The function symbols elf_load left for later (in a process, MEM set, an
  * object without sites): read them now. 0, or -errno (funcs stay empty).
  * Not thread-safe: the runtime calls it under patch_lock.

@@ -502,13 +502,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	if (!cand)
 		return -ENOMEM;
 	size_t nc = 0, refused = 0;
-	/* Functions without unwind information are an anomaly only where
-	 * two thirds or more have it (x86-64 by default; riscv64's gcc does not
-	 * make it for C) */
-	size_t nfde = 0;
-	for (size_t i = 0; i < o->img.nentries; i++)
-		nfde += (o->img.entries[i].flags & ENTRY_HAS_FDE) != 0;
-	int fdes = nfde * 3 >= o->img.nentries * 2;
+	int fdes = elf_entries_mostly_unwound(&o->img);
 	for (size_t i = 0; i < o->img.nentries && nc < cap; i++) {
 		const struct elf_entry *f = &o->img.entries[i];
 		uintptr_t a = o->bias + f->addr;
