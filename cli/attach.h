@@ -14,6 +14,7 @@ struct attach_result {
 	size_t moved;	    /* threads or signal frames moved out of NOP runs or
 			       relocated entries */
 	size_t relocated;   /* entries relocated (-P) */
+	size_t refused;	    /* entries selected (-P) that could not be */
 	size_t unblocked;   /* threads whose real mask lost SIGTRAP */
 	uint64_t stop_ns;   /* every thread stopped, before the load */
 	uint64_t worker_ns; /* the loading thread held */

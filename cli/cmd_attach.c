@@ -566,6 +566,20 @@ int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_resu
 		return 1;
 	}
 	res->relocated = (size_t)grc;
+	/* How many it could not relocate: we say so, not the program's
+	 * stderr (DYNFTRACE_PATCH_QUIET). */
+	uint64_t refused = inj_symbol(pid, real, "dynftrace_attach_refused", NULL, 0);
+	res->refused = 0;
+	if (refused) {
+		int64_t n = (int32_t)call_ret(&p, &ti, refused, NULL, 0, NULL, 0, 1, &err);
+		if (err) {
+			cli_err("process %d: %s", (int)pid, p.why);
+			inj_close(&p);
+			return 1;
+		}
+		if (n > 0)
+			res->refused = (size_t)n;
+	}
 	/* The conversion: the whole process stands, every thread out of the
 	 * NOP runs. A thread stopped inside the runtime's dlopen wrapper
 	 * holds its lock (-EAGAIN): let it finish and try again. */
@@ -712,6 +726,8 @@ int cmd_attach(int argc, char **argv)
 		bad |= attach_config_add(&cfg, &len, "DYNFTRACE_PATCH", globs);
 	if (patch_libs)
 		bad |= attach_config_add(&cfg, &len, "DYNFTRACE_PATCH_LIBS", "1");
+	if (globs) /* we report the refusals */
+		bad |= attach_config_add(&cfg, &len, "DYNFTRACE_PATCH_QUIET", "1");
 	free(globs);
 	if (bad) {
 		free(cfg);
@@ -730,6 +746,10 @@ int cmd_attach(int argc, char **argv)
 	       r.threads);
 	if (r.relocated)
 		printf("%zu of them are functions' entries patched by relocation\n", r.relocated);
+	if (r.refused)
+		printf("%zu functions named by -P could not be patched: 'dynftrace sites --all "
+		       "/proc/%d/exe' says why, for its libraries too\n",
+		       r.refused, (int)pid);
 	printf("stopped: %.3f ms, every thread (one thread was held %.3f ms while the runtime "
 	       "loaded)%s\n",
 	       r.commit_ns / 1e6, r.worker_ns / 1e6,

@@ -99,6 +99,16 @@ PUBLIC int dynftrace_attach_config(const char *config, size_t len)
 	return err ? err : (int)(n > INT32_MAX ? INT32_MAX : n);
 }
 
+PUBLIC int dynftrace_attach_refused(void)
+{
+	if (attach_state == ATT_NONE)
+		return -EPERM;
+	if (inside_runtime())
+		return -EAGAIN; /* the borrowed thread may hold the patch lock */
+	size_t n = sites_relocation_refused();
+	return (int)(n > INT32_MAX ? INT32_MAX : n);
+}
+
 PUBLIC int dynftrace_attach_commit(const uint64_t *tps, size_t ntps, uint64_t *ips, size_t nips)
 {
 	if (attach_state != ATT_LOADED)

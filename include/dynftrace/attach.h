@@ -19,6 +19,10 @@
  *     XDG_RUNTIME_DIR), which replace the environment for the runtime.
  *     Relocates the entries DYNFTRACE_PATCH selects into new blocks; their
  *     jumps wait for the commit. Returns how many (>= 0).
+ *     dynftrace_attach_refused() then says how many of the selected
+ *     entries could not be relocated (`dynftrace sites --all` says why);
+ *     with DYNFTRACE_PATCH_QUIET=1 in CONFIG the runtime does not also
+ *     say so on the program's stderr.
  *  1. dynftrace_attach_commit(TPS, NTPS, IPS, NIPS), called with every
  *     other thread of the process stopped and moved out of any run of NOPs
  *     (which is exactly what executing them would have done): writes the
@@ -81,6 +85,7 @@ extern "C" {
 #define DYNFTRACE_DETACH_THREAD_WORDS 5
 
 __attribute__((visibility("default"))) int dynftrace_attach_config(const char *config, size_t len);
+__attribute__((visibility("default"))) int dynftrace_attach_refused(void);
 __attribute__((visibility("default"))) int dynftrace_attach_commit(const uint64_t *tps, size_t ntps,
 								   uint64_t *ips, size_t nips);
 __attribute__((visibility("default"))) int dynftrace_attach_start(const char *config, size_t len);

@@ -197,11 +197,15 @@ static const char *const unwinders[] = {
     "__backtrace",
 };
 
-/* Is the process recording (its refusals go to the session's files)? */
-static int recorded(void)
+/* Does someone else report the refusals: a recording (the session's
+ * files, and `record` sums them up) or `dynftrace attach`, which asks for
+ * the count (DYNFTRACE_PATCH_QUIET)? The program's own stderr is left
+ * alone then. */
+static int refusals_reported(void)
 {
 	const char *d = dft_getenv("DYNFTRACE_RECORD");
-	return d && *d;
+	const char *q = dft_getenv("DYNFTRACE_PATCH_QUIET");
+	return (d && *d) || (q && *q && strcmp(q, "0"));
 }
 
 /* NAME without its symbol version (dlsym@@GLIBC_2.34) is WANT. */
@@ -664,9 +668,7 @@ int entries_relocate(struct dft_object *o, uintptr_t self, int main, int deferre
 	}
 out:
 	o->nreloc_refused = refused;
-	/* A recording lists them (patch-IMG.txt) and `record` sums them up at
-	 * the end: the program's own stderr is left alone then. */
-	if (refused && !recorded())
+	if (refused && !refusals_reported())
 		dft_log("%s: %zu of the functions to patch cannot be (`dynftrace sites --all` says "
 			"why; DYNFTRACE_VERBOSE=1 names them)",
 			o->path, refused);

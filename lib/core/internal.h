@@ -222,6 +222,7 @@ int sites_init_deferred(void) HIDDEN;
 /* Once the configuration came: the entries to relocate (DYNFTRACE_PATCH)
  * made and their jumps prepared, *NOUT of them. */
 int sites_relocate_attached(size_t *nout) HIDDEN;
+size_t sites_relocation_refused(void) HIDDEN;
 /* IPS: the stopped threads' instruction pointers and those saved in their
  * signal frames; each inside bytes a prepared entry's jump replaces is
  * moved to its copy in the block (*MOVED of them) before the writes. */

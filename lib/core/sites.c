@@ -935,6 +935,17 @@ int sites_commit_deferred(size_t *converted, uint64_t *ips, size_t nips, size_t 
  * jumps prepared (rel_pending) for the commit. The process runs meanwhile:
  * the blocks are new memory nobody executes yet. *NOUT: how many.
  */
+/* Entries selected for relocation that were refused, in every object. */
+size_t sites_relocation_refused(void)
+{
+	size_t n = 0;
+	patch_lock();
+	for (size_t i = 0; i < obj_count; i++)
+		n += obj_tab[i]->nreloc_refused;
+	patch_unlock();
+	return n;
+}
+
 int sites_relocate_attached(size_t *nout)
 {
 	*nout = 0;

@@ -13,6 +13,8 @@
 #     the attach, the runtime and the decoder are unmapped;
 #   - ATTACH_CYCLES (default 20) attach -P / trace / wake / detach cycles:
 #     results exact, malloc's bytes in use and the mappings the same;
+#   - attach -P '*' reports how many entries it cannot patch, on its own output, not the
+#     program's stderr.
 #   - record -p PID -P sys_fn (and -F sys_fn) records sys_fn; attach without -P refuses a
 #     process with no sites and says to name functions with -P.
 # Needs libcapstone4. Env: TOP B CC SAN; ATTACH_CYCLES.
@@ -196,6 +198,18 @@ check $? "record -p -F sys_fn on a program without sites patches and records sys
 [ $rc -eq 0 ] || diag_file "$T/rec.err"
 ! grep -q 'libdynftrace' "/proc/$ew/maps" && clean
 check $? "record -p -F leaves the process as it was"
+
+# ---- refusals: the command counts them, the program's stderr is left alone
+out=$($D attach -P '*' "$ew" 2>&1)
+rc=$?
+nref=$(echo "$out" | sed -n 's/^\([0-9][0-9]*\) functions named by -P could not be patched.*/\1/p')
+[ $rc -eq 0 ] && [ -n "$nref" ] && [ "$nref" -ge 1 ] && ! grep -q 'dynftrace\[' "$T/ew.out"
+check $? "attach -P '*' counts the entries it cannot patch ($nref, _start among them), the program's stderr untouched"
+[ $rc -eq 0 ] || echo "$out" | sed -e 's/^/# /'
+grep 'dynftrace\[' "$T/ew.out" | head -3 | sed -e 's/^/# /'
+$D detach "$ew" >"$T/detach.out" 2>&1 || diag_file "$T/detach.out"
+wake $((n += 1)) && clean
+check $? "the waits go on after attach -P '*' and detach"
 
 # ---- no sites without -P
 out=$($D attach "$ew" 2>&1)
