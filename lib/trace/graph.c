@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "dynftrace/dynftrace.h"
 #include "internal.h"
@@ -684,8 +685,9 @@ PUBLIC int _Unwind_Backtrace(unwind_trace_fn fn, void *arg)
 DFT_WRAPPER(_Unwind_Backtrace);
 
 /* Frames asked of backtrace() through a copy on the stack (a crash
- * handler's alternate stack may be small); a longer buffer is filled in
- * place and shifted, one frame short. */
+ * handler's alternate stack may be small); a longer one through a mapping
+ * of its own (mmap: safe in a signal handler, unlike malloc), or, without
+ * memory, in place and shifted, one frame short. */
 #define BT_MAX 128
 
 PUBLIC int backtrace(void **buf, int size)
@@ -698,16 +700,27 @@ PUBLIC int backtrace(void **buf, int size)
 	struct fg_thread *g = fg_self;
 	uintptr_t lo = CALLER_SP();
 	/* one frame more, the wrapper's, dropped: what the caller would get */
-	void *tmp[BT_MAX + 1], **to = size <= BT_MAX ? tmp : buf;
+	void *tmp[BT_MAX + 1], **to = tmp;
+	size_t maplen = 0;
+	if (size > BT_MAX) {
+		maplen = ((size_t)size + 1) * sizeof(void *);
+		to = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (to == MAP_FAILED) {
+			to = buf;
+			maplen = 0;
+		}
+	}
+	int ask = to == buf ? size : size + 1;
 	if (g)
 		unhook_around(g, lo, 0);
-	int r = real(to, size <= BT_MAX ? size + 1 : size);
+	int r = real(to, ask);
 	if (g)
 		unhook_around(g, lo, 1);
-	if (r <= 1)
-		return 0;
-	memmove(buf, to + 1, (size_t)(r - 1) * sizeof(void *));
-	return r - 1;
+	if (r > 1)
+		memmove(buf, to + 1, (size_t)(r - 1) * sizeof(void *));
+	if (maplen)
+		munmap(to, maplen);
+	return r > 1 ? r - 1 : 0;
 }
 DFT_WRAPPER(backtrace);
 

@@ -8,7 +8,8 @@
 # (no unwind information): the runtime's wrappers put the originals back
 # for the walk. The output must be the untraced one: the same frames, none
 # of the runtime's. With libcapstone4, again with every function of the
-# program and its libraries relocated (-P '*' --patch-libs).
+# program and its libraries relocated (-P '*' --patch-libs). And backtrace()
+# into a buffer longer than the runtime's copy on the stack, 300 frames deep.
 # Env: TOP B CC SAN ARCH.
 . "$(dirname "$0")/../gen/common.sh"
 DFT=$B/dynftrace
@@ -53,7 +54,26 @@ __attribute__((noinline)) int c(void)
 }
 __attribute__((noinline)) int b2(void) { return c() + 1; }
 __attribute__((noinline)) int a(void) { return b2() + 1; }
-int main(void) { return a() > 3 ? 0 : 1; }
+/* "deep": 300 traced frames fill a buffer longer than the wrapper's copy
+ * on the stack */
+static volatile int sink;
+__attribute__((noinline)) int deep(int n)
+{
+	if (n) {
+		int r = deep(n - 1) + 1;
+		sink = r;
+		return r;
+	}
+	void *b[200];
+	printf("deep backtrace %d\n", backtrace(b, 200));
+	return 0;
+}
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		return deep(300) == 300 ? 0 : 1;
+	return a() > 3 ? 0 : 1;
+}
 EOF
 # shellcheck disable=SC2086
 if ! $CC -O1 -g -rdynamic $TRACE_FLAGS $SANFLAGS bt.c -o bt 2>build.log; then
@@ -82,6 +102,20 @@ else
 	notok "function_graph: record status $rc, c() recorded $nc times; untraced and traced output differ"
 	diag_file want
 	diag_file got
+	diag_file err
+fi
+
+# A buffer longer than the wrapper's copy on the stack, filled: every slot
+./bt deep >want.deep 2>/dev/null
+rm -rf d
+"$DFT" record $HIDE -d d ./bt deep >got.deep 2>err
+rc=$?
+if [ $rc -eq 0 ] && cmp -s want.deep got.deep && grep -q '^deep backtrace 200$' got.deep; then
+	ok "function_graph: backtrace() fills 200 slots from 300 frames deep, as untraced"
+else
+	notok "function_graph: record status $rc; backtrace() from 300 frames deep differs"
+	diag_file want.deep
+	diag_file got.deep
 	diag_file err
 fi
 
