@@ -219,8 +219,8 @@ const char *dft_reloc_entry_verdict(const struct elf_image *img, const struct el
  * overwrites, with room to decode past them. */
 #define VERDICT_CODE 32
 
-/* NULL when E is an entry to relocate, "site", or why it cannot be traced. */
-/* UNWOUND: elf_entries_mostly_unwound(IMG), counted once by the caller. */
+/* NULL when E is an entry to relocate, "site", or why it cannot be traced.
+ * UNWOUND: elf_entries_mostly_unwound(IMG), counted once by the caller. */
 static const char *entry_verdict(const struct elf_image *img, const struct elf_entry *e,
 				 int unwound)
 {

@@ -229,9 +229,9 @@ static const char *never_why(const char *name)
 	return NULL;
 }
 
-/* Does DYNFTRACE_PATCH select function NAME of O? MAIN: O is the program. */
-/* Is NAME of O selected: 0 no, 1 by a glob, 2 by its exact name (no
- * wildcard in the pattern's function part). */
+/* Does DYNFTRACE_PATCH select function NAME of O (MAIN: O is the
+ * program)? 0 no, 1 by a glob, 2 by its exact name (no wildcard in the
+ * pattern's function part). */
 static int selected(const char *name, const struct dft_object *o, int main)
 {
 	int sel = 0;

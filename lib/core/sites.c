@@ -929,12 +929,6 @@ int sites_commit_deferred(size_t *converted, uint64_t *ips, size_t nips, size_t 
 	return err;
 }
 
-/*
- * Under attach, once the configuration has come: the selected entries of
- * every object found are relocated, as object_add does at start-up, their
- * jumps prepared (rel_pending) for the commit. The process runs meanwhile:
- * the blocks are new memory nobody executes yet. *NOUT: how many.
- */
 /* Entries selected for relocation that were refused, in every object. */
 size_t sites_relocation_refused(void)
 {
@@ -946,6 +940,12 @@ size_t sites_relocation_refused(void)
 	return n;
 }
 
+/*
+ * Under attach, once the configuration has come: the selected entries of
+ * every object found are relocated, as object_add does at start-up, their
+ * jumps prepared (rel_pending) for the commit. The process runs meanwhile:
+ * the blocks are new memory nobody executes yet. *NOUT: how many.
+ */
 int sites_relocate_attached(size_t *nout)
 {
 	*nout = 0;

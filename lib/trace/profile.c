@@ -2,11 +2,10 @@
 /*
  * profile.c - the profile tracer's tables: per-thread counts by site id
  * (calls, total, self, sum and sum of squares of the durations), merged into
- * the process's table at
- * thread and process exit and written to profile-IMG.txt; read live by
- * trace_stat/function; dumped by the fatal-signal path. The frames come
- * from the graph tracer's shadow stack (trace.c calls profile_account when
- * a profile frame closes).
+ * the process's table at thread and process exit and written to
+ * profile-IMG.txt; read live by trace_stat/function; dumped by the
+ * fatal-signal path. The frames come from the graph tracer's shadow stack
+ * (trace.c calls profile_account when a profile frame closes).
  */
 #include <errno.h>
 #include <fcntl.h>

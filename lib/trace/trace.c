@@ -281,6 +281,7 @@ static void trace_shutdown(void)
 }
 
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
 static void trace_exit_late(void *unused)
 {
 	(void)unused;
