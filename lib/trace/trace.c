@@ -381,7 +381,8 @@ static void write_fork_frames(void)
 		const struct shadow_ent *e = &g->ent[i];
 		if (!(e->fl & SE_RING))
 			continue;
-		n = snprintf(line, sizeof(line), "frame: %" PRIu32 " %" PRIu64 "\n", e->id, e->ts);
+		uint64_t ts = e->ts & SE_TS_TICK ? ring_tick_ns(e->ts & ~SE_TS_TICK) : e->ts;
+		n = snprintf(line, sizeof(line), "frame: %" PRIu32 " %" PRIu64 "\n", e->id, ts);
 		bad = write(fd, line, (size_t)n) != n;
 	}
 	close(fd);
