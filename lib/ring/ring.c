@@ -42,6 +42,10 @@
  *           last_ts = ts; write the header; remember size in nest_size[]
  *   end:    commit[slot] += size | 1 << 32   (xadd, no lock prefix)
  *           nest--
+ *           wake the consumer if the commit completed the page (an outer
+ *           event's, after a nested one switched pages) or a stop waits;
+ *           the assembly writers (tramp.S) leave both to the consumer's
+ *           next pass and ring_quiesce's polling: their commit is one add
  *
  * last_ts is conservative: it is stored after the cmpxchg, so a nested
  * event between the two sees an older value, which only makes it choose the
@@ -1251,7 +1255,9 @@ void ring_quiesce(void)
 			uint64_t now = clock_mono_ns();
 			if (now >= deadline || !thread_alive(b))
 				break;
-			consumer_wait(seq, deadline - now < 10000000 ? deadline - now : 10000000);
+			/* The assembly writers do not wake us (tramp.S,
+			 * RING_COMMIT): look again within a millisecond. */
+			consumer_wait(seq, deadline - now < 1000000 ? deadline - now : 1000000);
 		}
 	}
 }

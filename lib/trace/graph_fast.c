@@ -161,13 +161,6 @@ undo:
 	return false;
 }
 
-/* ring_wake for the exit in assembly (tramp.S: dft_graph_exit): like all
- * of this file, it touches the general registers only. */
-HIDDEN void dft_graph_ring_wake(void)
-{
-	ring_wake();
-}
-
 /* The original return address, or 0 for the slow path (nothing done).
  * dft_return_tramp's; the graph shortcut's exit is tramp.S's dft_graph_exit,
  * the same in assembly. */

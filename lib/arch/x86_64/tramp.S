@@ -743,22 +743,19 @@ dft_gentry_tmpl_end:
 
 /*
  * Commit SIZE bytes at buffer position POS (clobbered) of the ring at r11
- * (one xadd on the page's commit word: bytes and events), leave the
- * writer's nest, and go to WAKE when the page is complete or the ring is
- * stopping (the consumer or shutdown waits). Clobbers rax, rcx, rsi.
+ * (one add on the page's commit word: bytes and events) and leave the
+ * writer's nest. Nothing waits for the result: a page this commit
+ * completes (an outer event's, after a nested one switched pages) is found
+ * by the consumer's next pass, and shutdown polls the nest (ring.c,
+ * ring_quiesce), so no wake is due here. Clobbers rax, rcx, rsi.
  */
-.macro RING_COMMIT pos, size, wake
+.macro RING_COMMIT pos, size
 	movl	RB_PAGE_SHIFT(%r11), %ecx
 	shrq	%cl, \pos
 	movq	RB_COMMIT(%r11), %rax
 	movabsq	$(1 << 32) | (\size), %rsi
-	xaddq	%rsi, (%rax,\pos,8)	/* commit */
+	addq	%rsi, (%rax,\pos,8)	/* commit */
 	subl	$1, RB_NEST(%r11)
-	addl	$\size, %esi
-	cmpl	RB_PAGE_SIZE(%r11), %esi	/* completed the page */
-	je	\wake
-	cmpl	$0, RB_STOP(%r11)	/* shutdown waits for us */
-	jne	\wake
 .endm
 
 /*
@@ -910,8 +907,7 @@ dft_gentry_tmpl_end:
 	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10d, .Lge_unlock\sfx, .Lge_undo\sfx
 	movl	\id, %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* payload: the id */
-	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 4, .Lge_wake\sfx
-.Lge_push\sfx:
+	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 4
 	/* The shadow entry, then depth: a nested handler sees the push. */
 	movl	FG_DEPTH(%r8), %ecx
 	imulq	$SE_SIZE, %rcx, %rax
@@ -935,15 +931,6 @@ dft_gentry_tmpl_end:
 	movq	$0, THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
 	xorl	%eax, %eax		/* traced */
 	jmp	.Lge_out\sfx
-.Lge_wake\sfx:
-	movq	%r8, REGS_IP(%rsp)	/* unused on this path */
-	movq	%r9, REGS_RET(%rsp)
-	movq	%rdx, REGS_RET+8(%rsp)
-	call	dft_graph_ring_wake	/* general registers only */
-	movq	REGS_IP(%rsp), %r8
-	movq	REGS_RET(%rsp), %r9
-	movq	REGS_RET+8(%rsp), %rdx
-	jmp	.Lge_push\sfx
 .Lge_function\sfx:
 	/* The function tracer: one event, and the call is not hooked (the
 	 * thunk jumps to the function). The ordinary thunk's `jmp SITE + 5`
@@ -973,7 +960,7 @@ dft_gentry_tmpl_end:
 	shlq	$16, %rcx
 	orq	%rcx, %r8		/* r8 = the event, its header bits 0 */
 	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 6, RING_EV_NEAR_ASM, %r10d, .Lge_unlock\sfx, .Lge_undo\sfx, %r8
-	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 6, .Lge_fwake\sfx
+	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 6
 	jmp	.Lge_untraced\sfx
 	.endif
 .Lge_far\sfx:
@@ -982,12 +969,7 @@ dft_gentry_tmpl_end:
 	movl	\id, %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* func */
 	movq	%r8, RING_COMPACT_HDR_ASM + 4(%rax,%rdi)	/* parent_ip */
-	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 12, .Lge_fwake\sfx
-	jmp	.Lge_untraced\sfx
-.Lge_fwake\sfx:
-	movq	%r9, REGS_RET(%rsp)
-	call	dft_graph_ring_wake	/* general registers only */
-	movq	REGS_RET(%rsp), %r9
+	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 12
 .Lge_untraced\sfx:
 	movq	$0, THR_RCU_CTR(%r9)
 	movq	$0, THR_RECURSION(%r9)
@@ -1166,8 +1148,7 @@ dft_gexit_tmpl_end:
 	/* Quadword stores, as the entry's: its quadword load forwards. */
 	movq	$1, THR_RECURSION(%r10)	/* recursion = 1 */
 	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %ecx, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
-	RING_COMMIT %r8, RING_COMPACT_HDR_ASM, .Lgx_wake\sfx
-.Lgx_done\sfx:
+	RING_COMMIT %r8, RING_COMPACT_HDR_ASM
 	movq	SE_ORIG(%rdi), %r11
 	.if \all
 	movq	%r11, \slot(%rsp)	/* for the thunk's ret */
@@ -1176,27 +1157,7 @@ dft_gexit_tmpl_end:
 	movq	$0, THR_RECURSION(%r10)
 	GRAPH_EXIT_POP \all
 	ret
-.Lgx_wake\sfx:
-	.cfi_adjust_cfa_offset 16 + 56 * \all
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	andq	$-16, %rsp		/* for the C call: see the top */
-	pushq	%rdi
-	pushq	%r9
-	pushq	%r10
-	pushq	%r10
-	call	dft_graph_ring_wake	/* general registers only */
-	popq	%r10
-	popq	%r10
-	popq	%r9
-	popq	%rdi
-	leave
-	.cfi_def_cfa %rsp, 24 + 56 * \all
-	.cfi_restore %rbp
-	jmp	.Lgx_done\sfx
+	.cfi_adjust_cfa_offset 16 + 56 * \all	/* the pushes above, for the paths below */
 .Lgx_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lgx_slow_rec\sfx:
