@@ -1660,7 +1660,7 @@ static int cw_page(uint64_t bt, uint64_t bn, uint64_t mult, uint64_t open, const
  */
 static int t_clockwrap(const char *dir)
 {
-	tap_plan(4);
+	tap_plan(5);
 	/* 0.4 and 0.999 ns a tick, 1 (the vDSO's ns), and a 24 MHz counter */
 	static const uint64_t rates[] = {UINT64_C(1717986918), UINT64_C(4290672329),
 					 UINT64_C(1) << 32, UINT64_C(178956970667)};
@@ -1717,6 +1717,39 @@ static int t_clockwrap(const char *dir)
 	   "at 0.4, 0.999, 1 and 41.7 ns a tick (%d compact headers among them)",
 	   compacts);
 	ok(now_ok, "ring_now after 2^32 and 2^40 ticks without a latch update is exact");
+
+	/* Pages that are not a writer's (a damaged buffer file salvage
+	 * reads): cooking stops at what does not decode, never reads or
+	 * writes past the page, never calls garbage whole. */
+	int fuzz_ok = 1;
+	uint32_t seed = 12345;
+	for (int round = 0; round < 3000 && fuzz_ok; round++) {
+		static uint8_t src[1024], dst[1024];
+		uint8_t tmpl[FMT_PACKET_HEADER] = {0};
+		size_t len = FMT_HDR_SIZE + (seed % (sizeof(src) - FMT_HDR_SIZE + 1));
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245u + 12345u;
+			src[i] = (uint8_t)(seed >> 16);
+			/* many small ids and compact headers, as a writer's */
+			if (round % 2 && i >= FMT_HDR_SIZE && (seed >> 8) % 3 == 0)
+				src[i] &= 0x3f;
+		}
+		uint32_t magic = round % 5 ? FMT_RAW_MAGIC : seed;
+		memcpy(src, &magic, 4);
+		uint64_t nev = 0;
+		int64_t n = fmt_page_cook(dst, src, len, tmpl, &nev);
+		uint64_t ev = 1000;
+		size_t w = fmt_packet_cook(dst, src, len, tmpl, round % 3 ? 0 : 7, &ev);
+		if (n > (int64_t)len || (n >= 0 && n < (int64_t)FMT_HDR_SIZE) ||
+		    (magic != FMT_RAW_MAGIC && magic != FMT_PACKET_MAGIC && n != -1) || w > len ||
+		    (w && ev > 1000)) {
+			diag("round %d: cooked %lld of %zu bytes, %zu to write", round,
+			     (long long)n, len, w);
+			fuzz_ok = 0;
+		}
+	}
+	ok(fuzz_ok,
+	   "3000 pages of noise cook without reading past them, cut where they stop decoding");
 
 	/* Events after silences: the latch's time jumps ahead by each gap
 	 * (as after that long without an event, the counter unchanged), the
