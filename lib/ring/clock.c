@@ -56,21 +56,6 @@ uint64_t ring_now(void)
 	return clock_read();
 }
 
-uint64_t ring_tick_ns(uint64_t tick)
-{
-	for (;;) {
-		uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
-		const struct clk_params *p = &clk_p[seq & 1];
-		uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
-		uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
-		uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
-		barrier();
-		if (__atomic_load_n(&clk_seq, __ATOMIC_RELAXED) != seq)
-			continue;
-		return m & CLK_MULT_NONE ? ring_now() : clk_apply(tick, bt, bn, m);
-	}
-}
-
 /* Latch update: readers always have one stable copy. Consumer only. */
 static void clk_publish(const struct clk_params *np)
 {

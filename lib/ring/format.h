@@ -22,16 +22,6 @@
  *   extended header (13 bytes): 7, id (uint32), timestamp (uint64 ns).
  * A function_graph call is an entry (6 bytes) and an exit (2); a call of
  * the function tracer a function_near event (8) when its caller is near.
- *
- * In a thread's buffer (memory, and the buffer files that salvage reads)
- * a page is a raw packet: every timestamp is in ticks of the trace clock's
- * source (the cycle counter, or ns when the clock is the vDSO), and the
- * 20 bytes after the magic hold the page's conversion to ns instead of the
- * uuid and stream id (FMT_RAW_*). Whoever takes a page out (the consumer,
- * the emergency flush, salvage, the live readers) converts a copy
- * (fmt_page_cook), so the writer never spends a multiply on the time and
- * every event of a page is converted by one function: the clock's latch
- * when the page was opened. Streams on disk hold cooked packets only.
  */
 #ifndef DYNFTRACE_FORMAT_H
 #define DYNFTRACE_FORMAT_H
@@ -42,7 +32,6 @@
 #include <string.h>
 
 #define FMT_PACKET_MAGIC   0xC1FC1FC1u
-#define FMT_RAW_MAGIC	   0xC1FC1FC0u /* a raw packet (buffers only) */
 #define FMT_PACKET_HEADER  24
 #define FMT_PACKET_CONTEXT 56
 #define FMT_HDR_SIZE	   (FMT_PACKET_HEADER + FMT_PACKET_CONTEXT) /* 80 */
@@ -60,16 +49,6 @@ enum {
 	FMT_PKT_SEQ = 64,
 	FMT_PKT_PID = 72,
 	FMT_PKT_TID = 76,
-};
-
-/* A raw packet's conversion, in place of uuid and stream_id: ns(t) =
- * NS0 + ((FRAC + (t - ts_begin) * MULT) >> 32) for a tick t >= ts_begin
- * (the page's first tick), which is the latch's base_ns + ((t - base) *
- * mult >> 32) exactly: FRAC keeps the fraction of NS0. */
-enum {
-	FMT_RAW_NS0 = 4,   /* uint64 */
-	FMT_RAW_FRAC = 12, /* uint32 */
-	FMT_RAW_MULT = 16, /* uint64: ns per tick, 32.32 fixed point */
 };
 
 #define FMT_COMPACT_HDR	   2
@@ -240,142 +219,6 @@ static inline int64_t fmt_payload_len(uint32_t id, const uint8_t *p, size_t avai
 		return -1;
 	}
 	return n <= avail ? (int64_t)n : -1;
-}
-
-/* A raw packet's conversion from ticks to ns (see the top). */
-struct fmt_clock {
-	uint64_t tick0, ns0, mult;
-	uint32_t frac;
-};
-
-static inline void fmt_clock_read(const uint8_t *page, struct fmt_clock *c)
-{
-	memcpy(&c->tick0, page + FMT_PKT_TS_BEGIN, 8);
-	memcpy(&c->ns0, page + FMT_RAW_NS0, 8);
-	memcpy(&c->frac, page + FMT_RAW_FRAC, 4);
-	memcpy(&c->mult, page + FMT_RAW_MULT, 8);
-}
-
-static inline void fmt_clock_write(uint8_t *page, const struct fmt_clock *c)
-{
-	uint32_t magic = FMT_RAW_MAGIC;
-	memcpy(page + FMT_PKT_MAGIC, &magic, 4);
-	memcpy(page + FMT_PKT_TS_BEGIN, &c->tick0, 8);
-	memcpy(page + FMT_RAW_NS0, &c->ns0, 8);
-	memcpy(page + FMT_RAW_FRAC, &c->frac, 4);
-	memcpy(page + FMT_RAW_MULT, &c->mult, 8);
-}
-
-/* The time of tick T (one before the page's first counts as its first). */
-static inline uint64_t fmt_clock_ns(const struct fmt_clock *c, uint64_t t)
-{
-	if (t <= c->tick0)
-		return c->ns0;
-	return c->ns0 + (uint64_t)(((unsigned __int128)(t - c->tick0) * c->mult + c->frac) >> 32);
-}
-
-/*
- * The cooked packet of the LEN bytes (header included, LEN >= FMT_HDR_SIZE)
- * of page SRC into DST (SRC itself allowed): the uuid and stream id from
- * TMPL (a packet header, FMT_PACKET_HEADER bytes), every timestamp (the
- * context's two and each event's) in ns. A compact header stays compact:
- * the writer takes it for less than the page's FMT_TS_WRAP-limit of ticks
- * (fmt_clock_wrap), whose ns are fewer. A cooked SRC is copied as it is.
- * Returns the bytes of whole events converted (LEN, or less where the
- * events stop decoding: the rest is left as it was), their count in *NEV
- * (a cooked SRC: not counted, 0), -1 if SRC is neither.
- */
-static inline int64_t fmt_page_cook(uint8_t *dst, const uint8_t *src, size_t len,
-				    const uint8_t *tmpl, uint64_t *nev)
-{
-	uint32_t magic;
-	memcpy(&magic, src + FMT_PKT_MAGIC, 4);
-	if (dst != src)
-		memcpy(dst, src, len);
-	*nev = 0;
-	if (magic == FMT_PACKET_MAGIC)
-		return (int64_t)len;
-	if (magic != FMT_RAW_MAGIC || len < FMT_HDR_SIZE)
-		return -1;
-	struct fmt_clock c;
-	fmt_clock_read(dst, &c);
-	memcpy(dst, tmpl, FMT_PACKET_HEADER);
-	uint64_t t, prev = c.tick0, prev_ns = c.ns0;
-	memcpy(&t, dst + FMT_PKT_TS_END, 8);
-	t = fmt_clock_ns(&c, t);
-	memcpy(dst + FMT_PKT_TS_BEGIN, &c.ns0, 8);
-	memcpy(dst + FMT_PKT_TS_END, &t, 8);
-	size_t pos = FMT_HDR_SIZE;
-	while (pos < len) {
-		uint8_t *p = dst + pos;
-		uint32_t id, hdr;
-		uint64_t ts;
-		if (fmt_header(p, len - pos, &id, &ts, &hdr))
-			break;
-		int64_t n = fmt_payload_len(id, p + hdr, len - pos - hdr);
-		if (n < 0)
-			break;
-		if (hdr == FMT_COMPACT_HDR) {
-			uint64_t tk = (prev & ~(uint64_t)(FMT_TS_WRAP - 1)) | ts;
-			if (tk < prev)
-				tk += FMT_TS_WRAP;
-			prev = tk;
-			uint64_t ns = fmt_clock_ns(&c, tk);
-			if (ns - prev_ns >= FMT_TS_WRAP || ns < prev_ns)
-				break; /* not a writer's: cannot be compact */
-			uint16_t h = (uint16_t)(id | (uint16_t)(ns << 3));
-			memcpy(p, &h, 2);
-			prev_ns = ns;
-		} else {
-			prev = ts;
-			prev_ns = fmt_clock_ns(&c, ts);
-			memcpy(p + 5, &prev_ns, 8);
-		}
-		pos += hdr + (size_t)n;
-		++*nev;
-	}
-	return (int64_t)pos;
-}
-
-/*
- * A buffer page for a stream: SRC's first LEN bytes cooked into DST (a
- * partial page, END_NS != 0, ends at END_NS, not before its start). What
- * does not decode is cut off, its events taken from *EVENTS (of SRC's
- * committed events, those written). Returns the bytes to write, 0 for a
- * page that is not a packet.
- */
-static inline size_t fmt_packet_cook(uint8_t *dst, const uint8_t *src, size_t len,
-				     const uint8_t *tmpl, uint64_t end_ns, uint64_t *events)
-{
-	uint64_t nev, v;
-	int64_t n = fmt_page_cook(dst, src, len, tmpl, &nev);
-	if (n < (int64_t)FMT_HDR_SIZE)
-		return 0;
-	if ((size_t)n < len) {
-		len = (size_t)n;
-		v = (uint64_t)len * 8;
-		memcpy(dst + FMT_PKT_CONTENT_SIZE, &v, 8);
-		memcpy(dst + FMT_PKT_PACKET_SIZE, &v, 8);
-		if (nev < *events)
-			*events = nev;
-	}
-	if (end_ns) {
-		memcpy(&v, dst + FMT_PKT_TS_BEGIN, 8);
-		v = end_ns > v ? end_ns : v;
-		memcpy(dst + FMT_PKT_TS_END, &v, 8);
-	}
-	return len;
-}
-
-/* The compact limit of a page of conversion MULT, in ticks: a smaller
- * delta is fewer than FMT_TS_WRAP ns (a counter under 1 GHz ticks in more
- * than a ns). */
-static inline uint64_t fmt_clock_wrap(uint64_t mult)
-{
-	if (mult <= (UINT64_C(1) << 32))
-		return FMT_TS_WRAP;
-	uint64_t w = (uint64_t)(((unsigned __int128)(FMT_TS_WRAP - 1) << 32) / mult);
-	return w ? w : 1;
 }
 
 /*

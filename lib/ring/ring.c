@@ -31,11 +31,8 @@
  *      retry:
  *           off = offset; ts = clock (inside the loop, so a nested event that
  *           slips in between makes the cmpxchg fail and ts is re-read: time
- *           never goes backwards along the stream); ts is the raw tick,
- *           and its latch must be the page's (clk_key), else the slow path
- *           opens a new page (section 5)
- *           header = compact (2 bytes) if ts - last_ts < clk_wrap (8192
- *                    ticks of a counter of 1 GHz or more) and id <= 6,
+ *           never goes backwards along the stream)
+ *           header = compact (2 bytes) if ts - last_ts < 8192 and id <= 6,
  *                    extended (13 bytes) otherwise
  *           if the event does not fit the page: switch (slow path)
  *           cmpxchg(offset, off, off + size)  (no lock prefix) else retry
@@ -119,16 +116,6 @@
  * CLOCK_MONOTONIC and the remaining error is slewed away (at most 500 ppm),
  * keeping the function continuous. Readers go through a two-slot latch
  * (seqcount latch), so they never wait for the updater.
- *
- * The writers do not convert: an event carries the raw tick (the vDSO's ns
- * before calibration), and each page the latch it converts with, stored in
- * its header by page_open (format.h: a raw packet). A writer whose clock
- * read has another latch than the page's (clk_key: the sequence changed,
- * or the source) opens a new page, whose time does not start before the
- * last one's end. Whoever takes a page out cooks a copy (fmt_page_cook):
- * packet_write here, the emergency flush, salvage, the live readers; the
- * buffer itself stays raw. So the fast paths spend no multiply, and no
- * wait, on the time; the latch moves once a second at most, a page each.
  *
  * 6. Buffers that outlive the process
  * -----------------------------------
@@ -304,77 +291,15 @@ static void consumer_wait(uint32_t seq, uint64_t ns)
 
 /* ---- buffers ----------------------------------------------------------- */
 
-/* The trace clock for a writer: the tick now, and the key and parameters
- * of the latch it is a tick of (the counter's, or vDSO ns with the
- * identity). */
-struct clk_tick {
-	uint64_t tick;
-	uint32_t key;
-	struct fmt_clock p; /* the latch: tick0 = base_tsc, ns0 = base_ns */
-};
-
-static void clk_tick_read(struct clk_tick *t)
-{
-	for (;;) {
-		uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
-		const struct clk_params *p = &clk_p[seq & 1];
-		t->p.tick0 = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
-		t->p.ns0 = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
-		t->p.mult = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
-		t->p.frac = 0;
-		if (t->p.mult & CLK_MULT_NONE) {
-			t->tick = clock_mono_ns();
-			t->key = CLK_KEY_VDSO;
-			t->p = (struct fmt_clock){.mult = UINT64_C(1) << 32};
-			return;
-		}
-		t->tick = clk_cycles();
-		barrier();
-		if (__atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq) {
-			t->key = seq | (t->p.mult > (UINT64_C(1) << 32) ? CLK_KEY_SLOW : 0);
-			return;
-		}
-	}
-}
-
-/* The tick of conversion C (a page's) at ns NS (the fork's records): its
- * inverse, NS before the page counting as its start. */
-static uint64_t page_tick_of(const struct fmt_clock *c, uint64_t ns)
-{
-	if (ns <= c->ns0 || !c->mult)
-		return c->tick0;
-	unsigned __int128 x = ((unsigned __int128)(ns - c->ns0) << 32) - c->frac;
-	return c->tick0 + (uint64_t)(x / c->mult);
-}
-
-/* Opens a packet at tick TICK of conversion P (a latch, or the previous
- * page's; key KEY): the raw packet header (format.h) with the page's
- * conversion, P's from TICK on but never before FLOOR ns (the end of the
- * previous page, when the latch stepped back), which the owner's later
- * events use too; returned. Leaves the closing fields (timestamp_end, content_size,
+/* Opens a packet. Leaves the closing fields (timestamp_end, content_size,
  * packet_size, events_discarded: bytes 32-63) to whoever closes it, so the
- * order of an open and a nested close cannot matter. The sequence number
- * goes last: a reader that sees it sees the conversion (ring_read.c). */
-static struct fmt_clock page_open(struct ring_buf *b, uint8_t *page, uint64_t tick, uint64_t seq,
-				  const struct fmt_clock *p, uint32_t key, uint64_t floor)
+ * order of an open and a nested close cannot matter. */
+static void page_open(struct ring_buf *b, uint8_t *page, uint64_t ts, uint64_t seq)
 {
-	struct fmt_clock c = {.tick0 = tick > p->tick0 ? tick : p->tick0, .mult = p->mult};
-	unsigned __int128 x = (unsigned __int128)(c.tick0 - p->tick0) * p->mult + p->frac;
-	c.ns0 = p->ns0 + (uint64_t)(x >> 32);
-	c.frac = (uint32_t)x;
-	if (c.ns0 < floor) {
-		c.ns0 = floor;
-		c.frac = 0;
-	}
 	memcpy(page, b->hdr_tmpl, PKT_TS_END);
 	memcpy(page + PKT_SEQ, b->hdr_tmpl + PKT_SEQ, RING_HDR_SIZE - PKT_SEQ);
-	fmt_clock_write(page, &c);
-	ring_wfence();
+	put_u64(page + PKT_TS_BEGIN, ts);
 	put_u64(page + PKT_SEQ, seq);
-	b->pclk = c;
-	b->clk_wrap = fmt_clock_wrap(p->mult);
-	__atomic_store_n(&b->clk_key, key, __ATOMIC_RELEASE); /* last: see ring_switch */
-	return c;
 }
 
 static void buf_reset(struct ring_buf *b)
@@ -391,9 +316,7 @@ static void buf_reset(struct ring_buf *b)
 	b->fd = -1;
 	b->path[0] = 0; /* a new recording: a new file */
 	b->last_ts = 0; /* the first event gets an extended header */
-	struct clk_tick t;
-	clk_tick_read(&t);
-	page_open(b, b->data, t.tick, 0, &t.p, t.key, 0);
+	page_open(b, b->data, ring_now(), 0);
 	b->commit[0] = RING_HDR_SIZE;
 	__atomic_store_n(&b->offset, RING_HDR_SIZE, __ATOMIC_RELAXED);
 }
@@ -569,9 +492,8 @@ static __attribute__((noinline)) bool buf_populate(struct ring_buf *b, uint64_t 
 	return true;
 }
 
-/* The event does not fit the current page, or its clock is another latch
- * than the page's: move to the next one. AT: the event's time in ns if
- * given (ring_event_begin_at), else 0. *TSP: the event's time in ns. */
+/* The event does not fit the current page: move to the next one. AT: the
+ * event's time if given (ring_event_begin_at), else 0. */
 static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32_t n, unsigned id,
 						      size_t payload, uint64_t *tsp, uint64_t at)
 {
@@ -580,36 +502,19 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 	for (;;) {
 		uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 		barrier(); /* offset, then clock: see ring_event_begin() */
-		/* Nested in the opening of a page (below): dropped, counted. */
-		const uint32_t key0 = __atomic_load_n(&b->clk_key, __ATOMIC_ACQUIRE);
-		if (unlikely(key0 == CLK_KEY_OPENING))
-			return NULL;
-		/* The page's conversion: still its own if the cmpxchg below
-		 * succeeds (no nested event in between). */
-		const struct fmt_clock pc = b->pclk;
-		struct clk_tick t;
-		if (at) {
-			t.tick = page_tick_of(&pc, at);
-			t.key = key0;
-		} else {
-			clk_tick_read(&t);
-		}
-		/* Another latch: a new page, whose first event has the whole
-		 * time anyway (and the last time is of another clock). */
-		const bool same = t.key == key0;
-		uint64_t ts = t.tick;
+		uint64_t ts = at ? at : ring_now();
 		uint64_t last = b->last_ts;
-		if (same && unlikely(ts < last))
+		if (unlikely(ts < last))
 			ts = last;
 		uint64_t pos = off & pmask;
 		const bool plugged = pos == ps - 1;
 		if (plugged)
 			pos = __atomic_load_n(&b->plug_pos, __ATOMIC_RELAXED);
-		uint32_t hdr = (ts - last < b->clk_wrap && id <= FMT_COMPACT_ID_MAX)
+		uint32_t hdr = (ts - last < RING_TS_WRAP && id <= FMT_COMPACT_ID_MAX)
 				   ? RING_COMPACT_HDR
 				   : RING_EXT_HDR;
 		uint32_t size = hdr + (uint32_t)payload;
-		if (same && !plugged && pos + size < ps - 1) {
+		if (!plugged && pos + size < ps - 1) {
 			/* A nested event switched meanwhile: room here. */
 			if (!local_cmpxchg(&b->offset, off, off + size))
 				continue;
@@ -617,7 +522,7 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 			uint8_t *p = b->data + (off & b->buf_mask);
 			write_header(p, id, ts, hdr);
 			b->nest_size[n] = size;
-			*tsp = fmt_clock_ns(&pc, ts);
+			*tsp = ts;
 			return p + hdr;
 		}
 		size = RING_EXT_HDR + (uint32_t)payload;
@@ -654,17 +559,8 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 			}
 		}
 		uint64_t noff = (nvp << b->page_shift) + RING_HDR_SIZE + size;
-		/* From the cmpxchg until page_open's last store, offset names the
-		 * new page while its clock, key and last time are the old one's:
-		 * nested writers see CLK_KEY_OPENING and drop their event. The
-		 * exchange gives the key a nested switch may have set since we
-		 * read it, to put back if our cmpxchg fails. */
-		uint32_t kprev =
-		    __atomic_exchange_n(&b->clk_key, CLK_KEY_OPENING, __ATOMIC_ACQ_REL);
-		if (!local_cmpxchg(&b->offset, off, noff)) {
-			__atomic_store_n(&b->clk_key, kprev, __ATOMIC_RELEASE);
+		if (!local_cmpxchg(&b->offset, off, noff))
 			continue;
-		}
 		/* A reader that copied bytes of the slot's new lap sees the
 		 * offset that reuses it (ring_read.c). */
 		ring_wfence();
@@ -681,18 +577,11 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 			ring_wfence();
 		}
 		uint8_t *np = b->data + ((nvp << b->page_shift) & b->buf_mask);
-		/* The old page ends at a tick of its own clock. */
-		uint64_t end = same ? ts : last;
-		if (at) {
-			t.p = pc; /* the same clock, from TS on */
-			t.key = key0;
-		}
-		const struct fmt_clock nc =
-		    page_open(b, np, ts, nvp, &t.p, t.key, same ? 0 : fmt_clock_ns(&pc, last));
+		page_open(b, np, ts, nvp);
 		local_add(&b->commit[nslot], RING_HDR_SIZE);
 		/* Close the old page, then commit its padding: complete. */
 		uint8_t *op = b->data + ((vp << b->page_shift) & b->buf_mask);
-		put_u64(op + PKT_TS_END, end);
+		put_u64(op + PKT_TS_END, ts);
 		put_u64(op + PKT_CONTENT_SIZE, pos * 8);
 		put_u64(op + PKT_PACKET_SIZE, pos * 8);
 		put_u64(op + PKT_DISCARDED, __atomic_load_n(&b->lost, __ATOMIC_RELAXED));
@@ -707,7 +596,7 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 		uint8_t *p = np + RING_HDR_SIZE;
 		write_header(p, id, ts, RING_EXT_HDR);
 		b->nest_size[n] = size;
-		*tsp = fmt_clock_ns(&nc, ts);
+		*tsp = ts;
 		return p + RING_EXT_HDR;
 	}
 }
@@ -800,21 +689,13 @@ begin_on(struct ring_buf *b, unsigned id, size_t payload, uint64_t *tsp, uint64_
 	 * never lands after one with a later time. */
 	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 	barrier();
-	/* The page's conversion: its own if the reservation succeeds. */
-	const struct fmt_clock pc = b->pclk;
+	uint64_t ts = at;
 	uint8_t *p;
-	struct clk_tick t;
-	if (at) {
-		t.tick = page_tick_of(&pc, at);
-		t.key = b->clk_key;
-	} else {
-		clk_tick_read(&t);
-	}
 	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) ||
-	    unlikely(t.key != __atomic_load_n(&b->clk_key, __ATOMIC_RELAXED)) ||
-	    unlikely(!(p = ring_try_reserve(b, n, off, id, (uint32_t)payload, t.tick, tsp))))
+	    (!at && (unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
+		     unlikely(!clk_tsc_read(&ts)))) ||
+	    unlikely(!(p = ring_try_reserve(b, n, off, id, (uint32_t)payload, ts, tsp))))
 		return ring_reserve_slow(b, n, id, payload, tsp, at);
-	*tsp = fmt_clock_ns(&pc, *tsp); /* the callers get ns */
 	return p;
 }
 
@@ -935,19 +816,8 @@ static void disk_failed(int err)
 	}
 }
 
-/* The page a packet is cooked into (format.h: fmt_packet_cook) before it
- * is written: the buffer page itself stays raw for its other readers.
- * Under list_lock, as every packet_write. */
-static uint8_t *cook_page;
-static size_t cook_size;
-
-/*
- * Write one packet (whole, or nothing: the file keeps whole packets):
- * PAGE's first LEN bytes, EVENTS events, cooked; a partial page (END_NS
- * != 0, the time now) ends at END_NS.
- */
-static void packet_write(struct ring_buf *b, uint8_t *page, size_t len, uint64_t events,
-			 uint64_t end_ns)
+/* Write one packet (whole, or nothing: the file keeps whole packets). */
+static void packet_write(struct ring_buf *b, uint8_t *page, size_t len, uint64_t events)
 {
 	uint64_t disc =
 	    get_u64(page + PKT_DISCARDED) + __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED);
@@ -959,29 +829,6 @@ static void packet_write(struct ring_buf *b, uint8_t *page, size_t len, uint64_t
 		disk_lost += events;
 		return;
 	}
-	if (cook_size < b->page_size) {
-		void *m = mmap(NULL, b->page_size, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED) {
-			b->lost_consumer += events;
-			disk_lost += events;
-			return;
-		}
-		if (cook_page)
-			munmap(cook_page, cook_size);
-		cook_page = m;
-		cook_size = b->page_size;
-	}
-	uint64_t whole = events;
-	len = fmt_packet_cook(cook_page, page, len, b->hdr_tmpl, end_ns, &whole);
-	if (whole < events || !len) {
-		uint64_t cut = len ? events - whole : events;
-		b->lost_consumer += cut;
-		events -= cut;
-		if (!len)
-			return;
-	}
-	page = cook_page;
 	int err = b->fd < 0 ? stream_open(b) : 0;
 	size_t done = 0;
 	while (!err && done < len) {
@@ -1038,7 +885,7 @@ static bool buf_drain(struct ring_buf *b)
 		uint8_t *page = page_addr(b, vp);
 		size_t len = page_len(b, page);
 		if (len)
-			packet_write(b, page, len, cw >> 32, 0);
+			packet_write(b, page, len, cw >> 32);
 		else
 			b->lost_consumer += cw >> 32; /* cannot happen */
 		vp++;
@@ -1067,7 +914,7 @@ void buf_flush(struct ring_buf *b, bool stuck)
 		uint8_t *page = page_addr(b, vp);
 		size_t len = page_len(b, page);
 		if (len)
-			packet_write(b, page, len, cw >> 32, 0);
+			packet_write(b, page, len, cw >> 32);
 	}
 	if (vp == cur) {
 		cw = __atomic_load_n(&b->commit[cur & (b->pages - 1)], __ATOMIC_ACQUIRE);
@@ -1076,10 +923,12 @@ void buf_flush(struct ring_buf *b, bool stuck)
 			uint64_t ev = cw >> 32;
 			uint64_t disc = __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
 			if (ev || disc + b->overwritten > b->last_disc) {
+				uint64_t now = ring_now(), begin = get_u64(page + PKT_TS_BEGIN);
+				put_u64(page + PKT_TS_END, now > begin ? now : begin);
 				put_u64(page + PKT_CONTENT_SIZE, pos * 8);
 				put_u64(page + PKT_PACKET_SIZE, pos * 8);
 				put_u64(page + PKT_DISCARDED, disc);
-				packet_write(b, page, (size_t)pos, ev, ring_now());
+				packet_write(b, page, (size_t)pos, ev);
 			}
 			vp++;
 		}

@@ -264,21 +264,20 @@ struct ring_event {
 /* A reader's place in one buffer (ring_read.c says what each field is). */
 struct ring_cursor {
 	struct ring_buf *b;
-	uint64_t vp;	      /* page */
-	uint32_t pos;	      /* next event's byte in the page */
-	uint32_t avail;	      /* bytes of the page known to be whole events */
-	uint32_t page_ev;     /* events of the page, once complete */
-	uint32_t pev;	      /* events of the page before pos */
-	uint8_t entered;      /* the page's header names vp: this lap's */
-	uint8_t complete;     /* avail is the whole page */
-	uint8_t pipe;	      /* consuming (trace_pipe) */
-	uint8_t fresh;	      /* not placed yet */
-	uint8_t bad;	      /* the page does not decode: skipped once complete */
-	uint64_t ts;	      /* tick of the previous event (compact headers) */
-	struct fmt_clock clk; /* the page's conversion (format.h) */
-	uint64_t ev;	      /* events of the buffer before pos */
-	uint64_t end;	      /* snapshot: the offset when it was opened */
-	uint64_t lost;	      /* overwritten before this cursor got to them, not yet reported */
+	uint64_t vp;	  /* page */
+	uint32_t pos;	  /* next event's byte in the page */
+	uint32_t avail;	  /* bytes of the page known to be whole events */
+	uint32_t page_ev; /* events of the page, once complete */
+	uint32_t pev;	  /* events of the page before pos */
+	uint8_t entered;  /* the page's header names vp: this lap's */
+	uint8_t complete; /* avail is the whole page */
+	uint8_t pipe;	  /* consuming (trace_pipe) */
+	uint8_t fresh;	  /* not placed yet */
+	uint8_t bad;	  /* the page does not decode: skipped once complete */
+	uint64_t ts;	  /* time of the previous event (compact headers) */
+	uint64_t ev;	  /* events of the buffer before pos */
+	uint64_t end;	  /* snapshot: the offset when it was opened */
+	uint64_t lost;	  /* overwritten before this cursor got to them, not yet reported */
 };
 enum { RING_RD_END = -1, RING_RD_NONE = 0, RING_RD_EVENT = 1 };
 
@@ -314,10 +313,6 @@ void ring_clear_all(void) HIDDEN;
 /* Events in all buffers now, and written since the last clear. */
 void ring_counts(uint64_t *in_buffer, uint64_t *written) HIDDEN;
 
-/* The time of a tick of the cycle counter read earlier (the graph
- * shortcut's entry time, kept raw: SE_TS_TICK), by the clock's current
- * latch; without one (the counter no longer in use), now. */
-uint64_t ring_tick_ns(uint64_t tick) HIDDEN;
 /* Which source ring_now() reads now: "tsc" (the calibrated cycle counter) or "vdso"
  * (clock_gettime). Starts as "vdso"; the consumer switches to "tsc" a few
  * ms after ring_init when the TSC is invariant (constant_tsc + nonstop_tsc)

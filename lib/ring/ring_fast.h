@@ -60,7 +60,6 @@ enum {
  * |--------------------|-----------------------------------|------------------------|
  * | offset             | owner (non-locked cmpxchg)        | owner; consumer; readers |
  * | last_ts            | owner                             | owner                  |
- * | clk_key, clk_wrap, pclk | owner (page_open)            | owner                  |
  * | nest               | owner (balanced inc/dec)          | owner; consumer (stop) |
  * | nest_size[], populated | owner                         | owner                  |
  * | stop               | consumer/shutdown/init; buffer_size_kb (RENEW bit) | owner (acquire) |
@@ -97,15 +96,8 @@ struct ring_buf {
 	uint32_t nest;
 	uint32_t stop;
 	uint32_t pages;
-	/* The clock latch the current page converts with (ring.c, page_open):
-	 * a writer whose clock read gives another key opens a new page. The
-	 * assembly writers compare clk_seq with it: CLK_KEY_SLOW and
-	 * CLK_KEY_VDSO never equal clk_seq. */
-	uint32_t clk_key;
+	uint32_t exiting; /* RING_EXITING_*: the owner will write no more */
 	/* Owner only. */
-	uint64_t clk_wrap;     /* compact limit in ticks (fmt_clock_wrap) */
-	struct fmt_clock pclk; /* the current page's conversion */
-	uint32_t exiting;      /* RING_EXITING_*: the owner will write no more */
 	uint32_t nest_size[RING_NEST_MAX];
 	uint64_t plug_pos;  /* real end of the plugged page: see ring_switch() */
 	uint64_t populated; /* first page of lap 0 without memory yet (ring.c,
@@ -246,16 +238,6 @@ struct clk_params {
  * vdso mode): the sign bit, which the assembly fast paths test instead of
  * clk_mode, and clk_tsc_to_ns's range check refuses. */
 #define CLK_MULT_NONE (UINT64_C(1) << 63)
-/* ring_buf.clk_key of a page: clk_seq when the latch was read (the counter,
- * at 1 GHz or more: compact deltas of 8192 ticks); with CLK_KEY_SLOW, a
- * slower counter (compact limit ring_buf.clk_wrap); CLK_KEY_VDSO, ticks
- * that are vDSO ns. clk_seq grows by 3 a second at most: never so far. */
-#define CLK_KEY_SLOW (UINT32_C(1) << 31)
-#define CLK_KEY_VDSO UINT32_MAX
-/* While the owner opens a page (ring_switch): a nested writer (signal
- * handler) then drops its event, counted, for the page's clock and last
- * time are not yet the new page's. */
-#define CLK_KEY_OPENING (UINT32_MAX - 1)
 
 enum { CLK_VDSO = 0, CLK_TSC = 1 };
 
@@ -311,6 +293,29 @@ static inline void write_header(uint8_t *p, unsigned id, uint64_t ts, uint32_t h
 	}
 }
 
+/* The clock for a TSC value read earlier (by a trampoline, so that the read's
+ * latency overlaps other work), when it is less than 2^32 ticks past the
+ * latch's base and the rate is under 1 ns per tick (the consumer moves the
+ * latch every second at most, the TSC runs at more than 1 GHz): one 64-bit
+ * multiply instead of clk_apply's 128-bit one and double shift, which sit
+ * on the writer's critical path (~1.5 ns each here); same result. False:
+ * outside that range (or a TSC read before the base: clk_apply clamps
+ * it), or the latch changed under us. */
+static inline bool clk_tsc_to_ns(uint64_t tsc, uint64_t *ns)
+{
+	uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
+	const struct clk_params *p = &clk_p[seq & 1];
+	uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
+	uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
+	uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
+	uint64_t d = tsc - bt;
+	if (unlikely((d | m) >> 32))
+		return false;
+	*ns = bn + ((d * m) >> 32);
+	barrier();
+	return __atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq;
+}
+
 /* futex wake without libc: graph_fast.c may not call out. */
 static inline long ring_futex_wake(uint32_t *uaddr)
 {
@@ -330,9 +335,8 @@ static __attribute__((noinline, unused)) void ring_wake(void)
 
 /*
  * Reserve at OFF (read before TS was taken, or TS clamped, see ring.c)
- * for the event of nesting level N, TS in the current page's ticks: the
- * event fits the page and nothing nested in between. NULL: nothing
- * changed, take the slow path.
+ * for the event of nesting level N: the event fits the page and nothing
+ * nested in between. NULL: nothing changed, take the slow path.
  */
 static inline uint8_t *ring_try_reserve(struct ring_buf *b, uint32_t n, uint64_t off, unsigned id,
 					uint32_t payload, uint64_t ts, uint64_t *tsp)
@@ -340,8 +344,8 @@ static inline uint8_t *ring_try_reserve(struct ring_buf *b, uint32_t n, uint64_t
 	uint64_t last = b->last_ts;
 	if (unlikely(ts < last))
 		ts = last;
-	uint32_t hdr =
-	    (ts - last < b->clk_wrap && id <= FMT_COMPACT_ID_MAX) ? RING_COMPACT_HDR : RING_EXT_HDR;
+	uint32_t hdr = (ts - last < RING_TS_WRAP && id <= FMT_COMPACT_ID_MAX) ? RING_COMPACT_HDR
+									      : RING_EXT_HDR;
 	uint32_t size = hdr + payload;
 	/* A page never ends at page_size - 1: that is the plug (ring.c). */
 	if (unlikely((off & (b->page_size - 1)) + size >= b->page_size - 1) ||

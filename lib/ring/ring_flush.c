@@ -160,14 +160,10 @@ static int emerg_open(struct ring_buf *b)
 	return -1;
 }
 
-/* The page emerg_packet cooks into (one flush at a time: emerg_enter). */
-static uint8_t *emerg_cook;
-static size_t emerg_cook_size;
-
 /*
- * Write one packet: PAGE's first LEN bytes, EVENTS events, cooked. A
- * complete page keeps its context; a partial one (PARTIAL) gets
- * timestamp_end = now and its sizes. The buffer's page is not touched.
+ * Write one packet: PAGE's first LEN bytes, EVENTS events. A complete page
+ * keeps its context; a partial one (PARTIAL) gets timestamp_end = now and
+ * its sizes. The context goes from a local copy: the page is not touched.
  */
 static void emerg_packet(struct ring_buf *b, int *fd, const uint8_t *page, size_t len,
 			 uint64_t events, bool partial, uint64_t lost0)
@@ -181,30 +177,12 @@ static void emerg_packet(struct ring_buf *b, int *fd, const uint8_t *page, size_
 		b->lost_consumer += events;
 		return;
 	}
-	/* Cooked (format.h) into a page of our own: the buffer stays raw. */
-	if (emerg_cook_size < b->page_size) {
-		void *m = mmap(NULL, b->page_size, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED) {
-			b->lost_consumer += events;
-			return;
-		}
-		if (emerg_cook)
-			munmap(emerg_cook, emerg_cook_size);
-		emerg_cook = m;
-		emerg_cook_size = b->page_size;
-	}
-	uint64_t whole = events;
-	len = fmt_packet_cook(emerg_cook, page, len, b->hdr_tmpl, partial ? ring_now() : 0, &whole);
-	b->lost_consumer += len ? events - whole : events;
-	if (!len)
-		return;
-	events = whole;
-	page = emerg_cook;
 	uint8_t hdr[RING_HDR_SIZE];
 	uint64_t disc;
 	memcpy(hdr, page, RING_HDR_SIZE);
 	if (partial) {
+		uint64_t now = ring_now(), begin = get_u64(hdr + PKT_TS_BEGIN);
+		put_u64(hdr + PKT_TS_END, now > begin ? now : begin);
 		put_u64(hdr + PKT_CONTENT_SIZE, (uint64_t)len * 8);
 		put_u64(hdr + PKT_PACKET_SIZE, (uint64_t)len * 8);
 		disc = lost0;

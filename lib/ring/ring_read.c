@@ -349,16 +349,6 @@ static int cur_enter(struct ring_cursor *c)
 	}
 	if (page_u64(b, c->vp, PKT_SEQ) != c->vp)
 		return -EAGAIN; /* the writer is opening the page */
-	/* Its conversion: written before the sequence number (ring.c,
-	 * page_open); its first event's copy checks it was this lap's. */
-	uint8_t hdr[RING_HDR_SIZE];
-	uint32_t magic;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	rd_copy(hdr, rd_page(b, c->vp), sizeof(hdr));
-	memcpy(&magic, hdr + PKT_MAGIC, 4);
-	fmt_clock_read(hdr, &c->clk);
-	if (magic != FMT_RAW_MAGIC)
-		c->bad = 1; /* not a page of ours: skipped once complete */
 	c->entered = 1;
 	return 0;
 }
@@ -450,7 +440,7 @@ static int cur_copy(struct ring_cursor *c, struct ring_event *e)
 	if (!ok)
 		return -1;
 	e->id = id;
-	e->ts = fmt_clock_ns(&c->clk, ts); /* the page's ticks to ns */
+	e->ts = ts;
 	e->len = len;
 	e->off = (c->vp << b->page_shift) + c->pos;
 	c->ts = ts;

@@ -22,7 +22,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -102,7 +101,6 @@ struct salv {
 	uint64_t at;	    /* its size in whole packets: where the next one goes */
 	uint64_t last_disc; /* events_discarded of its last packet */
 	int err;	    /* a write failed: nothing more is written */
-	uint8_t *cook;	    /* a page: where a packet is cooked (format.h) */
 	struct ring_salvage *r;
 };
 
@@ -208,8 +206,8 @@ static int salv_create(struct salv *v)
 	return -EEXIST;
 }
 
-/* Append one packet: PAGE's first LEN bytes, EVENTS events, cooked (in a
- * copy: the file is read-only); a PARTIAL one gets its closing context. */
+/* Append one packet: PAGE's first LEN bytes, EVENTS events; a PARTIAL one
+ * gets its closing context here (in a copy: the file is read-only). */
 static void salv_packet(struct salv *v, const uint8_t *page, size_t len, uint64_t events,
 			bool partial)
 {
@@ -220,20 +218,16 @@ static void salv_packet(struct salv *v, const uint8_t *page, size_t len, uint64_
 		v->r->lost += events;
 		return;
 	}
-	/* The process's clock is CLOCK_MONOTONIC: now is after its last event. */
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	uint64_t now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec, whole = events;
-	len = fmt_packet_cook(v->cook, page, len, b->hdr_tmpl, partial ? now : 0, &whole);
-	v->r->lost += len ? events - whole : events;
-	if (!len)
-		return;
-	events = whole;
-	page = v->cook;
 	uint8_t hdr[RING_HDR_SIZE];
 	uint64_t disc;
 	memcpy(hdr, page, RING_HDR_SIZE);
 	if (partial) {
+		/* The process's clock is CLOCK_MONOTONIC: now is after its last event. */
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		uint64_t now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+		uint64_t begin = get_u64(hdr + PKT_TS_BEGIN);
+		put_u64(hdr + PKT_TS_END, now > begin ? now : begin);
 		put_u64(hdr + PKT_CONTENT_SIZE, (uint64_t)len * 8);
 		put_u64(hdr + PKT_PACKET_SIZE, (uint64_t)len * 8);
 		disc = b->lost;
@@ -351,16 +345,10 @@ int ring_salvage(const char *path, const char *ctf_dir, struct ring_salvage *r)
 			    .commit = (const uint64_t *)(b + 1),
 			    .ctf_dir = ctf_dir,
 			    .fd = -1,
-			    .cook = malloc(b->page_size),
 			    .r = r,
 			};
-			if (v.cook) {
-				salv_run(&v);
-				err = v.err;
-				free(v.cook);
-			} else {
-				err = -ENOMEM;
-			}
+			salv_run(&v);
+			err = v.err;
 		}
 	}
 	munmap(m, size);

@@ -78,8 +78,10 @@ _Static_assert(__builtin_offsetof(struct ring_buf, offset) == RB_OFFSET &&
 		   FMT_NEAR_FUNC_BITS == NEAR_FUNC_BITS_ASM &&
 		   FMT_NEAR_OFF_BITS == NEAR_OFF_BITS_ASM && FMT_COMPACT_HDR + 6 == 8,
 	       "graph exit: ring layout");
-_Static_assert(__builtin_offsetof(struct ring_buf, clk_key) == RB_CLK_KEY &&
-		   sizeof(((struct ring_buf *)0)->clk_key) == 4 && sizeof(clk_seq) == 4,
+_Static_assert(__builtin_offsetof(struct clk_params, base_tsc) == CLK_BASE_TSC &&
+		   __builtin_offsetof(struct clk_params, base_ns) == CLK_BASE_NS &&
+		   __builtin_offsetof(struct clk_params, mult) == CLK_MULT &&
+		   sizeof(struct clk_params) == CLK_P_SIZE && sizeof(clk_seq) == 4,
 	       "graph exit: clock layout");
 _Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION &&
 		   sizeof(((struct dft_thread *)0)->recursion) == 4,
@@ -117,11 +119,10 @@ fast_put(struct ring_buf *b, uint32_t n, uint64_t off, unsigned id, uint64_t ts,
  * A nested writer (signal handler) between our reserve and our commit uses
  * level N + 1 and leaves nest as it found it. False: nothing changed, take the slow path.
  *
- * The header's size (compact unless the time moved by the page's compact
- * limit or more) is decided by a branch, not computed: the branch is
- * predicted, so the reservation (page check, cmpxchg of the offset) does
- * not wait for the cycle counter read, whose latency is the longest here.
- * The tick stays raw: the page's header converts it (format.h).
+ * The header's size (compact unless the time moved by RING_TS_WRAP or
+ * more) is decided by a branch, not computed: the branch is predicted, so
+ * the reservation (page check, cmpxchg of the offset) does not wait for
+ * the cycle counter read and the clock conversion, whose latency is the longest here.
  */
 static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b, unsigned id,
 							     uint64_t tsc, uint64_t *tsp)
@@ -133,23 +134,22 @@ static inline __attribute__((always_inline)) bool fast_write(struct ring_buf *b,
 	barrier(); /* nest before stop: see ring_quiesce() */
 	uint64_t off = __atomic_load_n(&b->offset, __ATOMIC_RELAXED);
 	barrier();
-	uint64_t ts = tsc;
-	/* The raw tick, while the page's latch is current (ring_fast.h:
-	 * clk_key; a slower counter's page too, never the vDSO's). */
+	uint64_t ts;
+	/* clk_tsc_to_ns refuses the latch of a counter not in use */
 	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) ||
-	    unlikely((__atomic_load_n(&clk_seq, __ATOMIC_RELAXED) | CLK_KEY_SLOW) !=
-		     (__atomic_load_n(&b->clk_key, __ATOMIC_RELAXED) | CLK_KEY_SLOW)))
+	    unlikely(!clk_tsc_to_ns(tsc, &ts)))
 		goto undo;
 	/* As ring_try_reserve (ts below last: last, compact). */
-	uint64_t last = b->last_ts, wrap = b->clk_wrap;
+	uint64_t last = b->last_ts;
 	bool ok;
-	if (likely(ts - last < wrap) && id <= 6) {
+	if (likely(ts - last < RING_TS_WRAP) && id <= 6) {
 		ok = fast_put(b, n, off, id, ts, RING_COMPACT_HDR);
 	} else {
 		if (ts < last)
 			ts = last;
-		ok = fast_put(b, n, off, id, ts,
-			      ts - last < wrap && id <= 6 ? RING_COMPACT_HDR : RING_EXT_HDR);
+		ok =
+		    fast_put(b, n, off, id, ts,
+			     ts - last < RING_TS_WRAP && id <= 6 ? RING_COMPACT_HDR : RING_EXT_HDR);
 	}
 	if (likely(ok)) {
 		*tsp = ts;

@@ -381,8 +381,7 @@ static void write_fork_frames(void)
 		const struct shadow_ent *e = &g->ent[i];
 		if (!(e->fl & SE_RING))
 			continue;
-		uint64_t ts = e->ts & SE_TS_TICK ? ring_tick_ns(e->ts & ~SE_TS_TICK) : e->ts;
-		n = snprintf(line, sizeof(line), "frame: %" PRIu32 " %" PRIu64 "\n", e->id, ts);
+		n = snprintf(line, sizeof(line), "frame: %" PRIu32 " %" PRIu64 "\n", e->id, e->ts);
 		bad = write(fd, line, (size_t)n) != n;
 	}
 	close(fd);

@@ -94,7 +94,7 @@ struct shadow_ent {
 	uintptr_t *slot;   /* where the return address lives */
 	uintptr_t orig;	   /* the real return address */
 	uintptr_t hook;	   /* what *slot holds while hooked: dft_return_tramp or a thunk's */
-	uint64_t ts;	   /* entry time: ns, or a tick with SE_TS_TICK */
+	uint64_t ts;	   /* entry time */
 	uint64_t child_ns; /* time spent in traced callees (profile) */
 	uint32_t id;
 	uint8_t hooked;	    /* *slot holds hook (or will: a thunk's call writes it) */
@@ -124,10 +124,6 @@ struct shadow_ent {
 
 struct fg_ctx;
 #define SE_RETVAL 128 /* its return value is wanted (args.c): never the fast exits' */
-/* shadow_ent.ts of a frame the graph shortcut's assembly entry opened:
- * the raw cycle counter with this bit set (ring_tick_ns converts it); the
- * others' are ns. */
-#define SE_TS_TICK (UINT64_C(1) << 63)
 
 #define SHADOW_MAX    4096
 #define TRIG_NEST_MAX 64 /* nested depth=/time= functions applied per thread */

@@ -3,13 +3,13 @@
 #
 # A program calls f() 300 times, each call between two clock_gettime
 # (CLOCK_MONOTONIC) reads that it prints, with silences of 0 to 40 ms
-# between calls (2.5 s in all: the trace clock's latch moves some 20 times
-# meanwhile, and each move opens a page). The writers keep the cycle counter
-# raw and the readers convert it by each page's latch (lib/ring/format.h):
-# the entry and the exit of every call, as babeltrace2 reads them, must lie
-# within the program's two reads, give or take the counter's distance from
+# between calls (2.5 s in all: the trace clock's latch, which converts the
+# cycle counter to ns, moves some 20 times meanwhile, and the silences
+# cross the compact header's 13-bit wrap many times over). The entry and
+# the exit of every call, as babeltrace2 reads them, must lie within the
+# program's two reads, give or take the counter's distance from
 # CLOCK_MONOTONIC (the consumer measures and slews it: well under 2 us,
-# where a wrong latch or a compact header read across its wrap is 8 us or
+# where a wrong latch or a compact time read across its wrap is 8 us or
 # more off), never decrease, and no call may last longer than its reads
 # allow. Recorded with the counter (the graph shortcut) and with
 # DYNFTRACE_CLOCK=vdso (ns from the start: exact).

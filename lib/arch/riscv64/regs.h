@@ -109,7 +109,11 @@
 #define NEAR_FUNC_BITS_ASM   22
 #define NEAR_OFF_BITS_ASM    26
 #define RING_EV_EXIT_ASM     1
-#define RB_CLK_KEY	     60
+/* struct clk_params (ring_fast.h): */
+#define CLK_BASE_TSC 0
+#define CLK_BASE_NS  8
+#define CLK_MULT     16
+#define CLK_P_SIZE   24
 
 #ifndef __ASSEMBLER__
 struct dynftrace_regs {

@@ -761,7 +761,7 @@ dft_gentry_tmpl_end:
 /*
  * Reserve a compact event of SIZE bytes (header included) with id ID in the
  * ring at r11, the TSC in rdx (graph_fast.c's fast_write): the writer's
- * nest, then the offset, the clock (SEQD as in CLOCK_TICK), room in the page
+ * nest, then the offset, the clock (SEQD as in CLOCK_NS), room in the page
  * (a page never ends at page_size - 1, ring.c: the event and one byte more
  * must fit), the offset claimed by cmpxchg (no lock: against our own signal
  * handlers) and the header written. Leaves OFF = the event's buffer
@@ -777,7 +777,7 @@ dft_gentry_tmpl_end:
 	movq	RB_OFFSET(%r11), \off
 	cmpl	$0, RB_STOP(%r11)
 	jne	\undo
-	CLOCK_TICK \seqd, \undo
+	CLOCK_NS \seqd, \undo
 	movl	RB_PAGE_SIZE(%r11), %esi
 	leal	-1(%rsi), %eax
 	andq	\off, %rax
@@ -802,17 +802,31 @@ dft_gentry_tmpl_end:
 .endm
 
 /*
- * The graph paths' timestamp: the TSC in rdx, kept raw (the page's
- * conversion is in its header: format.h), valid when the clock's latch
- * is still the one the page of the buffer at r11 was opened with (its
- * clk_key: another latch, a slow counter or the vDSO never matches
- * clk_seq), and the ring's compact delta checked (ticks: a counter of
- * 1 GHz or more, so under RING_TS_WRAP ns too). Anything else goes to
- * UNDO. Clobbers rax and SEQD.
+ * The graph paths' timestamp: the TSC in rdx to trace-clock nanoseconds
+ * with the clock's current parameters (ring_fast.h's clk_apply, 64-bit
+ * form: valid while the TSC is under 2^32 ticks past the base, which the
+ * consumer keeps), read under the clock's seqcount (SEQD, a 32-bit
+ * register), and the ring's compact delta to the buffer at r11 checked.
+ * A latch whose mult has the sign bit (CLK_MULT_NONE: the counter not in
+ * use, clock.c) and anything else go to UNDO. Clobbers rax, rsi and SEQD.
  */
-.macro CLOCK_TICK seqd, undo
+.macro CLOCK_NS seqd, undo
 	movl	clk_seq(%rip), \seqd
-	cmpl	RB_CLK_KEY(%r11), \seqd
+	movl	\seqd, %eax
+	andl	$1, %eax
+	imulq	$CLK_P_SIZE, %rax, %rax
+	leaq	clk_p(%rip), %rsi
+	addq	%rsi, %rax		/* rax = &clk_p[seq & 1] */
+	subq	CLK_BASE_TSC(%rax), %rdx	/* tsc - base_tsc */
+	js	\undo
+	movq	CLK_MULT(%rax), %rsi
+	testq	%rsi, %rsi
+	js	\undo
+	imulq	%rsi, %rdx
+	jo	\undo
+	shrq	$32, %rdx
+	addq	CLK_BASE_NS(%rax), %rdx	/* rdx = ts */
+	cmpl	clk_seq(%rip), \seqd
 	jne	\undo
 	movq	%rdx, %rax
 	subq	RB_LAST_TS(%r11), %rax
@@ -919,7 +933,6 @@ dft_gentry_tmpl_end:
 	movq	8(%rbp), %rdi
 	addq	$THUNK_HOOK_ASM, %rdi
 	movq	%rdi, SE_HOOK(%rax)
-	btsq	$63, %rdx		/* a tick, not ns: SE_TS_TICK */
 	movq	%rdx, SE_TS(%rax)
 	movq	$0, SE_CHILD_NS(%rax)
 	movl	\id, %edi
@@ -1089,7 +1102,9 @@ dft_gexit_tmpl_end:
  * until after the shadow entry is read, as there: a signal handler tracing
  * meanwhile would push onto the entry being closed.
  *
- * The clock: the raw TSC, while the page's latch is current (CLOCK_TICK).
+ * The clock: TSC mode only, the latch read as clk_tsc_to_ns does; the
+ * conversion is exact when the signed 64-bit product does not overflow
+ * (imul's OF), a TSC before the base goes slow (clk_apply clamps it).
  */
 /* The registers dft_graph_exit(_all) pushed, back; the CFA follows. */
 .macro GRAPH_EXIT_POP all
