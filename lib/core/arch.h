@@ -31,8 +31,7 @@
  * |                | arch_vec_kind, ARCH_CALLER_SP (optional)                |
  * | per thread     | arch_thread_pointer                                     |
  * | clock          | arch_cycles, arch_cycles_constant, arch_cycles_hz       |
- * | local atomics  | arch_local_cmpxchg, arch_local_xadd, arch_local_add,    |
- * |                | arch_cpu_relax                                          |
+ * | local atomics  | arch_local_cmpxchg, arch_local_add, arch_cpu_relax      |
  * | raw syscalls   | arch_futex_wake_raw                                     |
  * | GOT hooks      | arch_got_reloc                                          |
  * | relocation     | arch_reloc_entry, arch_reloc_max, arch_reloc_peek       |

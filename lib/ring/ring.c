@@ -37,12 +37,12 @@
  *           if the event does not fit the page: switch (slow path)
  *           cmpxchg(offset, off, off + size)  (no lock prefix) else retry
  *           last_ts = ts; write the header; remember size in nest_size[]
- *   end:    commit[slot] += size | 1 << 32   (xadd, no lock prefix)
+ *   end:    commit[slot] += size | 1 << 32   (add, no lock prefix; nothing
+ *                                             waits for its result)
  *           nest--
- *           wake the consumer if the commit completed the page (an outer
- *           event's, after a nested one switched pages) or a stop waits;
- *           the assembly writers (tramp.S) leave both to the consumer's
- *           next pass and ring_quiesce's polling: their commit is one add
+ *           (a page an outer event's commit completes, after a nested one
+ *           switched pages, waits for the consumer's next pass; a stop
+ *           polls the nest: ring_quiesce)
  *
  * last_ts is conservative: it is stored after the cmpxchg, so a nested
  * event between the two sees an older value, which only makes it choose the
@@ -1104,8 +1104,8 @@ void ring_quiesce(void)
 			uint64_t now = clock_mono_ns();
 			if (now >= deadline || !thread_alive(b))
 				break;
-			/* The assembly writers do not wake us (tramp.S,
-			 * RING_COMMIT): look again within a millisecond. */
+			/* A writer's commit does not wake us (ring_fast.h,
+			 * ring_commit_slot): look again within a millisecond. */
 			consumer_wait(seq, deadline - now < 1000000 ? deadline - now : 1000000);
 		}
 	}

@@ -65,7 +65,7 @@ enum {
  * | stop               | consumer/shutdown/init; buffer_size_kb (RENEW bit) | owner (acquire) |
  * | lost, overwritten, retired | owner (one-instruction add) | owner; consumer; readers |
  * | plug_pos           | owner (before the plug)           | owner; consumer; readers |
- * | commit[]           | owner (xadd/add, release)         | consumer, readers (acquire) |
+ * | commit[]           | owner (add, release)              | consumer, readers (acquire) |
  * | consumed           | consumer (release)                | owner at switch        |
  * | exiting            | owner (release)                   | consumer               |
  * | gone               | consumer (release, list_lock)     | readers (acquire)      |
@@ -166,10 +166,6 @@ static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
 {
 	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
-static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
-{
-	return __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
-}
 static inline void local_add(uint64_t *p, uint64_t v)
 {
 	__atomic_fetch_add(p, v, __ATOMIC_RELEASE);
@@ -180,10 +176,6 @@ static inline void local_add(uint64_t *p, uint64_t v)
 static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
 {
 	return arch_local_cmpxchg(p, old, new);
-}
-static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
-{
-	return arch_local_xadd(p, v);
 }
 static inline void local_add(uint64_t *p, uint64_t v)
 {
@@ -359,19 +351,25 @@ static inline uint8_t *ring_try_reserve(struct ring_buf *b, uint32_t n, uint64_t
 	return p + hdr;
 }
 
+/*
+ * Commit SIZE bytes of an event in page slot SLOT and leave nesting level
+ * N, as tramp.S's RING_COMMIT: one add, whose result nothing waits for. A
+ * page this completes (an outer event's, after a nested one switched
+ * pages) is found by the consumer's next pass; a stop polls the nest
+ * (ring_quiesce).
+ */
+static inline void ring_commit_slot(struct ring_buf *b, size_t slot, uint32_t size, uint32_t n)
+{
+	local_add(&b->commit[slot], size | RING_EV_ONE);
+	barrier();
+	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+}
+
 /* Commit the event whose payload is at PAYLOAD (ring_event_end). */
 static inline void ring_commit(struct ring_buf *b, uint8_t *payload)
 {
 	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED) - 1;
-	uint32_t size = b->nest_size[n];
-	size_t slot = (size_t)(payload - 1 - b->data) >> b->page_shift;
-	uint64_t old = local_xadd(&b->commit[slot], size | RING_EV_ONE);
-	barrier();
-	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
-	/* Completed a page a nested event closed, or shutdown waits for us. */
-	if (unlikely((uint32_t)old + size == b->page_size) ||
-	    unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
-		ring_wake();
+	ring_commit_slot(b, (size_t)(payload - 1 - b->data) >> b->page_shift, b->nest_size[n], n);
 }
 
 #endif

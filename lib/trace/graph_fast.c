@@ -102,12 +102,8 @@ fast_put(struct ring_buf *b, uint32_t n, uint64_t off, unsigned id, uint64_t ts,
 	uint64_t pos = off & b->buf_mask;
 	uint8_t *p = b->data + pos;
 	write_header(p, id, ts, hdr);
-	/* As the assembly's RING_COMMIT: one add to the commit word of the
-	 * event's page (the one at POS), its result not waited for (the
-	 * consumer finds a page this completes; ring_quiesce polls). */
-	local_add(&b->commit[pos >> b->page_shift], size | RING_EV_ONE);
-	barrier();
-	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
+	/* the event lies in one page, the one at POS */
+	ring_commit_slot(b, pos >> b->page_shift, size, n);
 	return true;
 }
 

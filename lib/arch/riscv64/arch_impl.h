@@ -220,10 +220,6 @@ static inline int arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
 {
 	return __atomic_compare_exchange_n(p, &old, new, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
-static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
-{
-	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-}
 static inline void arch_local_add(uint64_t *p, uint64_t v)
 {
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);

@@ -139,11 +139,6 @@ static inline int arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
 			     : "memory", "cc");
 	return prev == old;
 }
-static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
-{
-	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory", "cc");
-	return v;
-}
 static inline void arch_local_add(uint64_t *p, uint64_t v)
 {
 	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "r"(v) : "memory", "cc");
