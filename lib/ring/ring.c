@@ -316,9 +316,15 @@ static void buf_reset(struct ring_buf *b)
 	b->fd = -1;
 	b->path[0] = 0; /* a new recording: a new file */
 	b->last_ts = 0; /* the first event gets an extended header */
+	/* No assembly writer uses the old page meanwhile (the limit is
+	 * behind any position). */
+	__atomic_store_n(&b->wlimit, 0, __ATOMIC_RELAXED);
+	barrier();
 	page_open(b, b->data, ring_now(), 0);
 	b->commit[0] = RING_HDR_SIZE;
 	__atomic_store_n(&b->offset, RING_HDR_SIZE, __ATOMIC_RELAXED);
+	barrier();
+	ring_cache_page(b, 0);
 }
 
 static void count_lost_nobuf(uint64_t n)
@@ -561,6 +567,7 @@ static __attribute__((noinline)) uint8_t *ring_switch(struct ring_buf *b, uint32
 		uint64_t noff = (nvp << b->page_shift) + RING_HDR_SIZE + size;
 		if (!local_cmpxchg(&b->offset, off, noff))
 			continue;
+		ring_cache_page(b, nvp);
 		/* A reader that copied bytes of the slot's new lap sees the
 		 * offset that reuses it (ring_read.c). */
 		ring_wfence();

@@ -97,6 +97,14 @@ struct ring_buf {
 	uint32_t stop;
 	uint32_t pages;
 	uint32_t exiting; /* RING_EXITING_*: the owner will write no more */
+	/* The current page as the x86-64 assembly writers use it (ring_cache_page):
+	 * an event fits when its end is below wlimit; its address is
+	 * wbase + position; wcommit is the page's commit word. Owner only (and
+	 * its signal handlers): stored after the offset moved to the page,
+	 * wlimit last, so a writer that passes the limit sees the other two. */
+	uint64_t wlimit;
+	uintptr_t wbase;
+	uint64_t *wcommit;
 	/* Owner only. */
 	uint32_t nest_size[RING_NEST_MAX];
 	uint64_t plug_pos;  /* real end of the plugged page: see ring_switch() */
@@ -227,8 +235,9 @@ struct clk_params {
 	uint64_t mult; /* ns per tick, 32.32 fixed point; CLK_MULT_NONE: none */
 };
 /* The latch's mult while the counter is not in use (before calibration, in
- * vdso mode): the sign bit, which the assembly fast paths test instead of
- * clk_mode, and clk_tsc_to_ns's range check refuses. */
+ * vdso mode): the sign bit, which clk_tsc_to_ns's range check refuses. Such
+ * a latch has base_tsc 0, so the x86-64 fast paths' signed multiply of
+ * (tsc - 0) by it overflows: they test that instead of clk_mode. */
 #define CLK_MULT_NONE (UINT64_C(1) << 63)
 
 enum { CLK_VDSO = 0, CLK_TSC = 1 };
@@ -271,6 +280,18 @@ static inline bool clk_tsc_read(uint64_t *ns)
 	barrier();
 	*ns = clk_apply(tsc, bt, bn, m);
 	return __atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq;
+}
+
+/* The owner moved the offset into virtual page VP: the assembly writers'
+ * view of it (struct ring_buf: wlimit). A nested writer in between sees the
+ * old limit, which the new offset is past, and takes the slow path. */
+static inline void ring_cache_page(struct ring_buf *b, uint64_t vp)
+{
+	uint64_t start = vp << b->page_shift;
+	__atomic_store_n(&b->wbase, (uintptr_t)b->data - (start & ~b->buf_mask), __ATOMIC_RELAXED);
+	__atomic_store_n(&b->wcommit, &b->commit[vp & (b->pages - 1)], __ATOMIC_RELAXED);
+	barrier();
+	__atomic_store_n(&b->wlimit, start + b->page_size - 1, __ATOMIC_RELAXED);
 }
 
 static inline void write_header(uint8_t *p, unsigned id, uint64_t ts, uint32_t hdr)

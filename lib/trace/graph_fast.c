@@ -63,13 +63,11 @@ _Static_assert(__builtin_offsetof(struct fg_thread, depth) == FG_DEPTH &&
 	       "graph exit: shadow stack layout");
 _Static_assert(__builtin_offsetof(struct ring_buf, offset) == RB_OFFSET &&
 		   __builtin_offsetof(struct ring_buf, last_ts) == RB_LAST_TS &&
-		   __builtin_offsetof(struct ring_buf, data) == RB_DATA &&
-		   __builtin_offsetof(struct ring_buf, commit) == RB_COMMIT &&
-		   __builtin_offsetof(struct ring_buf, buf_mask) == RB_BUF_MASK &&
-		   __builtin_offsetof(struct ring_buf, page_size) == RB_PAGE_SIZE &&
-		   __builtin_offsetof(struct ring_buf, page_shift) == RB_PAGE_SHIFT &&
 		   __builtin_offsetof(struct ring_buf, nest) == RB_NEST &&
 		   __builtin_offsetof(struct ring_buf, stop) == RB_STOP &&
+		   __builtin_offsetof(struct ring_buf, wlimit) == RB_WLIMIT &&
+		   __builtin_offsetof(struct ring_buf, wbase) == RB_WBASE &&
+		   __builtin_offsetof(struct ring_buf, wcommit) == RB_WCOMMIT &&
 		   RING_NEST_MAX == RING_NEST_MAX_ASM && RING_TS_WRAP == RING_TS_WRAP_ASM &&
 		   RING_COMPACT_HDR == RING_COMPACT_HDR_ASM && RING_EV_EXIT == RING_EV_EXIT_ASM &&
 		   RING_EV_ENTRY == RING_EV_ENTRY_ASM &&

@@ -93,13 +93,11 @@
 /* struct ring_buf (ring_fast.h): */
 #define RB_OFFSET	     0
 #define RB_LAST_TS	     8
-#define RB_DATA		     16
-#define RB_COMMIT	     24
-#define RB_BUF_MASK	     32
-#define RB_PAGE_SIZE	     40
-#define RB_PAGE_SHIFT	     44
 #define RB_NEST		     48
 #define RB_STOP		     52
+#define RB_WLIMIT	     64
+#define RB_WBASE	     72
+#define RB_WCOMMIT	     80
 #define RING_NEST_MAX_ASM    8
 #define RING_TS_WRAP_ASM     8192
 #define RING_COMPACT_HDR_ASM 2

@@ -742,19 +742,16 @@ dft_gentry_tmpl_end:
 	.size	dft_gentry_tmpl, dft_gentry_tmpl_end - dft_gentry_tmpl
 
 /*
- * Commit SIZE bytes at buffer position POS (clobbered) of the ring at r11
- * (one add on the page's commit word: bytes and events) and leave the
- * writer's nest. Nothing waits for the result: a page this commit
- * completes (an outer event's, after a nested one switched pages) is found
- * by the consumer's next pass, and shutdown polls the nest (ring.c,
- * ring_quiesce), so no wake is due here. Clobbers rax, rcx, rsi.
+ * Commit SIZE bytes to the page commit word at CW (RING_RESERVE's: one add,
+ * bytes and events) and leave the writer's nest. Nothing waits for the
+ * result: a page this commit completes (an outer event's, after a nested
+ * one switched pages) is found by the consumer's next pass, and shutdown
+ * polls the nest (ring.c, ring_quiesce), so no wake is due here. Clobbers
+ * rsi.
  */
-.macro RING_COMMIT pos, size
-	movl	RB_PAGE_SHIFT(%r11), %ecx
-	shrq	%cl, \pos
-	movq	RB_COMMIT(%r11), %rax
+.macro RING_COMMIT cw, size
 	movabsq	$(1 << 32) | (\size), %rsi
-	addq	%rsi, (%rax,\pos,8)	/* commit */
+	addq	%rsi, (\cw)		/* commit */
 	subl	$1, RB_NEST(%r11)
 .endm
 
@@ -762,15 +759,17 @@ dft_gentry_tmpl_end:
  * Reserve a compact event of SIZE bytes (header included) with id ID in the
  * ring at r11, the TSC in rdx (graph_fast.c's fast_write): the writer's
  * nest, then the offset, the clock (SEQD as in CLOCK_NS), room in the page
- * (a page never ends at page_size - 1, ring.c: the event and one byte more
- * must fit), the offset claimed by cmpxchg (no lock: against our own signal
- * handlers) and the header written. Leaves OFF = the event's buffer
- * position and rax = the buffer's data; to FULL when the nest is full
+ * (below the cached page's limit: ring_fast.h, ring_cache_page), the
+ * page's address base and commit word (read before the claim, so that they
+ * are the claimed position's page: a nested writer that switches pages
+ * fails the claim), the offset claimed by cmpxchg (no lock: against our
+ * own signal handlers) and the header written. Leaves OFF = the event's
+ * address and CW = its page's commit word; to FULL when the nest is full
  * (nothing changed), to UNDO with the nest taken. Clobbers rax, rsi, SEQD.
  * With WORD (an 8-byte event), writes header and WORD's payload (bits
  * 16-63) as one quadword, WORD clobbered.
  */
-.macro RING_RESERVE off, size, id, seqd, full, undo, word
+.macro RING_RESERVE off, size, id, seqd, cw, full, undo, word
 	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
 	jae	\full
 	addl	$1, RB_NEST(%r11)
@@ -778,26 +777,22 @@ dft_gentry_tmpl_end:
 	cmpl	$0, RB_STOP(%r11)
 	jne	\undo
 	CLOCK_NS \seqd, \undo
-	movl	RB_PAGE_SIZE(%r11), %esi
-	leal	-1(%rsi), %eax
-	andq	\off, %rax
-	addq	$\size + 1, %rax
-	cmpq	%rsi, %rax
+	leaq	\size(\off), %rsi	/* the new offset */
+	cmpq	RB_WLIMIT(%r11), %rsi
 	jae	\undo
-	leaq	\size(\off), %rsi
+	movq	RB_WCOMMIT(%r11), \cw
 	movq	\off, %rax
+	addq	RB_WBASE(%r11), \off	/* the address */
 	cmpxchgq %rsi, RB_OFFSET(%r11)
 	jne	\undo
 	movq	%rdx, RB_LAST_TS(%r11)
-	andq	RB_BUF_MASK(%r11), \off
-	movq	RB_DATA(%r11), %rax
 	leal	\id(,%rdx,8), %esi	/* compact header: id | ts << 3 */
 	.ifb	\word
-	movw	%si, (%rax,\off)
+	movw	%si, (\off)
 	.else
 	movzwl	%si, %esi
 	orq	%rsi, \word		/* the payload above the header */
-	movq	\word, (%rax,\off)	/* the whole 8-byte event */
+	movq	\word, (\off)		/* the whole 8-byte event */
 	.endif
 .endm
 
@@ -807,25 +802,23 @@ dft_gentry_tmpl_end:
  * form: valid while the TSC is under 2^32 ticks past the base, which the
  * consumer keeps), read under the clock's seqcount (SEQD, a 32-bit
  * register), and the ring's compact delta to the buffer at r11 checked.
- * A latch whose mult has the sign bit (CLK_MULT_NONE: the counter not in
- * use, clock.c) and anything else go to UNDO. Clobbers rax, rsi and SEQD.
+ * A latch not in use (CLK_MULT_NONE, base 0: clock.c) overflows the
+ * multiply; that and anything else go to UNDO. Clobbers rax, rsi and SEQD.
+ * Every instruction here costs: the writers run past what the two counter
+ * reads hide (docs/PERFORMANCE.md).
  */
 .macro CLOCK_NS seqd, undo
 	movl	clk_seq(%rip), \seqd
 	movl	\seqd, %eax
 	andl	$1, %eax
-	imulq	$CLK_P_SIZE, %rax, %rax
-	leaq	clk_p(%rip), %rsi
-	addq	%rsi, %rax		/* rax = &clk_p[seq & 1] */
-	subq	CLK_BASE_TSC(%rax), %rdx	/* tsc - base_tsc */
+	leal	(%rax,%rax,2), %eax	/* CLK_P_SIZE / 8 = 3 */
+	leaq	clk_p(%rip), %rsi	/* rsi + rax * 8 = &clk_p[seq & 1] */
+	subq	CLK_BASE_TSC(%rsi,%rax,8), %rdx	/* tsc - base_tsc */
 	js	\undo
-	movq	CLK_MULT(%rax), %rsi
-	testq	%rsi, %rsi
-	js	\undo
-	imulq	%rsi, %rdx
+	imulq	CLK_MULT(%rsi,%rax,8), %rdx
 	jo	\undo
 	shrq	$32, %rdx
-	addq	CLK_BASE_NS(%rax), %rdx	/* rdx = ts */
+	addq	CLK_BASE_NS(%rsi,%rax,8), %rdx	/* rdx = ts */
 	cmpl	clk_seq(%rip), \seqd
 	jne	\undo
 	movq	%rdx, %rax
@@ -833,6 +826,9 @@ dft_gentry_tmpl_end:
 	cmpq	$RING_TS_WRAP_ASM, %rax	/* also ts < last_ts */
 	jae	\undo
 .endm
+.if CLK_P_SIZE != 24
+.error "CLOCK_NS indexes clk_p by 3 * 8"
+.endif
 
 /*
  * dft_graph_entry - the graph shortcut's entry, reached from the thunk's
@@ -882,22 +878,20 @@ dft_gentry_tmpl_end:
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* rdx = tsc */
-	movq	%fs:0, %r10		/* the thread pointer */
-	movq	dft_self@gottpoff(%rip), %r9
-	addq	%r10, %r9		/* r9 = &dft_self */
-	cmpq	$0, THR_RECURSION(%r9)	/* no recursion, no read side */
+	movq	dft_self@gottpoff(%rip), %r9	/* %fs:(%r9) = dft_self */
+	cmpq	$0, %fs:THR_RECURSION(%r9)	/* no recursion, no read side */
 	jne	.Lge_generic\sfx
 	movabsq	$THR_IDLE, %rax
-	cmpq	%rax, THR_API_DEPTH(%r9)	/* registered, not in the API */
+	cmpq	%rax, %fs:THR_API_DEPTH(%r9)	/* registered, not in the API */
 	jne	.Lge_generic\sfx
 	movabsq	$THR_CALLBACK, %rax
-	movq	%rax, THR_RECURSION(%r9)	/* recursion = rcu_nest = 1 */
+	movq	%rax, %fs:THR_RECURSION(%r9)	/* recursion = rcu_nest = 1 */
 	movq	rcu_gp_ctr(%rip), %rax
-	movq	%rax, THR_RCU_CTR(%r9)	/* rcu_read_lock() */
+	movq	%rax, %fs:THR_RCU_CTR(%r9)	/* rcu_read_lock() */
 	cmpl	$TR_GRAPH_ASM, trace_fast(%rip)	/* ops, ring, no time filter or lists */
 	jne	.Lge_function\sfx
 	movq	fg_self@gottpoff(%rip), %r8
-	movq	(%r10,%r8), %r8		/* r8 = g */
+	movq	%fs:(%r8), %r8		/* r8 = g */
 	testq	%r8, %r8
 	jz	.Lge_unlock\sfx
 	cmpl	$0, FG_NOTRACE_DEPTH(%r8)
@@ -915,15 +909,15 @@ dft_gentry_tmpl_end:
 	cmpl	$SHADOW_MAX_ASM, %ecx
 	je	.Lge_unlock\sfx
 	movq	ring_tls@gottpoff(%rip), %r11
-	movq	(%r10,%r11), %r11	/* r11 = b */
+	movq	%fs:(%r11), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock\sfx
-	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10d, .Lge_unlock\sfx, .Lge_undo\sfx
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10d, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
 	movl	\id, %esi
-	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* payload: the id */
-	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 4
-	/* The shadow entry, then depth: a nested handler sees the push. */
-	movl	FG_DEPTH(%r8), %ecx
+	movl	%esi, RING_COMPACT_HDR_ASM(%rdi)	/* payload: the id */
+	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 4
+	/* The shadow entry, then depth (still in ecx: the recursion guard
+	 * keeps handlers out): a nested handler sees the push. */
 	imulq	$SE_SIZE, %rcx, %rax
 	leaq	FG_ENT(%r8,%rax), %rax	/* rax = e */
 	leaq	\slot(%rbp), %rsi
@@ -940,8 +934,8 @@ dft_gentry_tmpl_end:
 	movl	$1 | TR_GRAPH_ASM << 8 | SE_RING_ASM << 16, SE_HOOKED(%rax)	/* hooked, kind, fl, 0 */
 	addl	$1, %ecx
 	movl	%ecx, FG_DEPTH(%r8)
-	movq	$0, THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
-	movq	$0, THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
+	movq	$0, %fs:THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
+	movq	$0, %fs:THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
 	xorl	%eax, %eax		/* traced */
 	jmp	.Lge_out\sfx
 .Lge_function\sfx:
@@ -954,7 +948,7 @@ dft_gentry_tmpl_end:
 	cmpl	$TR_FUNCTION_ASM, trace_fast(%rip)	/* ops and ring too */
 	jne	.Lge_unlock\sfx
 	movq	ring_tls@gottpoff(%rip), %r11
-	movq	(%r10,%r11), %r11	/* r11 = b */
+	movq	%fs:(%r11), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock\sfx
 	.if !\all
@@ -972,34 +966,34 @@ dft_gentry_tmpl_end:
 	shlq	$16 + NEAR_FUNC_BITS_ASM, %r8
 	shlq	$16, %rcx
 	orq	%rcx, %r8		/* r8 = the event, its header bits 0 */
-	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 6, RING_EV_NEAR_ASM, %r10d, .Lge_unlock\sfx, .Lge_undo\sfx, %r8
-	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 6
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 6, RING_EV_NEAR_ASM, %r10d, %r10, .Lge_unlock\sfx, .Lge_undo\sfx, %r8
+	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 6
 	jmp	.Lge_untraced\sfx
 	.endif
 .Lge_far\sfx:
 	movq	\slot(%rbp), %r8	/* the parent */
-	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 12, RING_EV_FUNCTION_ASM, %r10d, .Lge_unlock\sfx, .Lge_undo\sfx
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 12, RING_EV_FUNCTION_ASM, %r10d, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
 	movl	\id, %esi
-	movl	%esi, RING_COMPACT_HDR_ASM(%rax,%rdi)	/* func */
-	movq	%r8, RING_COMPACT_HDR_ASM + 4(%rax,%rdi)	/* parent_ip */
-	RING_COMMIT %rdi, RING_COMPACT_HDR_ASM + 12
+	movl	%esi, RING_COMPACT_HDR_ASM(%rdi)	/* func */
+	movq	%r8, RING_COMPACT_HDR_ASM + 4(%rdi)	/* parent_ip */
+	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 12
 .Lge_untraced\sfx:
-	movq	$0, THR_RCU_CTR(%r9)
-	movq	$0, THR_RECURSION(%r9)
+	movq	$0, %fs:THR_RCU_CTR(%r9)
+	movq	$0, %fs:THR_RECURSION(%r9)
 	movl	$1, %eax		/* not traced: the thunk jumps to it */
 	jmp	.Lge_out\sfx
 .Lge_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lge_unlock\sfx:
-	movq	$0, THR_RCU_CTR(%r9)
-	movq	$0, THR_RECURSION(%r9)
+	movq	$0, %fs:THR_RCU_CTR(%r9)
+	movq	$0, %fs:THR_RECURSION(%r9)
 .Lge_generic\sfx:
 	/* Inside the runtime or a callback already (the runtime's own calls
 	 * into patched libc functions, millions while it patches a big
 	 * program): what cb_enter answers, without the vector registers'
 	 * saves and the C call. */
-	movl	THR_RECURSION(%r9), %eax
-	orl	THR_API_DEPTH(%r9), %eax
+	movl	%fs:THR_RECURSION(%r9), %eax
+	orl	%fs:THR_API_DEPTH(%r9), %eax
 	jz	2f
 	lock incq dft_recursion_miss(%rip)
 	movl	$1, %eax		/* not traced */
@@ -1135,9 +1129,8 @@ dft_gexit_tmpl_end:
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* rdx = tsc */
-	movq	%fs:0, %r10		/* the thread pointer */
 	movq	fg_self@gottpoff(%rip), %r9
-	movq	(%r10,%r9), %r9		/* r9 = g */
+	movq	%fs:(%r9), %r9		/* r9 = g */
 	testq	%r9, %r9
 	jz	.Lgx_slow\sfx
 	movl	FG_DEPTH(%r9), %eax
@@ -1148,35 +1141,34 @@ dft_gexit_tmpl_end:
 	leaq	\slot(%rsp), %rsi		/* the slot */
 	cmpq	%rsi, SE_SLOT(%rdi)
 	jne	.Lgx_slow\sfx
-	/* Two byte loads: the entry wrote them by separate stores. */
-	cmpb	$TR_GRAPH_ASM, SE_KIND(%rdi)
-	jne	.Lgx_slow\sfx
-	cmpb	$SE_RING_ASM, SE_KIND+1(%rdi)
+	/* kind and fl in one load: the shortcut's entry stores them in one
+	 * (the generic entry's two byte stores cost a failed forward, rarely). */
+	cmpw	$TR_GRAPH_ASM | SE_RING_ASM << 8, SE_KIND(%rdi)
 	jne	.Lgx_slow\sfx
 	movq	ring_tls@gottpoff(%rip), %r11
-	movq	(%r10,%r11), %r11	/* r11 = b */
+	movq	%fs:(%r11), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lgx_slow\sfx
-	addq	dft_self@gottpoff(%rip), %r10	/* r10 = &dft_self */
-	cmpq	$0, THR_RECURSION(%r10)	/* no recursion, no read side */
+	movq	dft_self@gottpoff(%rip), %r10	/* %fs:(%r10) = dft_self */
+	cmpq	$0, %fs:THR_RECURSION(%r10)	/* no recursion, no read side */
 	jne	.Lgx_slow\sfx
 	/* Quadword stores, as the entry's: its quadword load forwards. */
-	movq	$1, THR_RECURSION(%r10)	/* recursion = 1 */
-	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %ecx, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
-	RING_COMMIT %r8, RING_COMPACT_HDR_ASM
+	movq	$1, %fs:THR_RECURSION(%r10)	/* recursion = 1 */
+	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %ecx, %rcx, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
+	RING_COMMIT %rcx, RING_COMPACT_HDR_ASM
 	movq	SE_ORIG(%rdi), %r11
 	.if \all
 	movq	%r11, \slot(%rsp)	/* for the thunk's ret */
 	.endif
 	subl	$1, FG_DEPTH(%r9)
-	movq	$0, THR_RECURSION(%r10)
+	movq	$0, %fs:THR_RECURSION(%r10)
 	GRAPH_EXIT_POP \all
 	ret
 	.cfi_adjust_cfa_offset 16 + 56 * \all	/* the pushes above, for the paths below */
 .Lgx_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lgx_slow_rec\sfx:
-	movq	$0, THR_RECURSION(%r10)
+	movq	$0, %fs:THR_RECURSION(%r10)
 .Lgx_slow\sfx:
 	pushq	%rbp
 	.cfi_adjust_cfa_offset 8
