@@ -110,9 +110,18 @@ unsigned arch_vec_kind(void)
 	return dft_vec_kind;
 }
 
+/* tramp.S reaches the runtime's thread-locals as %fs:sym@dtpoff(block),
+ * block being the thread pointer offset of this object's TLS block: one
+ * load of it instead of a GOT load per variable. Static TLS (the
+ * initial-exec model), so the same for every thread. */
+HIDDEN intptr_t dft_tls_block;
+extern const int64_t dft_self_dtpoff HIDDEN; /* tramp.S */
+
 int arch_sync_init(void)
 {
 	arch_vec_kind();
+	dft_tls_block = (intptr_t)((char *)&dft_self - (char *)__builtin_thread_pointer()) -
+			(intptr_t)dft_self_dtpoff;
 	if (sync_mode >= 0)
 		return 0;
 	int cmds = membarrier(MEMBARRIER_CMD_QUERY, 0);

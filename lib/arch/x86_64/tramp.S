@@ -878,20 +878,19 @@ dft_gentry_tmpl_end:
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* rdx = tsc */
-	movq	dft_self@gottpoff(%rip), %r9	/* %fs:(%r9) = dft_self */
-	cmpq	$0, %fs:THR_RECURSION(%r9)	/* no recursion, no read side */
+	movq	dft_tls_block(%rip), %r9	/* %fs:X@dtpoff(%r9) = X */
+	cmpq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)	/* no recursion, no read side */
 	jne	.Lge_generic\sfx
 	movabsq	$THR_IDLE, %rax
-	cmpq	%rax, %fs:THR_API_DEPTH(%r9)	/* registered, not in the API */
+	cmpq	%rax, %fs:dft_self@dtpoff+THR_API_DEPTH(%r9)	/* registered, not in the API */
 	jne	.Lge_generic\sfx
 	movabsq	$THR_CALLBACK, %rax
-	movq	%rax, %fs:THR_RECURSION(%r9)	/* recursion = rcu_nest = 1 */
+	movq	%rax, %fs:dft_self@dtpoff+THR_RECURSION(%r9)	/* recursion = rcu_nest = 1 */
 	movq	rcu_gp_ctr(%rip), %rax
-	movq	%rax, %fs:THR_RCU_CTR(%r9)	/* rcu_read_lock() */
+	movq	%rax, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)	/* rcu_read_lock() */
 	cmpl	$TR_GRAPH_ASM, trace_fast(%rip)	/* ops, ring, no time filter or lists */
 	jne	.Lge_function\sfx
-	movq	fg_self@gottpoff(%rip), %r8
-	movq	%fs:(%r8), %r8		/* r8 = g */
+	movq	%fs:fg_self@dtpoff(%r9), %r8	/* r8 = g */
 	testq	%r8, %r8
 	jz	.Lge_unlock\sfx
 	cmpl	$0, FG_NOTRACE_DEPTH(%r8)
@@ -908,8 +907,7 @@ dft_gentry_tmpl_end:
 	jae	.Lge_untraced\sfx
 	cmpl	$SHADOW_MAX_ASM, %ecx
 	je	.Lge_unlock\sfx
-	movq	ring_tls@gottpoff(%rip), %r11
-	movq	%fs:(%r11), %r11	/* r11 = b */
+	movq	%fs:ring_tls@dtpoff(%r9), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock\sfx
 	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10d, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
@@ -934,8 +932,8 @@ dft_gentry_tmpl_end:
 	movl	$1 | TR_GRAPH_ASM << 8 | SE_RING_ASM << 16, SE_HOOKED(%rax)	/* hooked, kind, fl, 0 */
 	addl	$1, %ecx
 	movl	%ecx, FG_DEPTH(%r8)
-	movq	$0, %fs:THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
-	movq	$0, %fs:THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
+	movq	$0, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
+	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
 	xorl	%eax, %eax		/* traced */
 	jmp	.Lge_out\sfx
 .Lge_function\sfx:
@@ -947,8 +945,7 @@ dft_gentry_tmpl_end:
 	 * event with the whole address (14 bytes). */
 	cmpl	$TR_FUNCTION_ASM, trace_fast(%rip)	/* ops and ring too */
 	jne	.Lge_unlock\sfx
-	movq	ring_tls@gottpoff(%rip), %r11
-	movq	%fs:(%r11), %r11	/* r11 = b */
+	movq	%fs:ring_tls@dtpoff(%r9), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock\sfx
 	.if !\all
@@ -978,22 +975,22 @@ dft_gentry_tmpl_end:
 	movq	%r8, RING_COMPACT_HDR_ASM + 4(%rdi)	/* parent_ip */
 	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 12
 .Lge_untraced\sfx:
-	movq	$0, %fs:THR_RCU_CTR(%r9)
-	movq	$0, %fs:THR_RECURSION(%r9)
+	movq	$0, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)
+	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)
 	movl	$1, %eax		/* not traced: the thunk jumps to it */
 	jmp	.Lge_out\sfx
 .Lge_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lge_unlock\sfx:
-	movq	$0, %fs:THR_RCU_CTR(%r9)
-	movq	$0, %fs:THR_RECURSION(%r9)
+	movq	$0, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)
+	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)
 .Lge_generic\sfx:
 	/* Inside the runtime or a callback already (the runtime's own calls
 	 * into patched libc functions, millions while it patches a big
 	 * program): what cb_enter answers, without the vector registers'
 	 * saves and the C call. */
-	movl	%fs:THR_RECURSION(%r9), %eax
-	orl	%fs:THR_API_DEPTH(%r9), %eax
+	movl	%fs:dft_self@dtpoff+THR_RECURSION(%r9), %eax
+	orl	%fs:dft_self@dtpoff+THR_API_DEPTH(%r9), %eax
 	jz	2f
 	lock incq dft_recursion_miss(%rip)
 	movl	$1, %eax		/* not traced */
@@ -1129,8 +1126,8 @@ dft_gexit_tmpl_end:
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* rdx = tsc */
-	movq	fg_self@gottpoff(%rip), %r9
-	movq	%fs:(%r9), %r9		/* r9 = g */
+	movq	dft_tls_block(%rip), %r10	/* %fs:X@dtpoff(%r10) = X */
+	movq	%fs:fg_self@dtpoff(%r10), %r9	/* r9 = g */
 	testq	%r9, %r9
 	jz	.Lgx_slow\sfx
 	movl	FG_DEPTH(%r9), %eax
@@ -1145,15 +1142,13 @@ dft_gexit_tmpl_end:
 	 * (the generic entry's two byte stores cost a failed forward, rarely). */
 	cmpw	$TR_GRAPH_ASM | SE_RING_ASM << 8, SE_KIND(%rdi)
 	jne	.Lgx_slow\sfx
-	movq	ring_tls@gottpoff(%rip), %r11
-	movq	%fs:(%r11), %r11	/* r11 = b */
+	movq	%fs:ring_tls@dtpoff(%r10), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lgx_slow\sfx
-	movq	dft_self@gottpoff(%rip), %r10	/* %fs:(%r10) = dft_self */
-	cmpq	$0, %fs:THR_RECURSION(%r10)	/* no recursion, no read side */
+	cmpq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r10)	/* no recursion, no read side */
 	jne	.Lgx_slow\sfx
 	/* Quadword stores, as the entry's: its quadword load forwards. */
-	movq	$1, %fs:THR_RECURSION(%r10)	/* recursion = 1 */
+	movq	$1, %fs:dft_self@dtpoff+THR_RECURSION(%r10)	/* recursion = 1 */
 	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %ecx, %rcx, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
 	RING_COMMIT %rcx, RING_COMPACT_HDR_ASM
 	movq	SE_ORIG(%rdi), %r11
@@ -1161,14 +1156,14 @@ dft_gexit_tmpl_end:
 	movq	%r11, \slot(%rsp)	/* for the thunk's ret */
 	.endif
 	subl	$1, FG_DEPTH(%r9)
-	movq	$0, %fs:THR_RECURSION(%r10)
+	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r10)
 	GRAPH_EXIT_POP \all
 	ret
 	.cfi_adjust_cfa_offset 16 + 56 * \all	/* the pushes above, for the paths below */
 .Lgx_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lgx_slow_rec\sfx:
-	movq	$0, %fs:THR_RECURSION(%r10)
+	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r10)
 .Lgx_slow\sfx:
 	pushq	%rbp
 	.cfi_adjust_cfa_offset 8
@@ -1387,3 +1382,10 @@ _mcount:
 	.size	_mcount, 1
 
 	.section .note.GNU-stack,"",@progbits
+
+	.section .rodata
+	.p2align 3
+	.globl	dft_self_dtpoff
+	.hidden	dft_self_dtpoff
+dft_self_dtpoff:
+	.quad	dft_self@dtpoff
