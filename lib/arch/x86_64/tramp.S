@@ -934,8 +934,17 @@ dft_gentry_tmpl_end:
 	movl	%ecx, FG_DEPTH(%r8)
 	movq	$0, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
 	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
-	xorl	%eax, %eax		/* traced */
-	jmp	.Lge_out\sfx
+	/* Traced: .Lge_out's end, with ZF set without a register. */
+	RESTORE_GPRS
+	.if \all
+	movq	REGS_R11(%rsp), %r11
+	.endif
+	cmpq	%rsp, %rsp		/* ZF: traced (the thunk's jnz) */
+	.cfi_remember_state
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret	$8 + 8 * \all		/* the real return (and the id) leave */
+	.cfi_restore_state
 .Lge_function\sfx:
 	/* The function tracer: one event, and the call is not hooked (the
 	 * thunk jumps to the function). The ordinary thunk's `jmp SITE + 5`
