@@ -44,6 +44,11 @@
  *           switched pages, waits for the consumer's next pass; a stop
  *           polls the nest: ring_quiesce)
  *
+ * The x86-64 assembly writers do the same against two owner-kept
+ * caches: the current page (ring_cache_page: the limit an event must end
+ * below, the address base, the commit word) and the clock's latch
+ * (ring_clk_copy, refreshed by an outermost C writer when clk_seq moved).
+ *
  * last_ts is conservative: it is stored after the cmpxchg, so a nested
  * event between the two sees an older value, which only makes it choose the
  * extended header more often; it is never newer than the true previous
@@ -319,6 +324,7 @@ static void buf_reset(struct ring_buf *b)
 	/* No assembly writer uses the old page meanwhile (the limit is
 	 * behind any position). */
 	__atomic_store_n(&b->wlimit, 0, __ATOMIC_RELAXED);
+	b->cseq = UINT64_C(1) << 32;
 	barrier();
 	page_open(b, b->data, ring_now(), 0);
 	b->commit[0] = RING_HDR_SIZE;
@@ -691,6 +697,8 @@ begin_on(struct ring_buf *b, unsigned id, size_t payload, uint64_t *tsp, uint64_
 	}
 	__atomic_store_n(&b->nest, n + 1, __ATOMIC_RELAXED);
 	barrier(); /* nest before stop: see ring_quiesce() */
+	if (n == 0 && unlikely(b->cseq != __atomic_load_n(&clk_seq, __ATOMIC_RELAXED)))
+		ring_clk_copy(b);
 	/* The offset is read before the clock: a nested event in between
 	 * moves it, our cmpxchg fails and the clock is read again, so an event
 	 * never lands after one with a later time. */

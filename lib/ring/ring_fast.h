@@ -105,6 +105,10 @@ struct ring_buf {
 	uint64_t wlimit;
 	uintptr_t wbase;
 	uint64_t *wcommit;
+	/* The clock latch as of clk_seq == cseq (ring_clk_copy): the assembly
+	 * writers' copy. Owner only, refreshed by an outermost writer. */
+	uint64_t cseq; /* bit 32: none yet */
+	uint64_t cbase_tsc, cmult, cbase_ns;
 	/* Owner only. */
 	uint32_t nest_size[RING_NEST_MAX];
 	uint64_t plug_pos;  /* real end of the plugged page: see ring_switch() */
@@ -292,6 +296,30 @@ static inline void ring_cache_page(struct ring_buf *b, uint64_t vp)
 	__atomic_store_n(&b->wcommit, &b->commit[vp & (b->pages - 1)], __ATOMIC_RELAXED);
 	barrier();
 	__atomic_store_n(&b->wlimit, start + b->page_size - 1, __ATOMIC_RELAXED);
+}
+
+/* Copy the clock's latch for the assembly writers (struct ring_buf: cseq).
+ * The owner at nest 1 only: a nested writer never sees a half copy. */
+static inline void ring_clk_copy(struct ring_buf *b)
+{
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
+		const struct clk_params *p = &clk_p[seq & 1];
+		uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
+		uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
+		uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&clk_seq, __ATOMIC_RELAXED) != seq)
+			continue;
+		b->cseq = UINT64_C(1) << 32; /* a nested reader: no match meanwhile */
+		barrier();
+		b->cbase_tsc = bt;
+		b->cmult = m;
+		b->cbase_ns = bn;
+		barrier();
+		b->cseq = seq;
+		return;
+	}
 }
 
 static inline void write_header(uint8_t *p, unsigned id, uint64_t ts, uint32_t hdr)

@@ -76,10 +76,11 @@ _Static_assert(__builtin_offsetof(struct ring_buf, offset) == RB_OFFSET &&
 		   FMT_NEAR_FUNC_BITS == NEAR_FUNC_BITS_ASM &&
 		   FMT_NEAR_OFF_BITS == NEAR_OFF_BITS_ASM && FMT_COMPACT_HDR + 6 == 8,
 	       "graph exit: ring layout");
-_Static_assert(__builtin_offsetof(struct clk_params, base_tsc) == CLK_BASE_TSC &&
-		   __builtin_offsetof(struct clk_params, base_ns) == CLK_BASE_NS &&
-		   __builtin_offsetof(struct clk_params, mult) == CLK_MULT &&
-		   sizeof(struct clk_params) == CLK_P_SIZE && sizeof(clk_seq) == 4,
+_Static_assert(__builtin_offsetof(struct ring_buf, cseq) == RB_CSEQ &&
+		   __builtin_offsetof(struct ring_buf, cbase_tsc) == RB_CBASE_TSC &&
+		   __builtin_offsetof(struct ring_buf, cmult) == RB_CMULT &&
+		   __builtin_offsetof(struct ring_buf, cbase_ns) == RB_CBASE_NS &&
+		   sizeof(clk_seq) == 4,
 	       "graph exit: clock layout");
 _Static_assert(__builtin_offsetof(struct dft_thread, recursion) == THR_RECURSION &&
 		   sizeof(((struct dft_thread *)0)->recursion) == 4,

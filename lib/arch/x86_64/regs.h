@@ -82,6 +82,10 @@
 #define RB_WLIMIT	     64
 #define RB_WBASE	     72
 #define RB_WCOMMIT	     80
+#define RB_CSEQ		     88
+#define RB_CBASE_TSC	     96
+#define RB_CMULT	     104
+#define RB_CBASE_NS	     112
 #define RING_NEST_MAX_ASM    8
 #define RING_TS_WRAP_ASM     8192
 #define RING_COMPACT_HDR_ASM 2
@@ -91,11 +95,6 @@
 #define RING_EV_FUNCTION_ASM 2
 #define NEAR_FUNC_BITS_ASM   22
 #define NEAR_OFF_BITS_ASM    26
-/* struct clk_params (ring_fast.h): */
-#define CLK_BASE_TSC 0
-#define CLK_BASE_NS  8
-#define CLK_MULT     16
-#define CLK_P_SIZE   24
 
 #ifndef __ASSEMBLER__
 struct dynftrace_regs {

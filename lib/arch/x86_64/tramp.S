@@ -758,25 +758,25 @@ dft_gentry_tmpl_end:
 /*
  * Reserve a compact event of SIZE bytes (header included) with id ID in the
  * ring at r11, the TSC in rdx (graph_fast.c's fast_write): the writer's
- * nest, then the offset, the clock (SEQD as in CLOCK_NS), room in the page
+ * nest, then the offset, the clock (CLOCK_NS), room in the page
  * (below the cached page's limit: ring_fast.h, ring_cache_page), the
  * page's address base and commit word (read before the claim, so that they
  * are the claimed position's page: a nested writer that switches pages
  * fails the claim), the offset claimed by cmpxchg (no lock: against our
  * own signal handlers) and the header written. Leaves OFF = the event's
  * address and CW = its page's commit word; to FULL when the nest is full
- * (nothing changed), to UNDO with the nest taken. Clobbers rax, rsi, SEQD.
+ * (nothing changed), to UNDO with the nest taken. Clobbers rax, rsi.
  * With WORD (an 8-byte event), writes header and WORD's payload (bits
  * 16-63) as one quadword, WORD clobbered.
  */
-.macro RING_RESERVE off, size, id, seqd, cw, full, undo, word
+.macro RING_RESERVE off, size, id, cw, full, undo, word
 	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
 	jae	\full
 	addl	$1, RB_NEST(%r11)
 	movq	RB_OFFSET(%r11), \off
 	cmpl	$0, RB_STOP(%r11)
 	jne	\undo
-	CLOCK_NS \seqd, \undo
+	CLOCK_NS \undo
 	leaq	\size(\off), %rsi	/* the new offset */
 	cmpq	RB_WLIMIT(%r11), %rsi
 	jae	\undo
@@ -798,37 +798,30 @@ dft_gentry_tmpl_end:
 
 /*
  * The graph paths' timestamp: the TSC in rdx to trace-clock nanoseconds
- * with the clock's current parameters (ring_fast.h's clk_apply, 64-bit
- * form: valid while the TSC is under 2^32 ticks past the base, which the
- * consumer keeps), read under the clock's seqcount (SEQD, a 32-bit
- * register), and the ring's compact delta to the buffer at r11 checked.
- * A latch not in use (CLK_MULT_NONE, base 0: clock.c) overflows the
- * multiply; that and anything else go to UNDO. Clobbers rax, rsi and SEQD.
- * Every instruction here costs: the writers run past what the two counter
- * reads hide (docs/PERFORMANCE.md).
+ * with the ring's copy of the clock's latch (ring_fast.h, ring_clk_copy:
+ * current while clk_seq has not moved since; the C writers refresh it),
+ * 64-bit form of clk_apply (valid while the TSC is under 2^32 ticks past
+ * the base, which the consumer keeps), and the ring's compact delta to the
+ * buffer at r11 checked. A latch not in use (CLK_MULT_NONE, base 0:
+ * clock.c) overflows the multiply; that and anything else go to UNDO.
+ * Clobbers rax. Every instruction here costs: the writers run past what
+ * the two counter reads hide (docs/PERFORMANCE.md).
  */
-.macro CLOCK_NS seqd, undo
-	movl	clk_seq(%rip), \seqd
-	movl	\seqd, %eax
-	andl	$1, %eax
-	leal	(%rax,%rax,2), %eax	/* CLK_P_SIZE / 8 = 3 */
-	leaq	clk_p(%rip), %rsi	/* rsi + rax * 8 = &clk_p[seq & 1] */
-	subq	CLK_BASE_TSC(%rsi,%rax,8), %rdx	/* tsc - base_tsc */
+.macro CLOCK_NS undo
+	movl	clk_seq(%rip), %eax
+	cmpq	RB_CSEQ(%r11), %rax	/* the ring's copy of the latch is current */
+	jne	\undo
+	subq	RB_CBASE_TSC(%r11), %rdx	/* tsc - base_tsc */
 	js	\undo
-	imulq	CLK_MULT(%rsi,%rax,8), %rdx
+	imulq	RB_CMULT(%r11), %rdx
 	jo	\undo
 	shrq	$32, %rdx
-	addq	CLK_BASE_NS(%rsi,%rax,8), %rdx	/* rdx = ts */
-	cmpl	clk_seq(%rip), \seqd
-	jne	\undo
+	addq	RB_CBASE_NS(%r11), %rdx	/* rdx = ts */
 	movq	%rdx, %rax
 	subq	RB_LAST_TS(%r11), %rax
 	cmpq	$RING_TS_WRAP_ASM, %rax	/* also ts < last_ts */
 	jae	\undo
 .endm
-.if CLK_P_SIZE != 24
-.error "CLOCK_NS indexes clk_p by 3 * 8"
-.endif
 
 /*
  * dft_graph_entry - the graph shortcut's entry, reached from the thunk's
@@ -910,7 +903,7 @@ dft_gentry_tmpl_end:
 	movq	%fs:ring_tls@dtpoff(%r9), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock\sfx
-	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10d, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
 	movl	\id, %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rdi)	/* payload: the id */
 	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 4
@@ -972,13 +965,13 @@ dft_gentry_tmpl_end:
 	shlq	$16 + NEAR_FUNC_BITS_ASM, %r8
 	shlq	$16, %rcx
 	orq	%rcx, %r8		/* r8 = the event, its header bits 0 */
-	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 6, RING_EV_NEAR_ASM, %r10d, %r10, .Lge_unlock\sfx, .Lge_undo\sfx, %r8
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 6, RING_EV_NEAR_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx, %r8
 	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 6
 	jmp	.Lge_untraced\sfx
 	.endif
 .Lge_far\sfx:
 	movq	\slot(%rbp), %r8	/* the parent */
-	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 12, RING_EV_FUNCTION_ASM, %r10d, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 12, RING_EV_FUNCTION_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
 	movl	\id, %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rdi)	/* func */
 	movq	%r8, RING_COMPACT_HDR_ASM + 4(%rdi)	/* parent_ip */
@@ -1102,7 +1095,7 @@ dft_gexit_tmpl_end:
  * until after the shadow entry is read, as there: a signal handler tracing
  * meanwhile would push onto the entry being closed.
  *
- * The clock: TSC mode only, the latch read as clk_tsc_to_ns does; the
+ * The clock: TSC mode only, the ring's copy of the latch (CLOCK_NS); the
  * conversion is exact when the signed 64-bit product does not overflow
  * (imul's OF), a TSC before the base goes slow (clk_apply clamps it).
  */
@@ -1158,7 +1151,7 @@ dft_gexit_tmpl_end:
 	jne	.Lgx_slow\sfx
 	/* Quadword stores, as the entry's: its quadword load forwards. */
 	movq	$1, %fs:dft_self@dtpoff+THR_RECURSION(%r10)	/* recursion = 1 */
-	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %ecx, %rcx, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
+	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %rcx, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
 	RING_COMMIT %rcx, RING_COMPACT_HDR_ASM
 	movq	SE_ORIG(%rdi), %r11
 	.if \all
