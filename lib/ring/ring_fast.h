@@ -272,17 +272,26 @@ static inline uint64_t clk_apply(uint64_t tsc, uint64_t base_tsc, uint64_t base_
 	return base_ns + (uint64_t)(((unsigned __int128)d * mult) >> 32);
 }
 
-/* TSC mode only: false when the latch changed under us (retry). */
-static inline bool clk_tsc_read(uint64_t *ns)
+/* The latch's stable copy into *L; the sequence it was read at, which the
+ * reader compares with clk_seq once done (a change: read again). */
+static inline uint32_t clk_latch(struct clk_params *l)
 {
 	uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
 	const struct clk_params *p = &clk_p[seq & 1];
-	uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
-	uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
-	uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
+	l->base_tsc = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
+	l->base_ns = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
+	l->mult = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
+	return seq;
+}
+
+/* TSC mode only: false when the latch changed under us (retry). */
+static inline bool clk_tsc_read(uint64_t *ns)
+{
+	struct clk_params l;
+	uint32_t seq = clk_latch(&l);
 	uint64_t tsc = clk_cycles();
 	barrier();
-	*ns = clk_apply(tsc, bt, bn, m);
+	*ns = clk_apply(tsc, l.base_tsc, l.base_ns, l.mult);
 	return __atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq;
 }
 
@@ -303,19 +312,16 @@ static inline void ring_cache_page(struct ring_buf *b, uint64_t vp)
 static inline void ring_clk_copy(struct ring_buf *b)
 {
 	for (;;) {
-		uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
-		const struct clk_params *p = &clk_p[seq & 1];
-		uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
-		uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
-		uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
+		struct clk_params l;
+		uint32_t seq = clk_latch(&l);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&clk_seq, __ATOMIC_RELAXED) != seq)
 			continue;
 		b->cseq = UINT64_C(1) << 32; /* a nested reader: no match meanwhile */
 		barrier();
-		b->cbase_tsc = bt;
-		b->cmult = m;
-		b->cbase_ns = bn;
+		b->cbase_tsc = l.base_tsc;
+		b->cmult = l.mult;
+		b->cbase_ns = l.base_ns;
 		barrier();
 		b->cseq = seq;
 		return;
@@ -344,15 +350,12 @@ static inline void write_header(uint8_t *p, unsigned id, uint64_t ts, uint32_t h
  * it), or the latch changed under us. */
 static inline bool clk_tsc_to_ns(uint64_t tsc, uint64_t *ns)
 {
-	uint32_t seq = __atomic_load_n(&clk_seq, __ATOMIC_ACQUIRE);
-	const struct clk_params *p = &clk_p[seq & 1];
-	uint64_t bt = __atomic_load_n(&p->base_tsc, __ATOMIC_RELAXED);
-	uint64_t bn = __atomic_load_n(&p->base_ns, __ATOMIC_RELAXED);
-	uint64_t m = __atomic_load_n(&p->mult, __ATOMIC_RELAXED);
-	uint64_t d = tsc - bt;
-	if (unlikely((d | m) >> 32))
+	struct clk_params l;
+	uint32_t seq = clk_latch(&l);
+	uint64_t d = tsc - l.base_tsc;
+	if (unlikely((d | l.mult) >> 32))
 		return false;
-	*ns = bn + ((d * m) >> 32);
+	*ns = l.base_ns + ((d * l.mult) >> 32);
 	barrier();
 	return __atomic_load_n(&clk_seq, __ATOMIC_RELAXED) == seq;
 }

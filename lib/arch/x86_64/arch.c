@@ -113,15 +113,15 @@ unsigned arch_vec_kind(void)
 /* tramp.S reaches the runtime's thread-locals as %fs:sym@dtpoff(block),
  * block being the thread pointer offset of this object's TLS block: one
  * load of it instead of a GOT load per variable. Static TLS (the
- * initial-exec model), so the same for every thread. */
+ * initial-exec model), so the same for every thread; tramp.S's
+ * dft_tls_set_block computes it. */
 HIDDEN intptr_t dft_tls_block;
-extern const int64_t dft_self_dtpoff HIDDEN; /* tramp.S */
+void dft_tls_set_block(void) HIDDEN;
 
 int arch_sync_init(void)
 {
 	arch_vec_kind();
-	dft_tls_block = (intptr_t)((char *)&dft_self - (char *)__builtin_thread_pointer()) -
-			(intptr_t)dft_self_dtpoff;
+	dft_tls_set_block();
 	if (sync_mode >= 0)
 		return 0;
 	int cmds = membarrier(MEMBARRIER_CMD_QUERY, 0);

@@ -1385,9 +1385,23 @@ _mcount:
 
 	.section .note.GNU-stack,"",@progbits
 
-	.section .rodata
-	.p2align 3
-	.globl	dft_self_dtpoff
-	.hidden	dft_self_dtpoff
-dft_self_dtpoff:
-	.quad	dft_self@dtpoff
+
+/*
+ * dft_tls_set_block - store in dft_tls_block (arch.c) the thread pointer
+ * offset of this object's static TLS block, through which the writers
+ * above reach every thread-local as %fs:sym@dtpoff(block): dft_self's
+ * offset less its place in the block. The same for every thread.
+ */
+	.text
+	.globl	dft_tls_set_block
+	.hidden	dft_tls_set_block
+	.type	dft_tls_set_block, @function
+	.p2align 4
+dft_tls_set_block:
+	.cfi_startproc
+	movq	dft_self@gottpoff(%rip), %rax
+	subq	$dft_self@dtpoff, %rax
+	movq	%rax, dft_tls_block(%rip)
+	ret
+	.cfi_endproc
+	.size	dft_tls_set_block, . - dft_tls_set_block
