@@ -718,8 +718,8 @@ dft_reloc_light_tmpl_end:
  * dft_graph_exit below: the common case all in assembly with the general
  * registers only, anything else with the vector registers saved too and
  * the generic C code (ops.c: dft_graph_thunk_slow; trace.c:
- * dft_graph_return). rdtsc goes first so that its latency overlaps the
- * other work. In C these paths cost 4-5 ns more per call (the call, a
+ * dft_graph_return). Each reads the counter as late as it can, in the ring
+ * write (RING_RESERVE). In C these paths cost 4-5 ns more per call (the call, a
  * second save of registers, the compiler's spills): docs/PERFORMANCE.md.
  */
 	.globl	dft_gentry_tmpl
@@ -757,19 +757,25 @@ dft_gentry_tmpl_end:
 
 /*
  * Reserve a compact event of SIZE bytes (header included) with id ID in the
- * ring at r11, the TSC in rdx (graph_fast.c's fast_write): the writer's
- * nest, then the offset, the clock (CLOCK_NS), room in the page
+ * ring at r11 (graph_fast.c's fast_write): the TSC read into rdx, the
+ * writer's nest, then the offset, the clock (CLOCK_NS), room in the page
  * (below the cached page's limit: ring_fast.h, ring_cache_page), the
  * page's address base and commit word (read before the claim, so that they
  * are the claimed position's page: a nested writer that switches pages
  * fails the claim), the offset claimed by cmpxchg (no lock: against our
  * own signal handlers) and the header written. Leaves OFF = the event's
  * address and CW = its page's commit word; to FULL when the nest is full
- * (nothing changed), to UNDO with the nest taken. Clobbers rax, rsi.
- * With WORD (an 8-byte event), writes header and WORD's payload (bits
+ * (nothing changed), to UNDO with the nest taken; rdx = the event's time
+ * in ns. Clobbers rax, rsi. With WORD (an 8-byte event), writes header and WORD's payload (bits
  * 16-63) as one quadword, WORD clobbered.
  */
 .macro RING_RESERVE off, size, id, cw, full, undo, word
+	/* The counter is read here, after every check and before the nest's
+	 * store: read earlier, or after a store, it costs 0.2-1 ns more per
+	 * call (docs/PERFORMANCE.md, "Where the counter is read"). */
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx		/* rdx = tsc */
 	cmpl	$RING_NEST_MAX_ASM, RB_NEST(%r11)
 	jae	\full
 	addl	$1, RB_NEST(%r11)
@@ -868,9 +874,6 @@ dft_gentry_tmpl_end:
 	movq	%rax, REGS_RAX(%rsp)
 	movq	%r10, REGS_R10(%rsp)
 	movq	%r11, REGS_R11(%rsp)	/* the site id, or (ALL) the caller's r11 */
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rax, %rdx		/* rdx = tsc */
 	movq	dft_tls_block(%rip), %r9	/* %fs:X@dtpoff(%r9) = X */
 	cmpq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)	/* no recursion, no read side */
 	jne	.Lge_generic\sfx
@@ -1125,9 +1128,6 @@ dft_gexit_tmpl_end:
 	.cfi_adjust_cfa_offset 8
 	pushq	%rax			/* 0(%rsp): the results, rax then rdx */
 	.cfi_adjust_cfa_offset 8
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rax, %rdx		/* rdx = tsc */
 	movq	dft_tls_block(%rip), %r10	/* %fs:X@dtpoff(%r10) = X */
 	movq	%fs:fg_self@dtpoff(%r10), %r9	/* r9 = g */
 	testq	%r9, %r9
