@@ -124,6 +124,13 @@ grep -q 'sys_fn' "$T/trace"
 check $? "function_graph traces sys_fn through its relocated entry"
 wake 2
 check $? "and again, through the block"
+# The reader loops back into read(2) after its second result; on a loaded
+# machine it may still be on its way when the wake returns. Detach once it
+# waits there again, in the block.
+for _ in $(seq 200); do
+	[ "$(cut -d' ' -f1 "/proc/$ew/task/$reader/syscall" 2>/dev/null)" = 0 ] && break
+	sleep 0.05
+done
 out=$($D detach "$ew" 2>&1)
 rc=$?
 echo "# $out"
