@@ -424,9 +424,8 @@ static void thunk_write_preserving(uint8_t *t, uint32_t id, uintptr_t site, uint
  *   6  call gentry          ; ZF clear: not traced
  *  11  jnz 26
  *  13  call site+5          ; the function, past its site
- *  18  call gexit           ; the hook: its return address is +18 = 11 + 7
- *  23  push %r11
- *  25  ret                  ; to the caller, whose address gexit left in r11
+ *  18  jmp gexit            ; the hook (+18 = 11 + 7): gexit returns to the caller
+ *  23  int3 x 3
  *  26  jmp site+5           ; untraced: run the function as if never entered
  *  31  int3
  */
@@ -445,10 +444,8 @@ void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t g
 	t[11] = 0x75; /* jnz 26 */
 	t[12] = 26 - 13;
 	insn_make_rel32(INSN_CALL, a + 13, site + INSN_SIZE, t + 13);
-	insn_make_rel32(INSN_CALL, a + 18, gexit, t + 18);
-	t[23] = 0x41; /* push %r11 */
-	t[24] = 0x53;
-	t[25] = INSN_RET;
+	insn_make_rel32(INSN_JMP, a + 18, gexit, t + 18);
+	memset(t + 23, INSN_INT3, 3);
 	insn_make_rel32(INSN_JMP, a + 26, site + INSN_SIZE, t + 26);
 	t[31] = INSN_INT3;
 	_Static_assert(ARCH_THUNK_SIZE == 32 && ARCH_THUNK_HOOK == 18 - 11, "thunk layout");

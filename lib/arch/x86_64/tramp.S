@@ -700,13 +700,13 @@ dft_reloc_light_tmpl_end:
  *	 6  call gentry           region + REGION_GRAPH (this file)
  *	11  jnz  26               not traced
  *	13  call SITE + 5         the function runs; 0(%rsp) = 18 (the hook)
- *	18  call gexit            region + REGION_GEXIT: r11 = real return
- *	23  push %r11
- *	25  ret
+ *	18  jmp  gexit            region + REGION_GEXIT: returns to the caller
+ *	23  int3 x 3
  *	26  jmp  SITE + 5
  *
  * Every call has its return, so the return stack buffer predicts every
- * return (a return-address hook mispredicts one per call), the site id
+ * return (a return-address hook mispredicts one per call: here gexit's
+ * `ret` to the caller pairs with the caller's own call), the site id
  * comes with the jump (no ip hash lookup), and there is no indirect
  * branch. gentry ends with `ret $8` when it traced the call: the real
  * return address (already on the shadow stack) leaves the stack, and the
@@ -829,6 +829,15 @@ dft_gentry_tmpl_end:
 	jae	\undo
 .endm
 
+/* The graph entry's frame, gone (flags kept: ZF tells the thunk). */
+.macro GE_LEAVE all
+	.if \all
+	leave
+	.else
+	leaq	TRAMP_FRAME + 8(%rsp), %rsp
+	.endif
+.endm
+
 /*
  * dft_graph_entry - the graph shortcut's entry, reached from the thunk's
  * `call gentry` (through the region's dft_gentry_tmpl): 0(%rsp) = thunk +
@@ -851,19 +860,21 @@ dft_gentry_tmpl_end:
  * and the generic entry (ops.c: dft_graph_thunk_slow) runs with every
  * argument register saved. Offsets: regs.h, checked in graph_fast.c.
  */
-.macro GRAPH_ENTRY all, id, slot, sfx
+.macro GRAPH_ENTRY all, id, slot, tret, sfx
 	.cfi_startproc
+	.if \all
 	pushq	%rbp
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbp, -16
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
-	.if \all
 	subq	$ALL_FRAME, %rsp
 	andq	$-64, %rsp		/* the zmm stores' alignment (C calls 16) */
 	.else
-	subq	$TRAMP_FRAME, %rsp
-	andq	$-16, %rsp		/* for the C calls: see the top */
+	/* No frame pointer and no alignment: the common paths call no C
+	 * function, and the generic one aligns around its call. */
+	subq	$TRAMP_FRAME + 8, %rsp
+	.cfi_def_cfa_offset TRAMP_FRAME + 16
 	.endif
 	movq	%rdi, REGS_RDI(%rsp)
 	movq	%rsi, REGS_RSI(%rsp)
@@ -896,7 +907,7 @@ dft_gentry_tmpl_end:
 	jz	1f
 	/* A frame at or below ours was left by longjmp: the slow path. */
 	imulq	$SE_SIZE, %rcx, %rax
-	leaq	\slot(%rbp), %rsi		/* the slot */
+	leaq	\slot, %rsi		/* the slot */
 	cmpq	%rsi, FG_ENT-SE_SIZE+SE_SLOT(%r8,%rax)
 	jbe	.Lge_unlock\sfx
 1:	cmpl	trace_depth_lim(%rip), %ecx	/* max_depth */
@@ -914,11 +925,11 @@ dft_gentry_tmpl_end:
 	 * keeps handlers out): a nested handler sees the push. */
 	imulq	$SE_SIZE, %rcx, %rax
 	leaq	FG_ENT(%r8,%rax), %rax	/* rax = e */
-	leaq	\slot(%rbp), %rsi
+	leaq	\slot, %rsi
 	movq	%rsi, SE_SLOT(%rax)
 	movq	(%rsi), %rdi
 	movq	%rdi, SE_ORIG(%rax)
-	movq	8(%rbp), %rdi
+	movq	\tret, %rdi
 	addq	$THUNK_HOOK_ASM, %rdi
 	movq	%rdi, SE_HOOK(%rax)
 	movq	%rdx, SE_TS(%rax)
@@ -937,7 +948,7 @@ dft_gentry_tmpl_end:
 	.endif
 	cmpq	%rsp, %rsp		/* ZF: traced (the thunk's jnz) */
 	.cfi_remember_state
-	leave
+	GE_LEAVE \all
 	.cfi_def_cfa %rsp, 8
 	ret	$8 + 8 * \all		/* the real return (and the id) leave */
 	.cfi_restore_state
@@ -957,10 +968,10 @@ dft_gentry_tmpl_end:
 	movl	\id, %ecx
 	cmpl	$(1 << NEAR_FUNC_BITS_ASM), %ecx
 	jae	.Lge_far\sfx
-	movq	8(%rbp), %rax		/* thunk + 11 */
+	movq	\tret, %rax		/* thunk + 11 */
 	movslq	16(%rax), %rsi		/* the rel32 of its jmp at thunk + 26 */
 	leaq	15(%rax,%rsi), %rsi	/* SITE = thunk + 31 + rel32 - 5 */
-	movq	\slot(%rbp), %r8	/* the parent: the function's return address */
+	movq	\slot, %r8	/* the parent: the function's return address */
 	subq	%rsi, %r8		/* parent - SITE */
 	leaq	1 << (NEAR_OFF_BITS_ASM - 1)(%r8), %rax
 	shrq	$NEAR_OFF_BITS_ASM, %rax	/* not within +-2^25: too far */
@@ -973,7 +984,7 @@ dft_gentry_tmpl_end:
 	jmp	.Lge_untraced\sfx
 	.endif
 .Lge_far\sfx:
-	movq	\slot(%rbp), %r8	/* the parent */
+	movq	\slot, %r8	/* the parent */
 	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 12, RING_EV_FUNCTION_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
 	movl	\id, %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rdi)	/* func */
@@ -1007,14 +1018,31 @@ dft_gentry_tmpl_end:
 	.else
 	SAVE_VEC dft_vec_kind	/* and the ymm/zmm upper parts */
 	.endif
+	.if \all
 	movq	0(%rbp), %rax
+	.else
+	movq	%rbp, %rax
+	.endif
 	movq	%rax, REGS_RBP(%rsp)
-	leaq	\slot(%rbp), %rsi
+	leaq	\slot, %rsi
 	movq	%rsi, REGS_SP(%rsp)
 	movl	\id, %edi		/* id */
 	movq	%rsp, %rdx		/* regs */
-	movq	8(%rbp), %rcx		/* thunk + 11 */
+	movq	\tret, %rcx		/* thunk + 11 */
+	.if \all
 	call	dft_graph_thunk_slow
+	.else
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp		/* for the C call: see the top */
+	call	dft_graph_thunk_slow
+	leave
+	.cfi_def_cfa %rsp, TRAMP_FRAME + 16
+	.cfi_restore %rbp
+	.endif
 	.if \all
 	RESTORE_VEC_ALL dft_save_all_kind(%rip)
 	.else
@@ -1026,7 +1054,7 @@ dft_gentry_tmpl_end:
 	.if \all
 	movq	REGS_R11(%rsp), %r11
 	.endif
-	leave
+	GE_LEAVE \all
 	.cfi_def_cfa %rsp, 8
 	jnz	3f
 	ret	$8 + 8 * \all		/* traced: the real return (and the id) leave */
@@ -1040,7 +1068,7 @@ dft_gentry_tmpl_end:
 	.type	dft_graph_entry, @function
 	.p2align 4
 dft_graph_entry:
-	GRAPH_ENTRY 0, REGS_R11(%rsp), 16, _p
+	GRAPH_ENTRY 0, REGS_R11(%rsp), TRAMP_FRAME + 16(%rsp), TRAMP_FRAME + 8(%rsp), _p
 	.size	dft_graph_entry, . - dft_graph_entry
 
 /*
@@ -1056,7 +1084,7 @@ dft_graph_entry:
 	.type	dft_graph_entry_all, @function
 	.p2align 4
 dft_graph_entry_all:
-	GRAPH_ENTRY 1, 16(%rbp), 24, _a
+	GRAPH_ENTRY 1, 16(%rbp), 24(%rbp), 8(%rbp), _a
 	.size	dft_graph_entry_all, . - dft_graph_entry_all
 
 	.globl	dft_gexit_tmpl
@@ -1080,11 +1108,13 @@ dft_gexit_tmpl_end:
 
 /*
  * dft_graph_exit - the graph shortcut's exit, reached from the thunk's
- * `call gexit` (through the region's dft_gexit_tmpl). 0(%rsp) = thunk + 23,
- * at the traced function's return-address slot (%rsp + 8 is 16-byte
- * aligned); its results in rax:rdx, xmm0:xmm1. Returns the real return
- * address in r11, every other register as it came but rcx, rsi, rdi, r8-r10
- * (dead at a return).
+ * `jmp gexit` (through the region's dft_gexit_tmpl) as the traced function
+ * returned: %rsp just above its return-address slot, its results in
+ * rax:rdx, xmm0:xmm1. Returns to the real caller itself (`push; ret`: the
+ * return stack buffer still has the caller's call on top), every register
+ * as the function left it but rcx, rsi, rdi, r8-r11 (dead at a return).
+ * One call and one return fewer per traced call than a `call gexit`
+ * coming back to the thunk (docs/PERFORMANCE.md).
  *
  * The fast path is graph_fast.c's dft_graph_fast_return (which
  * dft_return_tramp still uses) in assembly, so that it needs no stack frame
@@ -1102,6 +1132,19 @@ dft_gexit_tmpl_end:
  * conversion is exact when the signed 64-bit product does not overflow
  * (imul's OF), a TSC before the base goes slow (clk_apply clamps it).
  */
+/* Back to the caller (r11, into the return-address slot the function
+ * left), or (ALL) to the thunk, which does that. */
+.macro GRAPH_EXIT_RET all
+	.if !\all
+	pushq	%r11
+	.cfi_adjust_cfa_offset 8
+	ret
+	.cfi_adjust_cfa_offset -8	/* for what follows */
+	.else
+	ret
+	.endif
+.endm
+
 /* The registers dft_graph_exit(_all) pushed, back; the CFA follows. */
 .macro GRAPH_EXIT_POP all
 	popq	%rax
@@ -1118,6 +1161,10 @@ dft_gexit_tmpl_end:
 
 .macro GRAPH_EXIT all, slot, sfx
 	.cfi_startproc
+	.if !\all
+	/* Reached by a jump: the caller's address is in the shadow entry. */
+	.cfi_undefined rip
+	.endif
 	.if \all
 	.irp	r, r11, r10, r9, r8, rdi, rsi, rcx
 	pushq	%\r
@@ -1160,7 +1207,7 @@ dft_gexit_tmpl_end:
 	subl	$1, FG_DEPTH(%r9)
 	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r10)
 	GRAPH_EXIT_POP \all
-	ret
+	GRAPH_EXIT_RET \all
 	.cfi_adjust_cfa_offset 16 + 56 * \all	/* the pushes above, for the paths below */
 .Lgx_undo\sfx:
 	subl	$1, RB_NEST(%r11)
@@ -1195,7 +1242,7 @@ dft_gexit_tmpl_end:
 	.cfi_def_cfa %rsp, 24 + 56 * \all
 	.cfi_restore %rbp
 	GRAPH_EXIT_POP \all
-	ret
+	GRAPH_EXIT_RET \all
 	.cfi_endproc
 .endm
 
@@ -1205,7 +1252,7 @@ dft_gexit_tmpl_end:
 	.type	dft_graph_exit, @function
 	.p2align 4
 dft_graph_exit:
-	GRAPH_EXIT 0, 16, _p
+	GRAPH_EXIT 0, 8, _p
 	.size	dft_graph_exit, . - dft_graph_exit
 
 /*
