@@ -47,10 +47,12 @@ read -r _ _ rfd sfd < <(grep '^ready' "$T/ew.out")
 
 # task_pc TID: the instruction pointer /proc shows for a blocked thread.
 task_pc() { awk '{ print $NF }' "/proc/$ew/task/$1/syscall" 2>/dev/null; }
-# the two waiting threads: in read(2) (system call 0)
+# in_read TID: is the thread blocked in read(2) (system call 0)?
+in_read() { [ "$(cut -d' ' -f1 "/proc/$ew/task/$1/syscall" 2>/dev/null)" = 0 ]; }
+# the two waiting threads
 waiters() {
 	for t in /proc/$ew/task/*; do
-		[ "$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" = 0 ] && basename "$t"
+		in_read "${t##*/}" && echo "${t##*/}"
 	done
 }
 for _ in $(seq 200); do
@@ -128,7 +130,7 @@ check $? "and again, through the block"
 # machine it may still be on its way when the wake returns. Detach once it
 # waits there again, in the block.
 for _ in $(seq 200); do
-	[ "$(cut -d' ' -f1 "/proc/$ew/task/$reader/syscall" 2>/dev/null)" = 0 ] && break
+	in_read "$reader" && break
 	sleep 0.05
 done
 out=$($D detach "$ew" 2>&1)

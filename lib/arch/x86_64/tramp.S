@@ -718,9 +718,10 @@ dft_reloc_light_tmpl_end:
  * dft_graph_exit below: the common case all in assembly with the general
  * registers only, anything else with the vector registers saved too and
  * the generic C code (ops.c: dft_graph_thunk_slow; trace.c:
- * dft_graph_return). Each reads the counter as late as it can, in the ring
- * write (RING_RESERVE). In C these paths cost 4-5 ns more per call (the call, a
- * second save of registers, the compiler's spills): docs/PERFORMANCE.md.
+ * dft_graph_return). Each reads the counter as late as it can, in the
+ * ring write (RING_RESERVE). In C these paths cost 4-5 ns more per call
+ * (the call, a second save of registers, the compiler's spills):
+ * docs/PERFORMANCE.md.
  */
 	.globl	dft_gentry_tmpl
 	.hidden	dft_gentry_tmpl
@@ -766,8 +767,8 @@ dft_gentry_tmpl_end:
  * own signal handlers) and the header written. Leaves OFF = the event's
  * address and CW = its page's commit word; to FULL when the nest is full
  * (nothing changed), to UNDO with the nest taken; rdx = the event's time
- * in ns. Clobbers rax, rsi. With WORD (an 8-byte event), writes header and WORD's payload (bits
- * 16-63) as one quadword, WORD clobbered.
+ * in ns. Clobbers rax, rsi. With WORD (an 8-byte event), writes header
+ * and WORD's payload (bits 16-63) as one quadword, WORD clobbered.
  */
 .macro RING_RESERVE off, size, id, cw, full, undo, word
 	/* The counter is read here, after every check and before the nest's
@@ -1020,10 +1021,10 @@ dft_gentry_tmpl_end:
 	.endif
 	.if \all
 	movq	0(%rbp), %rax
-	.else
-	movq	%rbp, %rax
-	.endif
 	movq	%rax, REGS_RBP(%rsp)
+	.else
+	movq	%rbp, REGS_RBP(%rsp)	/* no frame: the caller's */
+	.endif
 	leaq	\slot, %rsi
 	movq	%rsi, REGS_SP(%rsp)
 	movl	\id, %edi		/* id */
@@ -1161,15 +1162,14 @@ dft_gexit_tmpl_end:
 
 .macro GRAPH_EXIT all, slot, sfx
 	.cfi_startproc
-	.if !\all
-	/* Reached by a jump: the caller's address is in the shadow entry. */
-	.cfi_undefined rip
-	.endif
 	.if \all
 	.irp	r, r11, r10, r9, r8, rdi, rsi, rcx
 	pushq	%\r
 	.cfi_adjust_cfa_offset 8
 	.endr
+	.else
+	/* Reached by a jump: the caller's address is in the shadow entry. */
+	.cfi_undefined rip
 	.endif
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
