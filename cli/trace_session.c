@@ -802,6 +802,12 @@ static int read_metadata(struct tr_session *s)
 	if (strncmp(text, "/* CTF 1.8", 10)) {
 		tr_set_err(s->err, "%s is not CTF 1.8 text metadata", path);
 		err = -EINVAL;
+	} else if ((u = strstr(text, "trace_format_version = ")) && atoi(u + 23) > FMT_VERSION) {
+		tr_set_err(s->err,
+			   "%s: event format version %d is newer than this dynftrace reads (%d): "
+			   "read it with the dynftrace that recorded it",
+			   path, atoi(u + 23), FMT_VERSION);
+		err = -EINVAL;
 	} else if ((u = strstr(text, "uuid = \""))) {
 		if (parse_uuid(u + 8, s->uuid)) {
 			tr_set_err(s->err, "%s: bad uuid at offset %zu", path, (size_t)(u - text));

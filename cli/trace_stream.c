@@ -278,6 +278,15 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 			return -1;
 		at += 4;
 		break;
+	case FMT_EV_ENTRY16:
+		if (need(st, off, at, 2))
+			return -1;
+		ev->func = le16(p);
+		if (check_func(st, off, ev->func))
+			return -1;
+		ev->type = id = TR_ENTRY;
+		at += 2;
+		break;
 	case TR_EXIT:
 		break;
 	case FMT_EV_ENTRY_ARGS:

@@ -99,6 +99,9 @@ extern const char dft_gentry_tmpl_end[] HIDDEN;
 extern const char dft_gentry_tmpl_fast[] HIDDEN;
 extern const char dft_graph_entry[] HIDDEN;
 extern const char dft_graph_entry_all[] HIDDEN;
+/* The same for site ids above SITE_ID16_MAX (their events name them in 32 bits). */
+extern const char dft_graph_entry_wide[] HIDDEN;
+extern const char dft_graph_entry_all_wide[] HIDDEN;
 extern const char dft_graph_exit_all[] HIDDEN;
 extern const char dft_gexit_tmpl[] HIDDEN;
 extern const char dft_gexit_tmpl_end[] HIDDEN;

@@ -182,11 +182,15 @@ static uintptr_t region_new(uintptr_t lo, uintptr_t hi, uint32_t rno)
 			 dft_gentry_tmpl_fast, (void *)dft_graph_entry);
 		put_copy(b, REGION_GEXIT, dft_gexit_tmpl, dft_gexit_tmpl_end, dft_gexit_tmpl_fast,
 			 (void *)dft_graph_exit);
-		if (dft_gentry_tmpl_end - dft_gentry_tmpl > REGION_GRAPH_ALL - REGION_GRAPH ||
+		put_copy(b, REGION_GRAPH_WIDE, dft_gentry_tmpl, dft_gentry_tmpl_end,
+			 dft_gentry_tmpl_fast, (void *)dft_graph_entry_wide);
+		if (dft_gentry_tmpl_end - dft_gentry_tmpl > REGION_GRAPH_WIDE - REGION_GRAPH ||
 		    dft_gexit_tmpl_end - dft_gexit_tmpl > REGION_GEXIT_ALL - REGION_GEXIT)
 			abort(); /* the two copies would overlap */
 		put_copy(b, REGION_GRAPH_ALL, dft_gentry_tmpl, dft_gentry_tmpl_end,
 			 dft_gentry_tmpl_fast, (void *)dft_graph_entry_all);
+		put_copy(b, REGION_GRAPH_ALL_WIDE, dft_gentry_tmpl, dft_gentry_tmpl_end,
+			 dft_gentry_tmpl_fast, (void *)dft_graph_entry_all_wide);
 		put_copy(b, REGION_GEXIT_ALL, dft_gexit_tmpl, dft_gexit_tmpl_end,
 			 dft_gexit_tmpl_fast, (void *)dft_graph_exit_all);
 		put_copy(b, REGION_OPS_LIGHT, dft_ops_light_tmpl, dft_ops_light_tmpl_end,
@@ -287,11 +291,12 @@ uintptr_t region_far_jump(struct region *r, uintptr_t addr)
  */
 static void thunk_write(uint8_t *t, const struct site *s, const struct region *r)
 {
+	size_t wide = s->id > SITE_ID16_MAX ? REGION_GRAPH_WIDE - REGION_GRAPH : 0;
 	if (s->flags & SITE_FL_RELOC)
-		arch_graph_thunk_write(t, s->id, s->at, r->base + REGION_GRAPH_ALL,
+		arch_graph_thunk_write(t, s->id, s->at, r->base + REGION_GRAPH_ALL + wide,
 				       r->base + REGION_GEXIT_ALL, 1);
 	else
-		arch_graph_thunk_write(t, s->id, s->at, r->base + REGION_GRAPH,
+		arch_graph_thunk_write(t, s->id, s->at, r->base + REGION_GRAPH + wide,
 				       r->base + REGION_GEXIT, 0);
 }
 

@@ -40,6 +40,12 @@ struct dynftrace_ops;
  * left after the copies above. */
 #define REGION_GRAPH_ALL (REGION_GRAPH + 512)
 #define REGION_GEXIT_ALL (REGION_GEXIT + 512)
+/* The thunks' entries for site ids above SITE_ID16_MAX, whose events carry
+ * the id in 32 bits, not 16 (the graph tracer's entry16): chosen when the
+ * thunk is made, so that no call tests its id. */
+#define REGION_GRAPH_WIDE     (REGION_GRAPH + 256)
+#define REGION_GRAPH_ALL_WIDE (REGION_GRAPH_ALL + 256)
+#define SITE_ID16_MAX	      0xffffu
 /* The light body of relocated entries (dft_reloc_light_tmpl), likewise. */
 #define REGION_RELOC_LIGHT   (REGION_CALLOPS_LIGHT + 512)
 #define REGION_OPS_LIGHT     5120 /* per-ops body saving general registers only */

@@ -20,8 +20,13 @@
  *     timestamp in bits 3-15, for an event less than 8192 ns after the
  *     previous one of its packet;
  *   extended header (13 bytes): 7, id (uint32), timestamp (uint64 ns).
- * A function_graph call is an entry (6 bytes) and an exit (2); a call of
- * the function tracer a function_near event (8) when its caller is near.
+ * A function_graph call is an entry (4 bytes as entry16, 6 for a site id
+ * above 16 bits) and an exit (2); a call of the function tracer a
+ * function_near event (8) when its caller is near.
+ *
+ * FMT_VERSION (the metadata's trace_format_version) changes with the
+ * events: 2 since entry16 took compact id 4 (`lost`, which the runtime
+ * never wrote, moved to 13). Readers refuse a newer version.
  */
 #ifndef DYNFTRACE_FORMAT_H
 #define DYNFTRACE_FORMAT_H
@@ -31,6 +36,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#define FMT_VERSION	   2
 #define FMT_PACKET_MAGIC   0xC1FC1FC1u
 #define FMT_PACKET_HEADER  24
 #define FMT_PACKET_CONTEXT 56
@@ -85,28 +91,36 @@ enum {
 /* clang-format on */
 
 /*
- * The events: X(name, id, payload bytes, CTF fields). Ids above
- * FMT_COMPACT_ID_MAX always take the extended header.
+ * The events: X(name, CTF name, id, payload bytes, CTF fields). Ids above
+ * FMT_COMPACT_ID_MAX always take the extended header. entry16 is the entry
+ * of a site whose id fits 16 bits (the common case: 4 bytes, not 6); CTF
+ * readers see both as `entry` with a `func` field.
  */
 #define FMT_EVENTS(X)                                                                              \
-	X(entry, 0, 4, "uint32_t func;")                                                           \
-	X(exit, 1, 0, "")                                                                          \
-	X(function, 2, 12, "uint32_t func; uint64_t parent_ip;")                                   \
-	X(call, 3, 12, "uint32_t func; uint64_t duration_ns;")                                     \
-	X(lost, 4, 4, "uint32_t count;")                                                           \
-	X(marker, 5, FMT_VAR, "string { encoding = UTF8; } text;")                                 \
-	X(function_near, 6, 6, FMT_NEAR_FIELDS)                                                    \
-	X(exit_depth, 8, 4, "uint32_t depth;")                                                     \
-	X(tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")                 \
-	X(entry_args, 10, FMT_VAR,                                                                 \
+	X(entry, entry, 0, 4, "uint32_t func;")                                                    \
+	X(exit, exit, 1, 0, "")                                                                    \
+	X(function, function, 2, 12, "uint32_t func; uint64_t parent_ip;")                         \
+	X(call, call, 3, 12, "uint32_t func; uint64_t duration_ns;")                               \
+	X(entry16, entry, 4, 2, "uint16_t func;")                                                  \
+	X(marker, marker, 5, FMT_VAR, "string { encoding = UTF8; } text;")                         \
+	X(function_near, function_near, 6, 6, FMT_NEAR_FIELDS)                                     \
+	X(exit_depth, exit_depth, 8, 4, "uint32_t depth;")                                         \
+	X(tracepoint, tracepoint, 9, FMT_VAR, "uint16_t tp; uint16_t len; uint8_t data[len];")     \
+	X(entry_args, entry_args, 10, FMT_VAR,                                                     \
 	  "uint32_t func; uint16_t len; uint8_t n; struct dft_value args[n];")                     \
-	X(exit_retval, 11, FMT_VAR, "uint16_t len; uint8_t n; struct dft_value retval[n];")        \
-	X(ctx_switch, 12, 12, "uint32_t depth; uint32_t from; uint32_t to;")
+	X(exit_retval, exit_retval, 11, FMT_VAR,                                                   \
+	  "uint16_t len; uint8_t n; struct dft_value retval[n];")                                  \
+	X(ctx_switch, ctx_switch, 12, 12, "uint32_t depth; uint32_t from; uint32_t to;")           \
+	X(lost, lost, 13, 4, "uint32_t count;")
 
-#define FMT_ID_(name, id, size, fields) FMT_EV_ID_##name = id,
+/* The largest site id an entry16 event holds. */
+#define FMT_ENTRY16_MAX 0xffffu
+
+#define FMT_ID_(name, ctf, id, size, fields) FMT_EV_ID_##name = id,
 enum { FMT_EVENTS(FMT_ID_) };
 #undef FMT_ID_
 #define FMT_EV_ENTRY	     FMT_EV_ID_entry
+#define FMT_EV_ENTRY16	     FMT_EV_ID_entry16
 #define FMT_EV_EXIT	     FMT_EV_ID_exit
 #define FMT_EV_FUNCTION	     FMT_EV_ID_function
 #define FMT_EV_CALL	     FMT_EV_ID_call
@@ -120,15 +134,15 @@ enum { FMT_EVENTS(FMT_ID_) };
 #define FMT_EV_EXIT_RETVAL   FMT_EV_ID_exit_retval
 
 /* The CTF event blocks of the metadata, one string. */
-#define FMT_TSDL_(name, id, size, fields)                                                          \
-	"event {\n\tname = \"" #name "\";\n\tid = " #id ";\n\tstream_id = 0;\n"                    \
+#define FMT_TSDL_(name, ctf, id, size, fields)                                                     \
+	"event {\n\tname = \"" #ctf "\";\n\tid = " #id ";\n\tstream_id = 0;\n"                     \
 	"\tfields := struct { " fields " };\n};\n\n"
 #define FMT_TSDL_EVENTS FMT_EVENTS(FMT_TSDL_)
 
 /* Fixed payload size of event ID, FMT_VAR, or -2 for an unknown id. */
 static inline int fmt_payload_fixed(uint32_t id)
 {
-#define FMT_SIZE_(name, i, size, fields)                                                           \
+#define FMT_SIZE_(name, ctf, i, size, fields)                                                      \
 	case i:                                                                                    \
 		return size;
 	switch (id) {

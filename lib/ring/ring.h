@@ -45,6 +45,7 @@
  * extended header. */
 enum {
 	RING_EV_ENTRY = FMT_EV_ENTRY,
+	RING_EV_ENTRY16 = FMT_EV_ENTRY16, /* an entry whose site id fits 16 bits */
 	RING_EV_EXIT = FMT_EV_EXIT,
 	RING_EV_FUNCTION = FMT_EV_FUNCTION,
 	RING_EV_FUNCTION_NEAR = FMT_EV_FUNCTION_NEAR,

@@ -445,6 +445,13 @@ static int cur_copy(struct ring_cursor *c, struct ring_event *e)
 	e->off = (c->vp << b->page_shift) + c->pos;
 	c->ts = ts;
 	c->pos += hdr + len;
+	if (id == FMT_EV_ENTRY16) {
+		/* readers see one entry: the 32-bit id */
+		uint32_t func = (uint32_t)e->payload[0] | (uint32_t)e->payload[1] << 8;
+		memcpy(e->payload, &func, 4);
+		e->id = FMT_EV_ENTRY;
+		e->len = 4;
+	}
 	c->pev++;
 	c->ev++;
 	return 1;

@@ -71,6 +71,23 @@ static void emit_u32(unsigned id, uint32_t v, uint64_t *ts)
 	}
 }
 
+/* An entry: entry16 (4 bytes) when the site id fits, else entry (6). */
+static void emit_entry(uint32_t id, uint64_t *ts)
+{
+	if (id > FMT_ENTRY16_MAX) {
+		emit_u32(RING_EV_ENTRY, id, ts);
+		return;
+	}
+	uint16_t v = (uint16_t)id;
+	uint8_t *p = ring_event_begin(RING_EV_ENTRY16, 2, ts);
+	if (p) {
+		memcpy(p, &v, 2);
+		ring_event_end(p);
+	} else {
+		*ts = 0;
+	}
+}
+
 static void emit_exit(void)
 {
 	uint64_t ts;
@@ -333,7 +350,7 @@ static int graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook,
 			if (unlikely(spec != NULL) && spec->n)
 				emit_entry_args(id, spec, regs, &ts);
 			else
-				emit_u32(RING_EV_ENTRY, id, &ts);
+				emit_entry(id, &ts);
 			if (ts)
 				fl |= SE_RING | (spec && spec->has_ret ? SE_RETVAL : 0);
 			else

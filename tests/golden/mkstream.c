@@ -19,6 +19,7 @@
  *   seq N                      packet_seq_num of the next packet
  *   entry TS FUNC [ext]        events; "ext" forces the extended header
  *   exit TS [ext]
+ *   entry16 TS FUNC            an entry whose id fits 16 bits (4 bytes)
  *   function TS FUNC PARENT_IP
  *   call TS FUNC DURATION
  *   lost TS COUNT
@@ -63,6 +64,12 @@ static void die(const char *what)
 {
 	fprintf(stderr, "mkstream: %s\n", what);
 	exit(1);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -205,7 +212,9 @@ static void write_metadata(void)
 		   " fields := struct { uint32_t func; uint64_t parent_ip; }; };\n");
 	fprintf(f, "event { name = \"call\"; id = 3; stream_id = 0;"
 		   " fields := struct { uint32_t func; uint64_t duration_ns; }; };\n");
-	fprintf(f, "event { name = \"lost\"; id = 4; stream_id = 0;"
+	fprintf(f, "event { name = \"entry\"; id = 4; stream_id = 0;"
+		   " fields := struct { uint16_t func; }; };\n");
+	fprintf(f, "event { name = \"lost\"; id = 13; stream_id = 0;"
 		   " fields := struct { uint32_t count; }; };\n");
 	fprintf(f, "event { name = \"marker\"; id = 5; stream_id = 0;"
 		   " fields := struct { string text; }; };\n");
@@ -340,8 +349,11 @@ int main(int argc, char **argv)
 				p = reserve(cmd[0] == 'f' ? 2 : 3, ts, 12, 0);
 				put32(p, (uint32_t)num(a));
 				put64(p + 4, b);
+			} else if (!strcmp(cmd, "entry16")) {
+				p = reserve(4, ts, 2, 0);
+				put16(p, (uint16_t)num(a));
 			} else if (!strcmp(cmd, "lost")) {
-				p = reserve(4, ts, 4, 0);
+				p = reserve(13, ts, 4, 1);
 				put32(p, (uint32_t)num(a));
 			} else if (!strcmp(cmd, "exit_depth")) {
 				p = reserve(8, ts, 4, 1);

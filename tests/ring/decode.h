@@ -21,8 +21,9 @@
 
 struct dec_event {
 	uint64_t ts;
-	unsigned id;
-	uint32_t func;	  /* entry function call lost(count) exit_depth(depth)
+	unsigned id;	  /* an entry16 is an entry (0) here */
+	unsigned raw_id;  /* the id as written */
+	uint32_t func;	  /* entry (entry16 too: id 0) function call lost(count) exit_depth(depth)
 			     ctx_switch(depth) */
 	uint64_t u64;	  /* function: parent_ip; call: duration_ns;
 			     function_near (6): the parent's signed offset from
@@ -104,9 +105,11 @@ static inline int dec_payload_size(unsigned id, const uint8_t *p, const uint8_t 
 {
 	switch (id) {
 	case 0:
-	case 4:
 	case 8:
+	case 13:
 		return 4;
+	case 4: /* entry16 */
+		return 2;
 	case 1:
 		return 0;
 	case 2:
@@ -284,9 +287,13 @@ static inline int dec_file(const char *path, const uint8_t *uuid, struct dec_str
 					     (unsigned long long)ev.ts, (unsigned long long)te);
 				break;
 			}
-			ev.id = id;
-			if (id == 0 || id == 4 || id == 8 || id == 2 || id == 3)
+			ev.id = ev.raw_id = id;
+			if (id == 0 || id == 13 || id == 8 || id == 2 || id == 3)
 				ev.func = dec_u32(p);
+			if (id == 4) { /* entry16: an entry with a 16-bit id */
+				ev.func = (uint32_t)p[0] | (uint32_t)p[1] << 8;
+				ev.id = 0;
+			}
 			if (id == 2 || id == 3)
 				ev.u64 = dec_u64(p + 4);
 			if (id == 12) { /* ctx_switch: depth; from, to */

@@ -220,6 +220,13 @@ static int emit_pattern(uint64_t seq, uint64_t *tsum)
 	char text[32];
 	switch (seq % 8) {
 	case 0:
+		if (seq % 16 == 8) { /* entry16: the low 16 bits of SEQ */
+			uint16_t h = (uint16_t)f;
+			p = ring_event_begin(RING_EV_ENTRY16, 2, &ts);
+			if (p)
+				memcpy(p, &h, 2);
+			break;
+		}
 		p = ring_event_begin(RING_EV_ENTRY, 4, &ts);
 		if (p)
 			memcpy(p, &f, 4);
@@ -272,7 +279,7 @@ static int emit_pattern(uint64_t seq, uint64_t *tsum)
 	return 1;
 }
 
-static const unsigned pattern_id[8] = {0, 1, 2, 3, 4, 5, 8, 6};
+static const unsigned pattern_id[8] = {0, 1, 2, 3, 13, 5, 8, 6};
 
 /* Checks events of the basic pattern. Every event but exit carries its
  * sequence number, so after a loss the check resynchronises; gaps are
@@ -283,7 +290,7 @@ static void check_pattern(const struct dec_event *ev, void *arg)
 	uint64_t seq;
 	s->a_n++;
 	s->a_tsum += ev->ts;
-	switch (ev->id) {
+	switch (ev->raw_id == FMT_EV_ENTRY16 ? 4 : ev->id) {
 	case 1: /* exit: seq 8k+1 */
 		seq = s->a_next;
 		if (seq % 8 != 1) {
@@ -300,6 +307,11 @@ static void check_pattern(const struct dec_event *ev, void *arg)
 		if (seq < s->a_next)
 			seq += FMT_NEAR_FUNC_MAX + 1;
 		break;
+	case 4: /* entry16: the low 16 bits of SEQ, likewise */
+		seq = (s->a_next & ~(uint64_t)FMT_ENTRY16_MAX) | ev->func;
+		if (seq < s->a_next)
+			seq += FMT_ENTRY16_MAX + 1;
+		break;
 	default:
 		seq = ev->func;
 		break;
@@ -311,9 +323,10 @@ static void check_pattern(const struct dec_event *ev, void *arg)
 		s->b_n++;
 	}
 	s->a_next = seq + 1;
-	if (ev->id != pattern_id[seq % 8]) {
-		sbad(s, "event %llu: id %u, expected %u", (unsigned long long)seq, ev->id,
-		     pattern_id[seq % 8]);
+	unsigned want = seq % 16 == 8 ? FMT_EV_ENTRY16 : pattern_id[seq % 8];
+	if (ev->raw_id != want) {
+		sbad(s, "event %llu: id %u, expected %u", (unsigned long long)seq, ev->raw_id,
+		     want);
 		return;
 	}
 	char text[32];
@@ -1482,9 +1495,10 @@ static int t_clock(const char *dir)
 
 static const char *ev_name(unsigned id)
 {
-	static const char *n[] = {"entry",  "exit",	     "function", "call",      "lost",
-				  "marker", "function_near", "?",	 "exit_depth"};
-	return id < 9 ? n[id] : "?";
+	static const char *n[] = {
+	    "entry", "exit",	   "function", "call", "entry16", "marker", "function_near",
+	    "?",     "exit_depth", "?",	       "?",    "?",	  "?",	    "lost"};
+	return id < 14 ? n[id] : "?";
 }
 
 static void dump_cb(const struct dec_event *ev, void *arg)
@@ -1501,7 +1515,7 @@ static void dump_cb(const struct dec_event *ev, void *arg)
 	case 3:
 		printf(" func=%u duration_ns=%llu", ev->func, (unsigned long long)ev->u64);
 		break;
-	case 4:
+	case 13:
 		printf(" count=%u", ev->func);
 		break;
 	case 6:
@@ -1673,6 +1687,34 @@ static int t_clockwrap(const char *dir)
 	return tap_done();
 }
 
+/* ids: how many events of each id as written (entry16 apart from entry). */
+static uint64_t g_raw_ids[256];
+
+static void ids_cb(const struct dec_event *ev, void *arg)
+{
+	(void)arg;
+	g_raw_ids[ev->raw_id & 255]++;
+}
+
+static int t_ids(const char *dir)
+{
+	snprintf(g_dir, sizeof(g_dir), "%s", dir);
+	snprintf(g_ctf, sizeof(g_ctf), "%s/ctf", dir);
+	snprintf(g_info, sizeof(g_info), "%s/info", dir);
+	if (scan(ids_cb) < 0)
+		return 1;
+	for (int i = 0; i < g_ns; i++) {
+		if (g_s[i].rc) {
+			fprintf(stderr, "%s\n", g_s[i].st.err);
+			return 1;
+		}
+	}
+	for (int i = 0; i < 256; i++)
+		if (g_raw_ids[i])
+			printf("id %d %llu\n", i, (unsigned long long)g_raw_ids[i]);
+	return 0;
+}
+
 static int t_dump(const char *dir)
 {
 	snprintf(g_dir, sizeof(g_dir), "%s", dir);
@@ -1729,6 +1771,8 @@ int main(int argc, char **argv)
 		return t_clock(dir);
 	if (!strcmp(m, "dump"))
 		return t_dump(dir);
+	if (!strcmp(m, "ids"))
+		return t_ids(dir);
 	if (!strcmp(m, "readers"))
 		return t_readers(dir, argc > 3 && !strcmp(argv[3], "disk"));
 	fprintf(stderr, "t-ring: unknown mode %s\n", m);

@@ -131,7 +131,7 @@ printf '%s\n' 'info command: ./fk' 'info tracer: function_graph' 'info start_ns:
 	'info pid: 7' 'info pid: 8' \
 	'site 7 0 1000 16 main /t/fk' 'site 7 1 1010 16 spawn /t/fk' 'site 7 2 1020 16 work /t/fk' \
 	'site 8 0 1000 16 main /t/fk' 'site 8 1 1010 16 spawn /t/fk' 'site 8 2 1020 16 work /t/fk' \
-	'stream 7 7' 'entry 1000 0' 'entry 2000 1' 'exit 9000' 'exit 10000' \
+	'stream 7 7' 'entry 1000 0' 'entry16 2000 1' 'exit 9000' 'exit 10000' \
 	'stream 8 8' 'entry 4000 2' 'exit 4500' 'exit 5000' 'entry 6000 2' 'exit 6100' 'exit 7000' |
 	"$T/mkstream" "$T/fork"
 printf 'parent: 7\ntime: 3000\nframe: 0 1000\nframe: 1 2000\n' >"$T/fork/fork-8.txt"
@@ -409,6 +409,12 @@ check $(( $? + (rc != 1) )) "dump --chrome: damage gives valid JSON of what prec
 run_damaged "replay: extended header cut by the end of the content" \
 	"dynftrace: $T/shorthdr/ctf/stream-7-7: event runs past the packet's content at offset 86" - -- \
 	"$DFT" replay -d "$T/shorthdr"
+
+cp -r "$T/wrap" "$T/newer"
+printf 'env {\n\ttrace_format_version = 99;\n};\n' >>"$T/newer/ctf/metadata"
+run_damaged "replay: a newer event format" \
+	"dynftrace: $T/newer/ctf/metadata: event format version 99 is newer than this dynftrace reads (2): read it with the dynftrace that recorded it" - -- \
+	"$DFT" replay -d "$T/newer"
 
 cp -r "$T/wrap" "$T/nosites"
 rm "$T/nosites/sites-7.txt"

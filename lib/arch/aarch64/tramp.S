@@ -317,6 +317,8 @@ dft_caller_all_tmpl_end:
 	.p2align 4
 	TRAP_SYM dft_graph_entry
 	TRAP_SYM dft_graph_entry_all
+	TRAP_SYM dft_graph_entry_wide
+	TRAP_SYM dft_graph_entry_all_wide
 	TRAP_SYM dft_graph_exit
 	TRAP_SYM dft_graph_exit_all
 	LIGHT_TMPL dft_gentry_tmpl, "fast"

@@ -106,6 +106,7 @@
 #define RING_TS_WRAP_ASM     8192
 #define RING_COMPACT_HDR_ASM 2
 #define RING_EV_ENTRY_ASM    0
+#define RING_EV_ENTRY16_ASM  4 /* an entry whose site id fits 16 bits */
 #define RING_EV_NEAR_ASM     6 /* function_near: 8 bytes, format.h */
 #define RING_EV_FUNCTION_ASM 2
 #define NEAR_FUNC_BITS_ASM   22

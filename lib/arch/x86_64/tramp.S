@@ -697,7 +697,9 @@ dft_reloc_light_tmpl_end:
  * next to its region:
  *
  *	 0  mov  $ID, %r11d
- *	 6  call gentry           region + REGION_GRAPH (this file)
+ *	 6  call gentry           region + REGION_GRAPH (this file; for an
+ *	                          ID above 16 bits REGION_GRAPH_WIDE, whose
+ *	                          entry event names it in 32 bits)
  *	11  jnz  26               not traced
  *	13  call SITE + 5         the function runs; 0(%rsp) = 18 (the hook)
  *	18  jmp  gexit            region + REGION_GEXIT: returns to the caller
@@ -861,7 +863,7 @@ dft_gentry_tmpl_end:
  * and the generic entry (ops.c: dft_graph_thunk_slow) runs with every
  * argument register saved. Offsets: regs.h, checked in graph_fast.c.
  */
-.macro GRAPH_ENTRY all, id, slot, tret, sfx
+.macro GRAPH_ENTRY all, id, slot, tret, sfx, wide
 	.cfi_startproc
 	.if \all
 	pushq	%rbp
@@ -918,10 +920,19 @@ dft_gentry_tmpl_end:
 	movq	%fs:ring_tls@dtpoff(%r9), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock\sfx
+	.if \wide
+	/* A site id above 16 bits: the 6-byte entry. */
 	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 4, RING_EV_ENTRY_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
 	movl	\id, %esi
 	movl	%esi, RING_COMPACT_HDR_ASM(%rdi)	/* payload: the id */
 	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 4
+	.else
+	/* entry16 (4 bytes): the thunk of a wider id calls the _wide copy. */
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 2, RING_EV_ENTRY16_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
+	movl	\id, %esi
+	movw	%si, RING_COMPACT_HDR_ASM(%rdi)	/* payload: the id */
+	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 2
+	.endif
 	/* The shadow entry, then depth (still in ecx: the recursion guard
 	 * keeps handlers out): a nested handler sees the push. */
 	imulq	$SE_SIZE, %rcx, %rax
@@ -1069,8 +1080,17 @@ dft_gentry_tmpl_end:
 	.type	dft_graph_entry, @function
 	.p2align 4
 dft_graph_entry:
-	GRAPH_ENTRY 0, REGS_R11(%rsp), TRAMP_FRAME + 16(%rsp), TRAMP_FRAME + 8(%rsp), _p
+	GRAPH_ENTRY 0, REGS_R11(%rsp), TRAMP_FRAME + 16(%rsp), TRAMP_FRAME + 8(%rsp), _p, 0
 	.size	dft_graph_entry, . - dft_graph_entry
+
+/* dft_graph_entry for site ids above 16 bits (sites.c: REGION_GRAPH_WIDE). */
+	.globl	dft_graph_entry_wide
+	.hidden	dft_graph_entry_wide
+	.type	dft_graph_entry_wide, @function
+	.p2align 4
+dft_graph_entry_wide:
+	GRAPH_ENTRY 0, REGS_R11(%rsp), TRAMP_FRAME + 16(%rsp), TRAMP_FRAME + 8(%rsp), _pw, 1
+	.size	dft_graph_entry_wide, . - dft_graph_entry_wide
 
 /*
  * dft_graph_entry_all - dft_graph_entry for the preserving thunks of
@@ -1085,8 +1105,17 @@ dft_graph_entry:
 	.type	dft_graph_entry_all, @function
 	.p2align 4
 dft_graph_entry_all:
-	GRAPH_ENTRY 1, 16(%rbp), 24(%rbp), 8(%rbp), _a
+	GRAPH_ENTRY 1, 16(%rbp), 24(%rbp), 8(%rbp), _a, 0
 	.size	dft_graph_entry_all, . - dft_graph_entry_all
+
+/* dft_graph_entry_all for site ids above 16 bits (REGION_GRAPH_ALL_WIDE). */
+	.globl	dft_graph_entry_all_wide
+	.hidden	dft_graph_entry_all_wide
+	.type	dft_graph_entry_all_wide, @function
+	.p2align 4
+dft_graph_entry_all_wide:
+	GRAPH_ENTRY 1, 16(%rbp), 24(%rbp), 8(%rbp), _aw, 1
+	.size	dft_graph_entry_all_wide, . - dft_graph_entry_all_wide
 
 	.globl	dft_gexit_tmpl
 	.hidden	dft_gexit_tmpl
