@@ -783,7 +783,7 @@ static int read_metadata(struct tr_session *s)
 {
 	char *path, *text, *u;
 	size_t len;
-	int err;
+	int err, ver;
 
 	if (asprintf(&path, "%s/ctf/metadata", s->dir) < 0)
 		return -ENOMEM;
@@ -802,11 +802,12 @@ static int read_metadata(struct tr_session *s)
 	if (strncmp(text, "/* CTF 1.8", 10)) {
 		tr_set_err(s->err, "%s is not CTF 1.8 text metadata", path);
 		err = -EINVAL;
-	} else if ((u = strstr(text, "trace_format_version = ")) && atoi(u + 23) > FMT_VERSION) {
+	} else if ((u = strstr(text, "trace_format_version = ")) &&
+		   (ver = atoi(u + strlen("trace_format_version = "))) > FMT_VERSION) {
 		tr_set_err(s->err,
 			   "%s: event format version %d is newer than this dynftrace reads (%d): "
 			   "read it with the dynftrace that recorded it",
-			   path, atoi(u + 23), FMT_VERSION);
+			   path, ver, FMT_VERSION);
 		err = -EINVAL;
 	} else if ((u = strstr(text, "uuid = \""))) {
 		if (parse_uuid(u + 8, s->uuid)) {

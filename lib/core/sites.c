@@ -291,12 +291,14 @@ uintptr_t region_far_jump(struct region *r, uintptr_t addr)
  */
 static void thunk_write(uint8_t *t, const struct site *s, const struct region *r)
 {
-	size_t wide = s->id > SITE_ID16_MAX ? REGION_GRAPH_WIDE - REGION_GRAPH : 0;
+	int wide = s->id > SITE_ID16_MAX;
 	if (s->flags & SITE_FL_RELOC)
-		arch_graph_thunk_write(t, s->id, s->at, r->base + REGION_GRAPH_ALL + wide,
+		arch_graph_thunk_write(t, s->id, s->at,
+				       r->base + (wide ? REGION_GRAPH_ALL_WIDE : REGION_GRAPH_ALL),
 				       r->base + REGION_GEXIT_ALL, 1);
 	else
-		arch_graph_thunk_write(t, s->id, s->at, r->base + REGION_GRAPH + wide,
+		arch_graph_thunk_write(t, s->id, s->at,
+				       r->base + (wide ? REGION_GRAPH_WIDE : REGION_GRAPH),
 				       r->base + REGION_GEXIT, 0);
 }
 

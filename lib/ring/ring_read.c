@@ -447,7 +447,9 @@ static int cur_copy(struct ring_cursor *c, struct ring_event *e)
 	c->pos += hdr + len;
 	if (id == FMT_EV_ENTRY16) {
 		/* readers see one entry: the 32-bit id */
-		uint32_t func = (uint32_t)e->payload[0] | (uint32_t)e->payload[1] << 8;
+		uint16_t h;
+		memcpy(&h, e->payload, 2);
+		uint32_t func = h;
 		memcpy(e->payload, &func, 4);
 		e->id = FMT_EV_ENTRY;
 		e->len = 4;

@@ -60,32 +60,31 @@ extern const char dft_return_tramp_all[] HIDDEN;
 
 /* ---- events ------------------------------------------------------------- */
 
-static void emit_u32(unsigned id, uint32_t v, uint64_t *ts)
+/* Event ID with the N-byte payload at V; *TS = 0 when it was not written. */
+static void emit(unsigned id, const void *v, size_t n, uint64_t *ts)
 {
-	uint8_t *p = ring_event_begin(id, 4, ts);
+	uint8_t *p = ring_event_begin(id, n, ts);
 	if (p) {
-		memcpy(p, &v, 4);
+		memcpy(p, v, n);
 		ring_event_end(p);
 	} else {
 		*ts = 0;
 	}
 }
 
+static void emit_u32(unsigned id, uint32_t v, uint64_t *ts)
+{
+	emit(id, &v, 4, ts);
+}
+
 /* An entry: entry16 (4 bytes) when the site id fits, else entry (6). */
 static void emit_entry(uint32_t id, uint64_t *ts)
 {
-	if (id > FMT_ENTRY16_MAX) {
-		emit_u32(RING_EV_ENTRY, id, ts);
-		return;
-	}
 	uint16_t v = (uint16_t)id;
-	uint8_t *p = ring_event_begin(RING_EV_ENTRY16, 2, ts);
-	if (p) {
-		memcpy(p, &v, 2);
-		ring_event_end(p);
-	} else {
-		*ts = 0;
-	}
+	if (id > FMT_ENTRY16_MAX)
+		emit_u32(RING_EV_ENTRY, id, ts);
+	else
+		emit(RING_EV_ENTRY16, &v, 2, ts);
 }
 
 static void emit_exit(void)

@@ -1696,19 +1696,30 @@ static void ids_cb(const struct dec_event *ev, void *arg)
 	g_raw_ids[ev->raw_id & 255]++;
 }
 
-static int t_ids(const char *dir)
+/* Decode session DIR's streams with CB; 1 (the first stream's error said)
+ * if one does not decode. */
+static int decode_dir(const char *dir, dec_cb cb)
 {
 	snprintf(g_dir, sizeof(g_dir), "%s", dir);
 	snprintf(g_ctf, sizeof(g_ctf), "%s/ctf", dir);
 	snprintf(g_info, sizeof(g_info), "%s/info", dir);
-	if (scan(ids_cb) < 0)
+	if (scan(cb) < 0) {
+		fprintf(stderr, "%s: no CTF streams with metadata\n", g_ctf);
 		return 1;
+	}
 	for (int i = 0; i < g_ns; i++) {
 		if (g_s[i].rc) {
 			fprintf(stderr, "%s\n", g_s[i].st.err);
 			return 1;
 		}
 	}
+	return 0;
+}
+
+static int t_ids(const char *dir)
+{
+	if (decode_dir(dir, ids_cb))
+		return 1;
 	for (int i = 0; i < 256; i++)
 		if (g_raw_ids[i])
 			printf("id %d %llu\n", i, (unsigned long long)g_raw_ids[i]);
@@ -1717,18 +1728,11 @@ static int t_ids(const char *dir)
 
 static int t_dump(const char *dir)
 {
-	snprintf(g_dir, sizeof(g_dir), "%s", dir);
-	snprintf(g_ctf, sizeof(g_ctf), "%s/ctf", dir);
-	snprintf(g_info, sizeof(g_info), "%s/info", dir);
-	scan(dump_cb);
+	if (decode_dir(dir, dump_cb))
+		return 1;
 	uint64_t between = 0;
-	for (int i = 0; i < g_ns; i++) {
-		if (g_s[i].rc) {
-			fprintf(stderr, "%s\n", g_s[i].st.err);
-			return 1;
-		}
+	for (int i = 0; i < g_ns; i++)
 		between += g_s[i].st.discarded - g_s[i].st.first_discarded;
-	}
 	/* losses a CTF reader sees between packets (not those in a stream's
 	 * first packet) */
 	fprintf(stderr, "discarded between packets: %llu\n", (unsigned long long)between);
