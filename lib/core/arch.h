@@ -197,8 +197,9 @@ uintptr_t arch_far_jump_target(const uint8_t *at) HIDDEN;
  * are then the preserving ones). */
 void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t gentry,
 			    uintptr_t gexit, int preserve) HIDDEN;
-/* The site of the ordinary graph thunk whose call to GENTRY returns to RET
- * (the hook less ARCH_THUNK_HOOK); 0 for a preserving thunk. */
+/* The site's ip (as callbacks see it: a relocated entry's function) of
+ * the graph thunk whose call to GENTRY returns to RET (the hook less
+ * ARCH_THUNK_HOOK); 0 when not known. */
 uintptr_t arch_graph_thunk_site(uintptr_t ret) HIDDEN;
 
 /* ---- static keys (jump.c) ------------------------------------------------ */

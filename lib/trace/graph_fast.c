@@ -74,6 +74,7 @@ _Static_assert(__builtin_offsetof(struct ring_buf, offset) == RB_OFFSET &&
 		   FMT_ENTRY16_MAX == SITE_ID16_MAX && RING_EV_FUNCTION_NEAR == RING_EV_NEAR_ASM &&
 		   RING_EV_FUNCTION == RING_EV_FUNCTION_ASM &&
 		   FMT_NEAR_FUNC_BITS == NEAR_FUNC_BITS_ASM &&
+		   SITE_ID16_MAX < (1u << FMT_NEAR_FUNC_BITS) &&
 		   FMT_NEAR_OFF_BITS == NEAR_OFF_BITS_ASM && FMT_COMPACT_HDR + 6 == 8,
 	       "graph exit: ring layout");
 _Static_assert(__builtin_offsetof(struct ring_buf, cseq) == RB_CSEQ &&

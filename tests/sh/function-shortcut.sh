@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# description: the function tracer on the graph shortcut writes 8-byte function_near events for near callers, the whole address for far ones, the same calls and callers as its per-ops route
+# description: the function tracer on the graph shortcut writes 8-byte function_near events for near callers (compiler sites and relocated entries), the whole address for far ones, the same calls and callers as its per-ops route
 # config: asan
 #
 # tests/function/near.c calls leaf() from main, cmp() from the C library's
@@ -13,7 +13,8 @@
 # program prints) and exactly the same callers in every run (address space
 # randomisation off: a far caller's address is the same), babeltrace2 must
 # read the shortcut's trace with function_near events for leaf and
-# `function` events for cmp. Env: TOP B CC SAN.
+# `function` events for cmp, and the relocated run's with function_near
+# events for leaf. Env: TOP B CC SAN.
 . "$(dirname "$0")/../gen/common.sh"
 record_setup
 record_san
@@ -95,7 +96,17 @@ run per-ops tramp near DYNFTRACE_GRAPH_SHORTCUT=0 -- &&
 	{ diff -u pairs-shortcut pairs-per-ops >diff.txt; check $? "per-ops route: the same callers as the shortcut"; }
 [ -s diff.txt ] && diag_file diff.txt
 rm -f diff.txt
-run relocated graph near-plain -- -P 'main,leaf,cmp,on_alarm,from_handler' &&
-	{ diff -u pairs-per-ops pairs-relocated >diff.txt; check $? "relocated entries: the same callers"; }
+run relocated graph near-plain -- -P 'main,leaf,cmp,on_alarm,from_handler' && {
+	diff -u pairs-per-ops pairs-relocated >diff.txt
+	check $? "relocated entries: the same callers"
+	# the preserving thunk finds the function's address in the entry's
+	# block: leaf's near caller takes the 8-byte event there too
+	babeltrace2 d-relocated/ctf >bt-rel.out 2>bt-rel.err
+	rc=$?
+	near=$(grep -cE '\) function_near: .*func = [0-9]+, parent_off = -?[0-9]+ \}$' bt-rel.out)
+	nleaf=$(sed -n 's/^leaf //p' out-relocated)
+	check $([ $rc -eq 0 ] && ! grep -qiE 'error|critical' bt-rel.err && [ "$near" -ge "$nleaf" ]
+	echo $?) "relocated entries: babeltrace2 reads $near function_near events for $nleaf calls of leaf"
+}
 [ -s diff.txt ] && diag_file diff.txt
 tap_end

@@ -454,9 +454,16 @@ void arch_graph_thunk_write(uint8_t *t, uint32_t id, uintptr_t site, uintptr_t g
 uintptr_t arch_graph_thunk_site(uintptr_t ret)
 {
 	const uint8_t *t = (const uint8_t *)ret - 11;
-	if (t[11] != 0x75 || t[12] != 26 - 13 || t[26] != INSN_JMP)
-		return 0; /* the preserving thunk: jnz 24 */
-	return insn_rel32_target((uintptr_t)t + 26, t + 26) - INSN_SIZE;
+	if (t[11] == 0x75 && t[12] == 26 - 13 && t[26] == INSN_JMP)
+		return insn_rel32_target((uintptr_t)t + 26, t + 26) - INSN_SIZE;
+	/* The preserving thunk's `jmp site+5` is into a relocated entry's
+	 * block, which holds the function's address before its site. */
+	t = (const uint8_t *)ret - 10;
+	if (t[0] != 0x68 || t[10] != 0x75 || t[11] != 24 - 12 || t[24] != INSN_JMP)
+		return 0;
+	uintptr_t ip, site = insn_rel32_target((uintptr_t)t + 24, t + 24) - INSN_SIZE;
+	memcpy(&ip, (const void *)(site - (ARCH_BLOCK_SITE - ARCH_BLOCK_IP)), sizeof(ip));
+	return ip;
 }
 
 /* ---- static keys -------------------------------------------------------- */

@@ -966,35 +966,44 @@ dft_gentry_tmpl_end:
 	.cfi_restore_state
 .Lge_function\sfx:
 	/* The function tracer: one event, and the call is not hooked (the
-	 * thunk jumps to the function). The ordinary thunk's `jmp SITE + 5`
-	 * gives the site's address: a function_near event (8 bytes) when the
-	 * caller is near; else (a far caller, or the preserving thunk of a
-	 * relocated entry, whose ip is not the block's site) a `function`
-	 * event with the whole address (14 bytes). */
+	 * thunk jumps to the function). The thunk's `jmp SITE + 5` gives the
+	 * site's ip (a relocated entry's: the function's, in the word of its
+	 * block 13 bytes before SITE + 5, as LIGHT_CALL reads it): a
+	 * function_near event (8 bytes) when the caller is near; else a
+	 * `function` event with the whole address (14 bytes). */
 	cmpl	$TR_FUNCTION_ASM, trace_fast(%rip)	/* ops and ring too */
 	jne	.Lge_unlock\sfx
 	movq	%fs:ring_tls@dtpoff(%r9), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock\sfx
-	.if !\all
 	movl	\id, %ecx
+	.if \wide	/* the others' ids fit 16 bits */
 	cmpl	$(1 << NEAR_FUNC_BITS_ASM), %ecx
 	jae	.Lge_far\sfx
-	movq	\tret, %rax		/* thunk + 11 */
-	movslq	16(%rax), %rsi		/* the rel32 of its jmp at thunk + 26 */
+	.endif
+	movq	\tret, %rax
+	.if \all
+	movslq	15(%rax), %rsi		/* thunk + 10; the rel32 of its jmp at thunk + 24 */
+	movq	19 - 13(%rax,%rsi), %rsi	/* ip: SITE + 5 = thunk + 29 + rel32 */
+	.else
+	movslq	16(%rax), %rsi		/* thunk + 11; the rel32 of its jmp at thunk + 26 */
 	leaq	15(%rax,%rsi), %rsi	/* SITE = thunk + 31 + rel32 - 5 */
+	.endif
 	movq	\slot, %r8	/* the parent: the function's return address */
 	subq	%rsi, %r8		/* parent - SITE */
 	leaq	1 << (NEAR_OFF_BITS_ASM - 1)(%r8), %rax
 	shrq	$NEAR_OFF_BITS_ASM, %rax	/* not within +-2^25: too far */
 	jnz	.Lge_far\sfx
-	shlq	$16 + NEAR_FUNC_BITS_ASM, %r8
-	shlq	$16, %rcx
-	orq	%rcx, %r8		/* r8 = the event, its header bits 0 */
-	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 6, RING_EV_NEAR_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx, %r8
+	shlq	$NEAR_FUNC_BITS_ASM, %r8
+	orq	%rcx, %r8		/* r8 = the payload (48 bits) */
+	/* Stored in two parts after the header: cheaper than one quadword
+	 * with the header, which would wait for the counter. */
+	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 6, RING_EV_NEAR_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
+	movl	%r8d, RING_COMPACT_HDR_ASM(%rdi)
+	shrq	$32, %r8
+	movw	%r8w, RING_COMPACT_HDR_ASM + 4(%rdi)
 	RING_COMMIT %r10, RING_COMPACT_HDR_ASM + 6
 	jmp	.Lge_untraced\sfx
-	.endif
 .Lge_far\sfx:
 	movq	\slot, %r8	/* the parent */
 	RING_RESERVE %rdi, RING_COMPACT_HDR_ASM + 12, RING_EV_FUNCTION_ASM, %r10, .Lge_unlock\sfx, .Lge_undo\sfx
@@ -1005,8 +1014,22 @@ dft_gentry_tmpl_end:
 .Lge_untraced\sfx:
 	movq	$0, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)
 	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)
-	movl	$1, %eax		/* not traced: the thunk jumps to it */
-	jmp	.Lge_out\sfx
+	/* Not traced (the thunk jumps to the function): .Lge_out's end,
+	 * with ZF clear without a register. */
+	RESTORE_GPRS
+	.if \all
+	movq	REGS_R11(%rsp), %r11
+	.endif
+	testq	%rsp, %rsp		/* ZF clear */
+	.cfi_remember_state
+	GE_LEAVE \all
+	.cfi_def_cfa %rsp, 8
+	.if \all
+	ret	$8			/* the id leaves */
+	.else
+	ret
+	.endif
+	.cfi_restore_state
 .Lge_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lge_unlock\sfx:
