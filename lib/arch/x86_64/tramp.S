@@ -1205,17 +1205,26 @@ dft_gexit_tmpl_end:
 	popq	%rdx
 	.cfi_adjust_cfa_offset -8
 	.if \all
-	.irp	r, rcx, rsi, rdi, r8, r9, r10, r11
+	.irp	r, rcx, rsi, rdi, r11
 	popq	%\r
 	.cfi_adjust_cfa_offset -8
 	.endr
 	.endif
 .endm
 
-.macro GRAPH_EXIT all, slot, sfx
+/*
+ * ALL (the preserving thunks' exit) keeps every register, so its fast
+ * path makes do with the six it saves: the thread block in TLS, g in G,
+ * the slot's address in TMP; the caller's address goes into the thunk's
+ * slot and the depth is taken before the ring write (the failure path
+ * gives it back), and the thread block is read again after it. Three
+ * pushes and pops fewer than saving them all: 0.3 ns a call
+ * (docs/PERFORMANCE.md).
+ */
+.macro GRAPH_EXIT all, slot, sfx, tls, g, tmp, off, cw
 	.cfi_startproc
 	.if \all
-	.irp	r, r11, r10, r9, r8, rdi, rsi, rcx
+	.irp	r, r11, rdi, rsi, rcx
 	pushq	%\r
 	.cfi_adjust_cfa_offset 8
 	.endr
@@ -1227,44 +1236,57 @@ dft_gexit_tmpl_end:
 	.cfi_adjust_cfa_offset 8
 	pushq	%rax			/* 0(%rsp): the results, rax then rdx */
 	.cfi_adjust_cfa_offset 8
-	movq	dft_tls_block(%rip), %r10	/* %fs:X@dtpoff(%r10) = X */
-	movq	%fs:fg_self@dtpoff(%r10), %r9	/* r9 = g */
-	testq	%r9, %r9
+	movq	dft_tls_block(%rip), \tls	/* %fs:X@dtpoff(tls) = X */
+	movq	%fs:fg_self@dtpoff(\tls), \g	/* g */
+	testq	\g, \g
 	jz	.Lgx_slow\sfx
-	movl	FG_DEPTH(%r9), %eax
+	movl	FG_DEPTH(\g), %eax
 	subl	$1, %eax		/* depth - 1 (borrow: empty) */
 	jb	.Lgx_slow\sfx
 	imulq	$SE_SIZE, %rax, %rdi
-	leaq	FG_ENT(%r9,%rdi), %rdi	/* rdi = e, the top entry */
-	leaq	\slot(%rsp), %rsi		/* the slot */
-	cmpq	%rsi, SE_SLOT(%rdi)
+	leaq	FG_ENT(\g,%rdi), %rdi	/* rdi = e, the top entry */
+	leaq	\slot(%rsp), \tmp		/* the slot */
+	cmpq	\tmp, SE_SLOT(%rdi)
 	jne	.Lgx_slow\sfx
 	/* kind and fl in one load: the shortcut's entry stores them in one
 	 * (the generic entry's two byte stores cost a failed forward, rarely). */
 	cmpw	$TR_GRAPH_ASM | SE_RING_ASM << 8, SE_KIND(%rdi)
 	jne	.Lgx_slow\sfx
-	movq	%fs:ring_tls@dtpoff(%r10), %r11	/* r11 = b */
+	movq	%fs:ring_tls@dtpoff(\tls), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lgx_slow\sfx
-	cmpq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r10)	/* no recursion, no read side */
+	cmpq	$0, %fs:dft_self@dtpoff+THR_RECURSION(\tls)	/* no recursion, no read side */
 	jne	.Lgx_slow\sfx
 	/* Quadword stores, as the entry's: its quadword load forwards. */
-	movq	$1, %fs:dft_self@dtpoff+THR_RECURSION(%r10)	/* recursion = 1 */
-	RING_RESERVE %r8, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, %rcx, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
-	RING_COMMIT %rcx, RING_COMPACT_HDR_ASM
-	movq	SE_ORIG(%rdi), %r11
+	movq	$1, %fs:dft_self@dtpoff+THR_RECURSION(\tls)	/* recursion = 1 */
 	.if \all
-	movq	%r11, \slot(%rsp)	/* for the thunk's ret */
+	movq	SE_ORIG(%rdi), %rax
+	movq	%rax, \slot(%rsp)	/* for the thunk's ret */
+	subl	$1, FG_DEPTH(\g)
 	.endif
-	subl	$1, FG_DEPTH(%r9)
-	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r10)
+	RING_RESERVE \off, RING_COMPACT_HDR_ASM, RING_EV_EXIT_ASM, \cw, .Lgx_slow_rec\sfx, .Lgx_undo\sfx
+	RING_COMMIT \cw, RING_COMPACT_HDR_ASM
+	.if \all
+	movq	dft_tls_block(%rip), %rax
+	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%rax)
+	.else
+	movq	SE_ORIG(%rdi), %r11
+	subl	$1, FG_DEPTH(\g)
+	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(\tls)
+	.endif
 	GRAPH_EXIT_POP \all
 	GRAPH_EXIT_RET \all
-	.cfi_adjust_cfa_offset 16 + 56 * \all	/* the pushes above, for the paths below */
+	.cfi_adjust_cfa_offset 16 + 32 * \all	/* the pushes above, for the paths below */
 .Lgx_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lgx_slow_rec\sfx:
-	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r10)
+	.if \all
+	/* The ring write clobbered tls and g: the depth back. */
+	movq	dft_tls_block(%rip), \tls
+	movq	%fs:fg_self@dtpoff(\tls), \g
+	addl	$1, FG_DEPTH(\g)
+	.endif
+	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(\tls)
 .Lgx_slow\sfx:
 	pushq	%rbp
 	.cfi_adjust_cfa_offset 8
@@ -1275,6 +1297,9 @@ dft_gexit_tmpl_end:
 	subq	$ALL_FRAME, %rsp
 	andq	$-64, %rsp
 	SAVE_VEC_ALL dft_save_all_kind(%rip)
+	.irp	n, 8, 9, 10		/* not pushed: below the vector area */
+	movq	%r\n, (\n - 8) * 8(%rsp)
+	.endr
 	.else
 	andq	$-16, %rsp		/* for the C call: see the top */
 	subq	$128, %rsp
@@ -1285,13 +1310,16 @@ dft_gexit_tmpl_end:
 	call	dft_graph_return
 	.if \all
 	movq	%rax, \slot+8(%rbp)	/* for the thunk's ret */
+	.irp	n, 8, 9, 10
+	movq	(\n - 8) * 8(%rsp), %r\n
+	.endr
 	RESTORE_VEC_ALL dft_save_all_kind(%rip)
 	.else
 	movq	%rax, %r11
 	RESTORE_RETVEC 0
 	.endif
 	leave
-	.cfi_def_cfa %rsp, 24 + 56 * \all
+	.cfi_def_cfa %rsp, 24 + 32 * \all
 	.cfi_restore %rbp
 	GRAPH_EXIT_POP \all
 	GRAPH_EXIT_RET \all
@@ -1304,7 +1332,7 @@ dft_gexit_tmpl_end:
 	.type	dft_graph_exit, @function
 	.p2align 4
 dft_graph_exit:
-	GRAPH_EXIT 0, 8, _p
+	GRAPH_EXIT 0, 8, _p, %r10, %r9, %rsi, %r8, %rcx
 	.size	dft_graph_exit, . - dft_graph_exit
 
 /*
@@ -1319,7 +1347,7 @@ dft_graph_exit:
 	.type	dft_graph_exit_all, @function
 	.p2align 4
 dft_graph_exit_all:
-	GRAPH_EXIT 1, 80, _a
+	GRAPH_EXIT 1, 56, _a, %rcx, %rsi, %rdx, %rdi, %rcx
 	.size	dft_graph_exit_all, . - dft_graph_exit_all
 
 /*
