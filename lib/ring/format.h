@@ -75,9 +75,8 @@ enum {
  * (the same object, as a rule): 48 bits, the site id in the low
  * FMT_NEAR_FUNC_BITS, then the parent ip minus the site's address (the
  * ADDR of sites-IMG.txt) as a signed FMT_NEAR_OFF_BITS integer. With its
- * compact header, 8 bytes: the writer stores header and payload as one
- * little-endian quadword (tramp.S). Anything that does not fit takes
- * the 14-byte `function` event.
+ * compact header, 8 bytes. Anything that does not fit takes the 14-byte
+ * `function` event.
  */
 #define FMT_NEAR_FUNC_BITS 22
 #define FMT_NEAR_OFF_BITS  26

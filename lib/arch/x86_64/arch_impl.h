@@ -26,11 +26,6 @@
 #define ARCH_BRK_LEN	   1			   /* int3 */
 #define ARCH_TRAP_CODE	   SI_KERNEL		   /* what int3's SIGTRAP carries */
 #define ARCH_SITE_REACH	   ((uintptr_t)0x7fff0000) /* rel32 */
-/* A relocated entry's block (entries.c): the function's address at
- * ARCH_BLOCK_IP, the site at ARCH_BLOCK_SITE (tramp.S reads the address 13
- * bytes before the site's end). */
-#define ARCH_BLOCK_SITE 24
-#define ARCH_BLOCK_IP	16
 
 /* Does the site at IP call DEST now (a `call rel32` naming it; any other
  * bytes, a breakpoint of a batch included, say no)? A macro: the light

@@ -74,6 +74,12 @@
 #define TR_FUNCTION_ASM	 1
 #define SE_RING_ASM	 1
 #define THUNK_HOOK_ASM	 7
+/* A relocated entry's block (entries.c, which checks them): the function's
+ * address at ARCH_BLOCK_IP, the site at ARCH_BLOCK_SITE; the trampolines
+ * read the address BLOCK_IP_BACK_ASM bytes before the site's end. */
+#define ARCH_BLOCK_SITE	  24
+#define ARCH_BLOCK_IP	  16
+#define BLOCK_IP_BACK_ASM (5 + ARCH_BLOCK_SITE - ARCH_BLOCK_IP)
 /* struct ring_buf (ring_fast.h): */
 #define RB_OFFSET	     0
 #define RB_LAST_TS	     8

@@ -323,7 +323,7 @@ dft_caller_all_tmpl:
 	leaq	16(%rbp), %rax
 	movq	%rax, REGS_SP(%rsp)
 	movq	8(%rbp), %rdi
-	movq	-13(%rdi), %rdi		/* ip: the function's, 8 bytes before the site */
+	movq	-BLOCK_IP_BACK_ASM(%rdi), %rdi	/* ip: the function's, before the site */
 	movq	%rdi, REGS_IP(%rsp)
 	movq	16(%rbp), %rsi		/* parent ip */
 	movq	%rsp, %rdx		/* regs */
@@ -435,7 +435,7 @@ dft_ops_tmpl_end:
 	cmpq	(%r10), %r9
 	jne	\late
 	.if \reloc
-	movq	-13(%rdi), %rdi		/* ip */
+	movq	-BLOCK_IP_BACK_ASM(%rdi), %rdi	/* ip */
 	.else
 	subq	$5, %rdi		/* ip */
 	.endif
@@ -769,10 +769,10 @@ dft_gentry_tmpl_end:
  * own signal handlers) and the header written. Leaves OFF = the event's
  * address and CW = its page's commit word; to FULL when the nest is full
  * (nothing changed), to UNDO with the nest taken; rdx = the event's time
- * in ns. Clobbers rax, rsi. With WORD (an 8-byte event), writes header
- * and WORD's payload (bits 16-63) as one quadword, WORD clobbered.
+ * in ns. Clobbers rax, rsi. The payload is the caller's to store: stored
+ * with the header as one quadword, it would wait for the counter.
  */
-.macro RING_RESERVE off, size, id, cw, full, undo, word
+.macro RING_RESERVE off, size, id, cw, full, undo
 	/* The counter is read here, after every check and before the nest's
 	 * store: read earlier, or after a store, it costs 0.2-1 ns more per
 	 * call (docs/PERFORMANCE.md, "Where the counter is read"). */
@@ -796,13 +796,7 @@ dft_gentry_tmpl_end:
 	jne	\undo
 	movq	%rdx, RB_LAST_TS(%r11)
 	leal	\id(,%rdx,8), %esi	/* compact header: id | ts << 3 */
-	.ifb	\word
 	movw	%si, (\off)
-	.else
-	movzwl	%si, %esi
-	orq	%rsi, \word		/* the payload above the header */
-	movq	\word, (\off)		/* the whole 8-byte event */
-	.endif
 .endm
 
 /*
@@ -839,6 +833,30 @@ dft_gentry_tmpl_end:
 	.else
 	leaq	TRAMP_FRAME + 8(%rsp), %rsp
 	.endif
+.endm
+
+/* The graph entry's common ends: the registers back and ZF set without a
+ * register when TRACED (the real return address, and the id, leave),
+ * clear when not (the thunk jumps to the function; the id leaves). */
+.macro GE_RETURN all, traced
+	RESTORE_GPRS
+	.if \all
+	movq	REGS_R11(%rsp), %r11
+	.endif
+	.if \traced
+	cmpq	%rsp, %rsp		/* ZF set: traced (the thunk's jnz) */
+	.else
+	testq	%rsp, %rsp		/* ZF clear */
+	.endif
+	.cfi_remember_state
+	GE_LEAVE \all
+	.cfi_def_cfa %rsp, 8
+	.if \traced + \all
+	ret	$8 * (\traced + \all)
+	.else
+	ret
+	.endif
+	.cfi_restore_state
 .endm
 
 /*
@@ -953,22 +971,12 @@ dft_gentry_tmpl_end:
 	movl	%ecx, FG_DEPTH(%r8)
 	movq	$0, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)	/* rcu_read_unlock() */
 	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)	/* recursion = rcu_nest = 0 */
-	/* Traced: .Lge_out's end, with ZF set without a register. */
-	RESTORE_GPRS
-	.if \all
-	movq	REGS_R11(%rsp), %r11
-	.endif
-	cmpq	%rsp, %rsp		/* ZF: traced (the thunk's jnz) */
-	.cfi_remember_state
-	GE_LEAVE \all
-	.cfi_def_cfa %rsp, 8
-	ret	$8 + 8 * \all		/* the real return (and the id) leave */
-	.cfi_restore_state
+	GE_RETURN \all, 1
 .Lge_function\sfx:
 	/* The function tracer: one event, and the call is not hooked (the
 	 * thunk jumps to the function). The thunk's `jmp SITE + 5` gives the
 	 * site's ip (a relocated entry's: the function's, in the word of its
-	 * block 13 bytes before SITE + 5, as LIGHT_CALL reads it): a
+	 * block before SITE + 5, as LIGHT_CALL reads it): a
 	 * function_near event (8 bytes) when the caller is near; else a
 	 * `function` event with the whole address (14 bytes). */
 	cmpl	$TR_FUNCTION_ASM, trace_fast(%rip)	/* ops and ring too */
@@ -984,7 +992,7 @@ dft_gentry_tmpl_end:
 	movq	\tret, %rax
 	.if \all
 	movslq	15(%rax), %rsi		/* thunk + 10; the rel32 of its jmp at thunk + 24 */
-	movq	19 - 13(%rax,%rsi), %rsi	/* ip: SITE + 5 = thunk + 29 + rel32 */
+	movq	19 - BLOCK_IP_BACK_ASM(%rax,%rsi), %rsi	/* ip: SITE + 5 = thunk + 29 + rel32 */
 	.else
 	movslq	16(%rax), %rsi		/* thunk + 11; the rel32 of its jmp at thunk + 26 */
 	leaq	15(%rax,%rsi), %rsi	/* SITE = thunk + 31 + rel32 - 5 */
@@ -1014,22 +1022,7 @@ dft_gentry_tmpl_end:
 .Lge_untraced\sfx:
 	movq	$0, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)
 	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)
-	/* Not traced (the thunk jumps to the function): .Lge_out's end,
-	 * with ZF clear without a register. */
-	RESTORE_GPRS
-	.if \all
-	movq	REGS_R11(%rsp), %r11
-	.endif
-	testq	%rsp, %rsp		/* ZF clear */
-	.cfi_remember_state
-	GE_LEAVE \all
-	.cfi_def_cfa %rsp, 8
-	.if \all
-	ret	$8			/* the id leaves */
-	.else
-	ret
-	.endif
-	.cfi_restore_state
+	GE_RETURN \all, 0
 .Lge_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lge_unlock\sfx:
