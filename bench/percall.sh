@@ -26,11 +26,15 @@ if [ -n "${FUNTRACE:-}" ]; then
 			-I"$FUNTRACE" -Wl,--dynamic-list="$FUNTRACE/funtrace.dyn" -ldl -o "$T/pcf"; } \
 		>"$T/funtrace-build.log" 2>&1 || { echo "funtrace did not build: $T/funtrace-build.log" >&2; FUNTRACE=; }
 fi
-# best NAME CMD...: the lowest "percall" of RUNS runs. A run whose tracer
-# reports lost events is no measurement (a writer that drops events is
-# cheap): it is left out and the figure is marked.
+# best NAME CMD...: the lowest "percall" of RUNS runs, then their median.
+# The lowest is the path's cost on a quiet core; the median shows how
+# often a run was slower (on a VM, a busy sibling hyperthread on the host
+# leaves fewer execution slots, and a longer path pays more:
+# docs/PERFORMANCE.md). A run whose tracer reports lost events is no
+# measurement (a writer that drops events is cheap): it is left out and
+# the figure is marked.
 best() {
-	local b="" v lost=""
+	local v lost="" all=""
 	for _ in $(seq "$RUNS"); do
 		rm -rf "$T/d"
 		v=$("$@" 2>"$T/err" | sed -n 's/^percall //p')
@@ -38,31 +42,34 @@ best() {
 			lost=" (runs lost events)"
 			continue
 		fi
-		[ -n "$v" ] || continue
-		if [ -z "$b" ] || awk -v a="$v" -v b="$b" 'BEGIN { exit !(a < b) }'; then b=$v; fi
+		[ -n "$v" ] && all="$all $v"
 	done
-	echo "${b:-nan}$lost"
+	if [ -z "$all" ]; then
+		echo "nan nan$lost"
+		return
+	fi
+	echo "$(printf '%s\n' $all | sort -g | awk '{ a[NR] = $1 } END { print a[1], a[int((NR + 1) / 2)] }')$lost"
 }
-base=$(best "$T/pc" "$W" "$K")
+base=$(best "$T/pc" "$W" "$K" | cut -d' ' -f1)
 echo "## Cost per traced call ($(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg))"
 echo
 echo "bench/percall.c: leaf() called in $W windows of $K calls; the fastest window, best of $RUNS runs; gcc -O2 -fpatchable-function-entry=5. function_graph records entry and exit of every call."
 echo
-echo "| how | ns per call | overhead ns |"
-echo "|---|---|---|"
+echo "| how | ns per call | overhead ns | median of the runs |"
+echo "|---|---|---|---|"
 row() {
 	local name=$1 v
 	shift
 	v=$(best "$@")
 	awk -v n="$name" -v v="$v" -v b="$base" 'BEGIN {
-		split(v, f, " "); m = substr(v, length(f[1]) + 1)
-		if (f[1] == "nan") printf "| %s | -%s | - |\n", n, m
-		else printf "| %s | %.2f%s | %.2f |\n", n, f[1], m, f[1] - b }'
+		split(v, f, " "); m = substr(v, length(f[1] " " f[2]) + 1)
+		if (f[1] == "nan") printf "| %s | -%s | - | - |\n", n, m
+		else printf "| %s | %.2f%s | %.2f | %.2f |\n", n, f[1], m, f[1] - b, f[2] }'
 }
-echo "| untraced | $base | - |"
-rdtsc=$(best "$T/pc" "$W" "$K" rdtsc)
-echo "| one bare rdtsc (not a call: the floor of one timestamp) | $rdtsc | - |"
-awk -v r="$rdtsc" 'BEGIN { printf "| goal of function_graph: 2 x rdtsc + 3 ns (overhead) | - | %.2f |\n", 2 * r + 3 }'
+echo "| untraced | $base | - | - |"
+rdtsc=$(best "$T/pc" "$W" "$K" rdtsc | cut -d' ' -f1)
+echo "| one bare rdtsc (not a call: the floor of one timestamp) | $rdtsc | - | - |"
+awk -v r="$rdtsc" 'BEGIN { printf "| goal of function_graph: 2 x rdtsc + 3 ns (overhead) | - | %.2f | - |\n", 2 * r + 3 }'
 row "dynftrace record (graph shortcut: thunk)" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
 row "dynftrace record --overwrite (flight recorder, on disk at exit)" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record --overwrite -d "$T/d" -- "$T/pc" "$W" "$K"
 row "dynftrace record -T function (graph shortcut: thunk)" env DYNFTRACE_CONTROL=0 "$B/dynftrace" record -T function -d "$T/d" -- "$T/pc" "$W" "$K"
@@ -70,7 +77,7 @@ row "dynftrace record -T function, per-ops route" env DYNFTRACE_CONTROL=0 DYNFTR
 if [ -n "${FUNTRACE:-}" ]; then
 	row "funtrace (gcc -pg -mfentry -minstrument-return=call, in memory)" env FUNTRACE_FTRACE_EVENTS_IN_BUF=0 "$T/pcf" "$W" "$K"
 else
-	echo "| funtrace | (FUNTRACE=DIR not given) | - |"
+	echo "| funtrace | (FUNTRACE=DIR not given) | - | - |"
 fi
 row "dynftrace record, control socket on" "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
 row "dynftrace record, per-ops route (DYNFTRACE_GRAPH_SHORTCUT=0)" env DYNFTRACE_CONTROL=0 DYNFTRACE_GRAPH_SHORTCUT=0 "$B/dynftrace" record -d "$T/d" -- "$T/pc" "$W" "$K"
@@ -102,5 +109,5 @@ if command -v uftrace >/dev/null; then
 	row "uftrace record -P ." uftrace record -P . -d "$T/d" "$T/pc" "$W" "$K"
 	row "uftrace record -P . (plain binary, dynamic patching)" uftrace record -P . -d "$T/d" "$T/pcp" "$W" "$K"
 else
-	echo "| uftrace record -P . | (not installed) | - |"
+	echo "| uftrace record -P . | (not installed) | - | - |"
 fi
