@@ -14,7 +14,7 @@ HIDDEN int trace_rec_on;
 HIDDEN int trace_ring_made;
 HIDDEN struct root_map *trace_roots;
 HIDDEN uint32_t trace_fast = TR_NONE | TF_RING_OFF | TF_OPS_OFF;
-HIDDEN uint32_t trace_depth_lim = UINT32_MAX;
+HIDDEN uint32_t trace_depth_lim = SHADOW_MAX;
 
 /* Serialises the recomputations: the last one reads every field stored
  * before it started, so the words never keep a stale view. */
@@ -31,7 +31,7 @@ void trace_fast_update(void)
 	else if (k == TR_FUNCTION)
 		f = TR_FUNCTION;
 	unsigned d = READ_ONCE(trace_cfg.max_depth);
-	__atomic_store_n(&trace_depth_lim, d ? d : UINT32_MAX, __ATOMIC_RELEASE);
+	__atomic_store_n(&trace_depth_lim, d && d < SHADOW_MAX ? d : SHADOW_MAX, __ATOMIC_RELEASE);
 	/* The two state bits change without the lock: keep them. */
 	uint32_t old = __atomic_load_n(&trace_fast, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&trace_fast, &old, (old & TF_BITS) | f, 0,

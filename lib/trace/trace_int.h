@@ -70,7 +70,9 @@ extern struct root_map *trace_roots HIDDEN;
  *                    cleared after a register).
  *                    So the word equals TR_GRAPH or TR_FUNCTION only when
  *                    the shortcut may trace.
- *   trace_depth_lim: max_depth, or UINT32_MAX for no limit.
+ *   trace_depth_lim: max_depth, or SHADOW_MAX if that is lower or there
+ *                    is no limit: one test in the shortcut's entry for
+ *                    both (a depth at SHADOW_MAX goes the generic way).
  */
 #define TF_RING_OFF 0x100u
 #define TF_OPS_OFF  0x200u

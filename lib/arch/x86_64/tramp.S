@@ -931,10 +931,8 @@ dft_gentry_tmpl_end:
 	leaq	\slot, %rsi		/* the slot */
 	cmpq	%rsi, FG_ENT-SE_SIZE+SE_SLOT(%r8,%rax)
 	jbe	.Lge_unlock\sfx
-1:	cmpl	trace_depth_lim(%rip), %ecx	/* max_depth */
-	jae	.Lge_untraced\sfx
-	cmpl	$SHADOW_MAX_ASM, %ecx
-	je	.Lge_unlock\sfx
+1:	cmpl	trace_depth_lim(%rip), %ecx	/* max_depth and the shadow's room */
+	jae	.Lge_deep\sfx
 	movq	%fs:ring_tls@dtpoff(%r9), %r11	/* r11 = b */
 	testq	%r11, %r11
 	jz	.Lge_unlock\sfx
@@ -1023,6 +1021,11 @@ dft_gentry_tmpl_end:
 	movq	$0, %fs:dft_self@dtpoff+THR_RCU_CTR(%r9)
 	movq	$0, %fs:dft_self@dtpoff+THR_RECURSION(%r9)
 	GE_RETURN \all, 0
+.Lge_deep\sfx:
+	/* Below SHADOW_MAX: max_depth (trace_int.h: trace_depth_lim). */
+	cmpl	$SHADOW_MAX_ASM, %ecx
+	jb	.Lge_untraced\sfx
+	jmp	.Lge_unlock\sfx
 .Lge_undo\sfx:
 	subl	$1, RB_NEST(%r11)
 .Lge_unlock\sfx:
