@@ -979,31 +979,54 @@ int cmd_detach(int argc, char **argv)
 	return 0;
 }
 
+/* PID's arguments, as a NULL-terminated vector in one allocation (one
+ * empty argument if they cannot be read: the attach says why). NULs at the end are dropped, as ps
+ * drops them: a process that rewrites its argv for a title (redis, nginx,
+ * postgres) pads the rest of it with NULs, which would read as empty
+ * arguments. */
 char **attach_cmdline(pid_t pid)
 {
-	char path[64], buf[8192];
+	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	size_t cap = 8192, n = 0;
+	char *buf = malloc(cap);
+	while (fd >= 0 && buf) {
+		if (n + 1 == cap) {
+			char *nb = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
+			if (!nb)
+				break; /* over 1 MiB: the rest is left out */
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
 	if (fd >= 0)
 		close(fd);
-	if (n <= 0) {
-		n = 1;
-		buf[0] = 0;
-	}
+	if (!buf)
+		return NULL;
+	while (n > 0 && buf[n - 1] == 0)
+		n--;
 	buf[n] = 0;
 	size_t argc = 0;
-	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
 		argc++;
-	char **v = malloc((argc + 1) * sizeof(*v) + (size_t)n + 1);
-	if (!v)
-		return NULL;
-	char *s = (char *)(v + argc + 1);
-	memcpy(s, buf, (size_t)n + 1);
-	size_t k = 0;
-	for (ssize_t i = 0; i < n && k < argc; i += (ssize_t)strlen(s + i) + 1)
-		v[k++] = s + i;
-	v[k] = NULL;
+	argc += !argc;
+	char **v = malloc((argc + 1) * sizeof(*v) + n + 1);
+	if (v) {
+		char *s = (char *)(v + argc + 1);
+		memcpy(s, buf, n + 1);
+		size_t k = 0;
+		for (size_t i = 0; k < argc; i += strlen(s + i) + 1)
+			v[k++] = s + i;
+		v[k] = NULL;
+	}
+	free(buf);
 	return v;
 }
 

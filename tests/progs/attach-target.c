@@ -291,6 +291,13 @@ int main(int argc, char **argv)
 			prctl(PR_SET_DUMPABLE, 0);
 		} else if (!strcmp(argv[i], "--fork")) {
 			do_fork = 1;
+		} else if (!strcmp(argv[i], "--title")) {
+			/* A title over the arguments, as redis and nginx set
+			 * theirs: the rest of the argument area NULs. */
+			char *end = argv[argc - 1] + strlen(argv[argc - 1]);
+			memset(argv[0], 0, (size_t)(end - argv[0]));
+			snprintf(argv[0], (size_t)(end - argv[0]), "target: titled");
+			break;
 		}
 	}
 	if (pipe(pfd))

@@ -186,6 +186,13 @@ check $? "live -p shows the graph"
 clean main $main
 check $? "the target computes exactly after record -p and live -p"
 
+# A process that wrote a title over its arguments (redis, nginx): the rest
+# of the argument area is NULs, which are no arguments.
+start titled "$T/target" a b --title || notok "the titled target started"
+$D record -d "$T/sess-t" -p $pid --duration 100ms -F at_mid >/dev/null 2>&1
+$D info -d "$T/sess-t" 2>/dev/null | grep -q "^# command        : 'target: titled'\$"
+check $? "record -p: the command line of a process that set its title, without the padding"
+
 # ---- the runtime's file replaced while attached (dynftrace upgraded): the
 # process keeps the old one, which maps name "(deleted)" and whose symbols
 # the new file no longer gives. It is still attached, ctl reaches it, and
