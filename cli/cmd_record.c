@@ -53,6 +53,7 @@
 #include "attach.h"
 #include "cli.h"
 #include "dwarf_args.h"
+#include "elf.h"
 #include "glob.h"
 #include "pattern.h"
 #include "shm_watch.h"
@@ -1361,6 +1362,32 @@ static int session_has_match(const struct tr_session *s, const char *pat)
 	return 0;
 }
 
+/* The program's file when it has no symbol table (nor a debug file that
+ * has one), else NULL: its own functions are then named only where it
+ * exports them (.dynsym), the others sub_ADDRESS. Into BUF. */
+static const char *stripped_program(const struct rec_opts *o, char *buf, size_t size)
+{
+	struct elf_image img;
+	int stripped;
+
+	if (o->pid) {
+		char link[64];
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)o->pid);
+		ssize_t n = readlink(link, buf, size - 1);
+		if (n <= 0)
+			return NULL;
+		buf[n] = 0;
+	} else if (!o->prog || !o->prog[0] || resolve(o->prog[0], buf, size)) {
+		return NULL;
+	}
+	memset(&img, 0, sizeof(img));
+	if (elf_load(&img, buf, 0, 0))
+		return NULL;
+	stripped = !img.has_symtab;
+	elf_free(&img);
+	return stripped ? buf : NULL;
+}
+
 /*
  * A filter that matched nothing traces nothing, silently: say so, once per
  * pattern, naming the option. Only sessions whose processes wrote their
@@ -1368,9 +1395,11 @@ static int session_has_match(const struct tr_session *s, const char *pat)
  * nothing).
  */
 static void report_unmatched(const struct tr_session *s, const char *opt, const struct cli_globs *g,
-			     const struct cli_globs *seen)
+			     const struct cli_globs *seen, const struct rec_opts *o)
 {
-	int any_sites = 0;
+	char exe[PATH_MAX];
+	const char *stripped = NULL;
+	int any_sites = 0, looked = 0;
 
 	for (size_t i = 0; i < s->nprocs; i++)
 		any_sites |= s->procs[i].has_sites;
@@ -1400,10 +1429,23 @@ static void report_unmatched(const struct tr_session *s, const char *opt, const 
 			dup = !strcmp(g->v[j], g->v[k]);
 		if (dup || session_has_match(s, pat))
 			continue;
-		cli_err("warning: %s '%s' matched no function traced in this run%s", opt, pat,
-			strchr(pat, '@') || strstr(pat, ":mod:")
-			    ? ""
-			    : " (another object's functions need FUNC@OBJECT or --patch-libs)");
+		if (strchr(pat, '@') || strstr(pat, ":mod:")) {
+			cli_err("warning: %s '%s' matched no function traced in this run", opt,
+				pat);
+			continue;
+		}
+		if (!looked++)
+			stripped = stripped_program(o, exe, sizeof(exe));
+		if (stripped)
+			cli_err("warning: %s '%s' matched no function traced in this run (%s is "
+				"stripped: only the functions it exports have names, the others "
+				"are sub_ADDRESS, as 'dynftrace sites -a' lists them; another "
+				"object's functions need FUNC@OBJECT or --patch-libs)",
+				opt, pat, stripped);
+		else
+			cli_err("warning: %s '%s' matched no function traced in this run (another "
+				"object's functions need FUNC@OBJECT or --patch-libs)",
+				opt, pat);
 	}
 }
 
@@ -1430,10 +1472,10 @@ static void record_summary(const char *dir, const struct rec_opts *o)
 		tr_close(&s);
 		return;
 	}
-	report_unmatched(&s, "-F", &o->filter, NULL);
-	report_unmatched(&s, "-N", &o->notrace, NULL);
-	report_unmatched(&s, "-P", &o->patch, &o->filter); /* -F FUNC@OBJECT is patched too */
-	report_unmatched(&s, "-T", &o->triggers, NULL);
+	report_unmatched(&s, "-F", &o->filter, NULL, o);
+	report_unmatched(&s, "-N", &o->notrace, NULL, o);
+	report_unmatched(&s, "-P", &o->patch, &o->filter, o); /* -F FUNC@OBJECT is patched too */
+	report_unmatched(&s, "-T", &o->triggers, NULL, o);
 	if (o->patch.n)
 		report_refused(dir);
 	if (!s.nstreams && !s.info.nlost && !o->disabled && strcmp(o->tracer, "profile"))

@@ -190,6 +190,14 @@ else
 	notok "-P 'nosuch_p*' (matching nothing) is reported, -P leaf and -P '!sum_dbls' are not"
 	diag_file "$T/err"
 fi
+# the same program stripped: its static functions have no name to match,
+# and the warning says so (the common case with distribution binaries)
+cp "$T/plain-${compilers%% *}-O2-pie" "$T/plain-stripped" && strip "$T/plain-stripped"
+rm -rf "$T/d"
+"$D" record -d "$T/d" -P 'sum_*' -- "$T/plain-stripped" 2 >/dev/null 2>"$T/err"
+grep -q "warning: -P 'sum_\*' matched no function traced in this run ($T/plain-stripped is stripped: only the functions it exports have names, the others are sub_ADDRESS" "$T/err"
+check $? "-P on a stripped program: the warning says that it is stripped"
+[ $? -ne 0 ] && diag_file "$T/err"
 # libc's own functions, from 4 threads
 # tests/entries/regs.c: every general, vector and mask register the CPU
 # has comes back from target_fn as it was, on each route and path: the
