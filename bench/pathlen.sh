@@ -17,14 +17,7 @@ command -v valgrind >/dev/null || {
 }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-gcc -O2 -fpatchable-function-entry=5 bench/percall.c -o "$T/pc" || exit 1
-gcc -O2 bench/percall.c -o "$T/pcp" || exit 1
-if [ -n "${FUNTRACE:-}" ]; then
-	{ gcc -O2 -g -pg -mfentry -minstrument-return=call -c bench/percall.c -o "$T/pcf.o" &&
-		g++ -O2 -g -pthread "$T/pcf.o" "$FUNTRACE/funtrace.cpp" "$FUNTRACE/funtrace_pg.S" \
-			-I"$FUNTRACE" -Wl,--dynamic-list="$FUNTRACE/funtrace.dyn" -ldl -o "$T/pcf"; } \
-		>"$T/funtrace-build.log" 2>&1 || { echo "funtrace did not build: $T/funtrace-build.log" >&2; FUNTRACE=; }
-fi
+. bench/lib/percall_progs.sh
 # ir K PROG CMD...: the instructions of PROG's own process (not the
 # recorder's) when CMD runs PROG with 1 window of K calls.
 ir() {

@@ -18,14 +18,7 @@ RUNS=${3:-3}
 B=${B:-build}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-gcc -O2 -fpatchable-function-entry=5 bench/percall.c -o "$T/pc" || exit 1
-gcc -O2 bench/percall.c -o "$T/pcp" || exit 1 # no sites: relocated entries
-if [ -n "${FUNTRACE:-}" ]; then
-	{ gcc -O2 -g -pg -mfentry -minstrument-return=call -c bench/percall.c -o "$T/pcf.o" &&
-		g++ -O2 -g -pthread "$T/pcf.o" "$FUNTRACE/funtrace.cpp" "$FUNTRACE/funtrace_pg.S" \
-			-I"$FUNTRACE" -Wl,--dynamic-list="$FUNTRACE/funtrace.dyn" -ldl -o "$T/pcf"; } \
-		>"$T/funtrace-build.log" 2>&1 || { echo "funtrace did not build: $T/funtrace-build.log" >&2; FUNTRACE=; }
-fi
+. bench/lib/percall_progs.sh
 # best NAME CMD...: the lowest "percall" of RUNS runs, then their median.
 # The lowest is the path's cost on a quiet core; the median shows how
 # often a run was slower (on a VM, a busy sibling hyperthread on the host

@@ -1429,23 +1429,23 @@ static void report_unmatched(const struct tr_session *s, const char *opt, const 
 			dup = !strcmp(g->v[j], g->v[k]);
 		if (dup || session_has_match(s, pat))
 			continue;
-		if (strchr(pat, '@') || strstr(pat, ":mod:")) {
-			cli_err("warning: %s '%s' matched no function traced in this run", opt,
-				pat);
-			continue;
+		/* A plain glob names the program's functions: say why it may
+		 * have missed (a stripped program, or another object's). */
+		char hint[PATH_MAX + 200] = "";
+		if (!strchr(pat, '@') && !strstr(pat, ":mod:")) {
+			if (!looked++)
+				stripped = stripped_program(o, exe, sizeof(exe));
+			snprintf(hint, sizeof(hint),
+				 " (%s%sanother object's functions need FUNC@OBJECT or "
+				 "--patch-libs)",
+				 stripped ? stripped : "",
+				 stripped ? " is stripped: only the functions it exports have "
+					    "names, the others are sub_ADDRESS, as 'dynftrace "
+					    "sites -a' lists them; "
+					  : "");
 		}
-		if (!looked++)
-			stripped = stripped_program(o, exe, sizeof(exe));
-		if (stripped)
-			cli_err("warning: %s '%s' matched no function traced in this run (%s is "
-				"stripped: only the functions it exports have names, the others "
-				"are sub_ADDRESS, as 'dynftrace sites -a' lists them; another "
-				"object's functions need FUNC@OBJECT or --patch-libs)",
-				opt, pat, stripped);
-		else
-			cli_err("warning: %s '%s' matched no function traced in this run (another "
-				"object's functions need FUNC@OBJECT or --patch-libs)",
-				opt, pat);
+		cli_err("warning: %s '%s' matched no function traced in this run%s", opt, pat,
+			hint);
 	}
 }
 
