@@ -145,6 +145,10 @@ int cli_open_session(struct tr_session *s, const char *dir);
 /* Close S after a view that returned R (views.h), saying "out of memory
  * while DOING" when R < 0: the command's status, 0 when R is 0, else 1. */
 int cli_close_session(struct tr_session *s, int r, const char *doing);
+/* A view of calls (CMD: graph, dump) on the session S opened from DIR: 0,
+ * or 1 (the command's status) after saying that the profile tracer's
+ * session has no calls to show, only report's table. Closes S then. */
+int cli_need_calls(struct tr_session *s, const char *cmd, const char *dir);
 /* Is ARG the flag SOPT or LOPT? */
 int cli_flag(const char *arg, const char *sopt, const char *lopt);
 /* A C++ symbol demangled (malloc'd), STYLE 1: simple (uftrace's

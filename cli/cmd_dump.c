@@ -198,6 +198,8 @@ static int d_leave(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how)
 		fputs(",\"args\":{\"unfinished\":true}", d->out);
 	else if (how == TR_LEAVE_UNWIND)
 		fputs(",\"args\":{\"unwound\":true}", d->out);
+	else if (how == TR_LEAVE_LOST)
+		fputs(",\"args\":{\"exit_lost\":true}", d->out);
 	else if (w->cur && w->cur->type == TR_EXIT && w->cur->vals)
 		json_vals(d, d->s, w->cur->vals, w->cur->nvals);
 	fputc('}', d->out);
@@ -382,7 +384,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	}
 	ret = 1;
-	if (cli_open_session(&s, dir))
+	if (cli_open_session(&s, dir) || cli_need_calls(&s, "dump", dir))
 		goto out;
 	if (output) {
 		out = fopen(output, "w");

@@ -236,7 +236,7 @@ int cmd_graph(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (cli_open_session(&s, dir)) {
+	if (cli_open_session(&s, dir) || cli_need_calls(&s, "graph", dir)) {
 		ret = 1;
 		goto out;
 	}

@@ -306,13 +306,20 @@ int info_run(struct tr_session *s, FILE *out)
 		uncounted ? ", and more not counted (a process was killed before it could flush: "
 			    "see below)"
 			  : "");
-	uint64_t over = 0;
+	uint64_t over = 0, drop = 0;
 	for (size_t i = 0; i < in->nlost; i++)
-		if (!lost_line_repeats(in, i))
+		if (!lost_line_repeats(in, i)) {
 			over += tr_thread_overwritten(s, in->lost[i].pid, in->lost[i].tid);
+			drop += tr_thread_dropped(s, in->lost[i].pid, in->lost[i].tid);
+		}
 	if (over)
 		fprintf(out, "# overwritten    : %s of them (overwrite mode keeps the newest)\n",
 			cli_thousands(over, a, sizeof(a)));
+	if (drop)
+		fprintf(out,
+			"# dropped        : %s of them: a thread's buffer was full, the recorder "
+			"behind it (a larger buffer, -b, or fewer traced functions lose fewer)\n",
+			cli_thousands(drop, a, sizeof(a)));
 	if (first != UINT64_MAX && last >= first)
 		fprintf(out, "# traced time    : %s\n",
 			trim(cli_fmt_duration(last - first, a, sizeof(a))));

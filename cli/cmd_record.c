@@ -503,6 +503,10 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 			cmd);
 		return 2;
 	}
+	if ((o->args.n || o->auto_args) && o->time_ns)
+		cli_err("warning: with -t, calls are recorded whole, without their values: "
+			"-A, -R and --auto-args are ignored (record without -t and filter with "
+			"'replay -t' to see them)");
 	if (o->triggers.n && strcmp(o->tracer, "function_graph")) {
 		cli_err("%s: triggers (-T FUNC@ACTION) work with the function_graph tracer only",
 			cmd);
@@ -1410,7 +1414,8 @@ static void report_unmatched(const struct tr_session *s, const char *opt, const 
 		const char *pat = g->v[k];
 		int dup = 0;
 
-		if (!strcmp(opt, "-T")) { /* FUNC@ACTIONS: the function's part */
+		if (!strcmp(opt, "-T") || !strcmp(opt, "-A/-R")) {
+			/* FUNC@ACTIONS, FUNC@ARGS: the function's part */
 			const char *at = strrchr(pat, '@');
 			size_t n = at ? (size_t)(at - pat) : strlen(pat);
 			if (n >= sizeof(func))
@@ -1462,6 +1467,9 @@ static void report_refused(const char *dir)
 			refused, refused == 1 ? "" : "s", objects, objects == 1 ? "" : "s");
 }
 
+/* Threads whose losses record names one by one. */
+#define LOST_THREADS_SAID 4
+
 static void record_summary(const char *dir, const struct rec_opts *o)
 {
 	struct tr_session s;
@@ -1476,23 +1484,37 @@ static void record_summary(const char *dir, const struct rec_opts *o)
 	report_unmatched(&s, "-N", &o->notrace, NULL, o);
 	report_unmatched(&s, "-P", &o->patch, &o->filter, o); /* -F FUNC@OBJECT is patched too */
 	report_unmatched(&s, "-T", &o->triggers, NULL, o);
+	report_unmatched(&s, "-A/-R", &o->args, NULL, o);
 	if (o->patch.n)
 		report_refused(dir);
 	if (!s.nstreams && !s.info.nlost && !o->disabled && strcmp(o->tracer, "profile"))
 		cli_err("warning: no events were recorded (did the program run traced code?)");
 	/* Dropped events warn; what overwrite mode replaced by newer ones is
 	 * the mode working, said once for the whole session. */
-	uint64_t over = 0;
-	int over_threads = 0;
+	uint64_t over = 0, lost = 0, drop = 0;
+	int over_threads = 0, lost_threads = 0;
 	for (size_t i = 0; i < s.info.nlost; i++) {
 		const struct tr_lost_line *l = &s.info.lost[i];
-		if (l->count > l->overwritten)
-			cli_err("warning: thread %d lost %s events; see 'dynftrace info'",
-				(int)l->tid,
-				cli_thousands(l->count - l->overwritten, num, sizeof(num)));
+		if (l->count > l->overwritten) {
+			/* a line per thread, up to a few: then one sum */
+			if (++lost_threads <= LOST_THREADS_SAID)
+				cli_err("warning: thread %d lost %s events; see 'dynftrace info'",
+					(int)l->tid,
+					cli_thousands(l->count - l->overwritten, num, sizeof(num)));
+			lost += l->count - l->overwritten;
+			drop += l->dropped;
+		}
 		over += l->overwritten;
 		over_threads += l->overwritten != 0;
 	}
+	if (lost_threads > LOST_THREADS_SAID)
+		cli_err("warning: %d threads lost %s events in all; see 'dynftrace info'",
+			lost_threads, cli_thousands(lost, num, sizeof(num)));
+	if (drop)
+		cli_err("%s of them were dropped because a thread's buffer was full: the recorder "
+			"could not keep up; a larger buffer (-b KB, now %" PRIu64
+			") or fewer traced functions (-F, -N, -D) lose fewer",
+			cli_thousands(drop, num, sizeof(num)), o->buffer_kb);
 	if (over)
 		cli_err("overwrite mode kept the newest events: %s older ones were overwritten "
 			"(%d thread%s); see 'dynftrace info'",
@@ -1543,6 +1565,13 @@ int cmd_live(int argc, char **argv)
 		return 1;
 	}
 	ret = o.pid ? record_attach(&o, dir, 1, &started) : record_run(&o, dir, 1, &started);
+	/* A reader that goes away (`| head`) must not kill us before the
+	 * temporary session is removed: the replay stops at the write error,
+	 * then SIGPIPE is raised again once cleaned up. Set only now: the
+	 * program inherits the disposition. */
+	struct sigaction pipe_ign = {.sa_handler = SIG_IGN}, pipe_old;
+	sigaction(SIGPIPE, &pipe_ign, &pipe_old);
+	int broken = 0;
 	if (started) {
 		r = tr_open(&s, dir);
 		if (r) {
@@ -1552,6 +1581,7 @@ int cmd_live(int argc, char **argv)
 			fflush(stdout);
 			ro.no_time = o.no_time;
 			r = replay_run(&s, &ro, stdout);
+			broken = ferror(stdout);
 			if (r < 0)
 				cli_err("out of memory while replaying the trace");
 			if (r)
@@ -1566,5 +1596,8 @@ int cmd_live(int argc, char **argv)
 		ret = ret ? ret : 1;
 	}
 	rec_free(&o);
+	sigaction(SIGPIPE, &pipe_old, NULL);
+	if (broken)
+		raise(SIGPIPE); /* the reader left: end as a pipeline expects */
 	return ret;
 }

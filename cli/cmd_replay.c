@@ -86,7 +86,8 @@ static const char usage_text[] =
     "summary ('# thread 1234 lost 5,120 events') ends the output. Calls still\n"
     "open when their thread's trace ends are closed there and marked\n"
     "'(unfinished)'; calls left by longjmp, an exception or pthread_exit\n"
-    "are marked '(unwound)'.\n"
+    "are marked '(unwound)'; calls whose exit was lost with a full buffer\n"
+    "close where the thread's trace goes on, marked '(exit lost)'.\n"
     "\n"
     "Exit status: 0, 1 when the trace is missing or damaged (what comes\n"
     "before the damage is printed first), 2 on a usage error.\n";
@@ -104,6 +105,7 @@ static const char usage_text[] =
 #define D_LEAF	     2u
 #define D_UNFINISHED 4u
 #define D_UNWOUND    8u
+#define D_EXIT_LOST  16u
 
 struct decision {
 	uint64_t idx;	   /* the entry's ordinal in its stream */
@@ -261,6 +263,8 @@ static int ahead_leave(struct tr_walk *aw, struct tr_frame *f, uint64_t ts, int 
 		d.how |= D_UNFINISHED;
 	else if (how == TR_LEAVE_UNWIND)
 		d.how |= D_UNWOUND;
+	else if (how == TR_LEAVE_LOST)
+		d.how |= D_EXIT_LOST;
 	else if (aw->cur && aw->cur->type == TR_EXIT && aw->cur->vals) {
 		d.rv = aw->cur->vals;
 		d.nrv = aw->cur->nvals;
@@ -415,6 +419,8 @@ static const char *mark(unsigned how)
 		return " (unfinished)";
 	if (how & D_UNWOUND)
 		return " (unwound)";
+	if (how & D_EXIT_LOST)
+		return " (exit lost)";
 	return "";
 }
 
@@ -485,6 +491,7 @@ static int p2_leave(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how)
 	fprintf(rs->r->out, "}%s%s%s /* %s */%s\n", *rv ? " = " : "", rv, *rv ? ";" : "", name,
 		mark(how == TR_LEAVE_UNFINISHED ? D_UNFINISHED
 		     : how == TR_LEAVE_UNWIND	? D_UNWOUND
+		     : how == TR_LEAVE_LOST	? D_EXIT_LOST
 						: 0));
 	return 0;
 }
@@ -587,7 +594,8 @@ int views_finish(struct tr_session *s, FILE *out, int ret)
 	if (ret)
 		return ret;
 	if (fflush(out) || ferror(out)) {
-		cli_out_error();
+		if (errno != EPIPE) /* a reader that left (`| head`) is not an error to tell */
+			cli_out_error();
 		ret = 1;
 	}
 	/* Damage is told after the output, so it is the last thing seen. */
@@ -669,7 +677,8 @@ int replay_run(struct tr_session *s, const struct replay_opts *o, FILE *out)
 	ret = tr_merge_init(&m, s, want_stream, (void *)o);
 	if (ret)
 		goto out;
-	while (!ret && tr_merge_next(&m, &st, &ev) > 0)
+	/* to the end, unless the output can take no more (a closed pipe) */
+	while (!ret && !ferror(out) && tr_merge_next(&m, &st, &ev) > 0)
 		ret = tr_walk_feed(&r.rs[st - s->streams].w, &ev);
 	tr_merge_free(&m);
 	if (ret)
@@ -770,6 +779,11 @@ int cmd_replay(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	/* The function tracer records each call's entry alone. */
+	if ((o.time_ns || o.depth) && s.info.tracer && !strcmp(s.info.tracer, "function"))
+		cli_err("warning: %s: the function tracer records no durations or depths: -t "
+			"and -D do nothing on this session",
+			dir);
 	ret = cli_close_session(&s, replay_run(&s, &o, stdout), "replaying the trace");
 out:
 	cli_glob_free(&o.filter);

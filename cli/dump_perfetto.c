@@ -225,6 +225,8 @@ static int pf_leave(struct tr_walk *w, struct tr_frame *f, uint64_t ts, int how)
 		ann_bool(&pf->pkt, "unfinished");
 	else if (how == TR_LEAVE_UNWIND)
 		ann_bool(&pf->pkt, "unwound");
+	else if (how == TR_LEAVE_LOST)
+		ann_bool(&pf->pkt, "exit_lost");
 	pb_close(&pf->pkt, te);
 	return flush_packet(pf);
 }

@@ -83,6 +83,17 @@ int cli_open_session(struct tr_session *s, const char *dir)
 	return 1;
 }
 
+int cli_need_calls(struct tr_session *s, const char *cmd, const char *dir)
+{
+	if (s->nstreams || !s->info.tracer || strcmp(s->info.tracer, "profile"))
+		return 0;
+	cli_err("%s: '%s' was recorded by the profile tracer, which keeps a table of "
+		"counts and times per function, not the calls: see 'dynftrace report -d %s'",
+		cmd, dir, dir);
+	tr_close(s);
+	return 1;
+}
+
 int cli_close_session(struct tr_session *s, int r, const char *doing)
 {
 	if (r < 0)

@@ -230,8 +230,10 @@ int tr_walk_feed(struct tr_walk *w, const struct tr_event *ev)
 			ret = w->ops->other(w, ev);
 		break;
 	case TR_EXIT_DEPTH:
+	case TR_EXIT_LOST:
 		for (uint64_t i = 0; i < ev->arg && w->depth && !ret; i++)
-			ret = walk_pop(w, ev->ts, TR_LEAVE_UNWIND);
+			ret = walk_pop(w, ev->ts,
+				       ev->type == TR_EXIT_LOST ? TR_LEAVE_LOST : TR_LEAVE_UNWIND);
 		break;
 	case TR_CTX_SWITCH:
 		ret = walk_switch(w, ev);

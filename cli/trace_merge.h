@@ -46,6 +46,7 @@ enum tr_leave_how {
 	TR_LEAVE_RETURN = 0,	 /* an exit event */
 	TR_LEAVE_UNWIND = 1,	 /* an exit_depth event (longjmp, exception) */
 	TR_LEAVE_UNFINISHED = 2, /* still open when the stream ended */
+	TR_LEAVE_LOST = 3,	 /* an exit_lost event: returned, its exit not recorded */
 };
 
 struct tr_frame {

@@ -358,12 +358,14 @@ static int info_line(char *line, unsigned no, void *d)
 		if (!l)
 			return -ENOMEM;
 		in->lost = l;
-		in->lost[in->nlost++] = (struct tr_lost_line){(pid_t)a, (pid_t)b, n, 0};
+		in->lost[in->nlost++] = (struct tr_lost_line){(pid_t)a, (pid_t)b, n, 0, 0};
 		return 0;
 	}
-	if (!strcmp(line, "overwritten")) {
-		/* The part of the thread's "lost:" line (written just before it)
-		 * that overwrite mode replaced by design. */
+	if (!strcmp(line, "overwritten") || !strcmp(line, "dropped")) {
+		/* Parts of the thread's "lost:" line (written just before them):
+		 * what overwrite mode replaced by design, what the writer
+		 * dropped (the rest is what could not be written). */
+		struct tr_lost_line *l;
 		size_t i;
 
 		if (parse_key_tok(&v, &a) || parse_dec_tok(&v, &b) || parse_dec_tok(&v, &n) || !a ||
@@ -372,10 +374,16 @@ static int info_line(char *line, unsigned no, void *d)
 		for (i = in->nlost; i-- > 0;)
 			if (in->lost[i].pid == (pid_t)a && in->lost[i].tid == (pid_t)b)
 				break;
-		if (i == (size_t)-1 || in->lost[i].overwritten + n > in->lost[i].count ||
-		    in->lost[i].overwritten + n < n)
+		if (i == (size_t)-1)
 			goto bad;
-		in->lost[i].overwritten += n;
+		l = &in->lost[i];
+		if (l->overwritten + l->dropped + n > l->count ||
+		    l->overwritten + l->dropped + n < n)
+			goto bad;
+		if (line[0] == 'o')
+			l->overwritten += n;
+		else
+			l->dropped += n;
 		return 0;
 	}
 	if (!strcmp(line, "unflushed") || !strcmp(line, "salvaged")) {

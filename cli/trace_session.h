@@ -123,6 +123,7 @@ struct tr_lost_line {
 	pid_t pid, tid;
 	uint64_t count;
 	uint64_t overwritten; /* of COUNT: replaced by newer events (overwrite mode) */
+	uint64_t dropped;     /* of COUNT: dropped by the writer (its buffer was full) */
 };
 
 /* "unflushed: PID SIG MODE": process PID ended without the runtime's flush

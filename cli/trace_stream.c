@@ -344,6 +344,7 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 	}
 	case TR_LOST:
 	case TR_EXIT_DEPTH:
+	case TR_EXIT_LOST:
 		if (need(st, off, at, 4))
 			return -1;
 		ev->arg = le32(p);
@@ -384,7 +385,8 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 	st->pos = at;
 	st->prev_ts = ts;
 	st->last_ts = ts;
-	st->nevents++;
+	/* exit_lost stands for exits counted lost when they were dropped */
+	st->nevents += id != TR_EXIT_LOST;
 	if (id == TR_ENTRY || id == TR_FUNCTION || id == TR_CALL)
 		st->ncalls++;
 	if (id == TR_LOST)
@@ -493,6 +495,16 @@ uint64_t tr_thread_overwritten(const struct tr_session *s, pid_t pid, pid_t tid)
 	for (size_t i = 0; i < s->info.nlost; i++)
 		if (s->info.lost[i].pid == pid && s->info.lost[i].tid == tid)
 			n += s->info.lost[i].overwritten;
+	return n < lost ? n : lost;
+}
+
+uint64_t tr_thread_dropped(const struct tr_session *s, pid_t pid, pid_t tid)
+{
+	uint64_t n = 0, lost = tr_thread_lost(s, pid, tid);
+
+	for (size_t i = 0; i < s->info.nlost; i++)
+		if (s->info.lost[i].pid == pid && s->info.lost[i].tid == tid)
+			n += s->info.lost[i].dropped;
 	return n < lost ? n : lost;
 }
 

@@ -35,6 +35,7 @@ enum tr_type {
 	TR_LOST = FMT_EV_LOST,
 	TR_MARKER = FMT_EV_MARKER,
 	TR_EXIT_DEPTH = FMT_EV_EXIT_DEPTH,
+	TR_EXIT_LOST = FMT_EV_EXIT_LOST, /* arg: calls whose exits were lost */
 	TR_TRACEPOINT =
 	    FMT_EV_TRACEPOINT, /* func: tracepoint index; arg: payload length; text: payload */
 	TR_CTX_SWITCH = FMT_EV_CTX_SWITCH, /* func: to; arg: depth | from << 32 (TR_CTX_*) */
@@ -127,6 +128,8 @@ int tr_print_losses(struct tr_session *s, FILE *out, const char *prefix);
 /* Of tr_thread_lost: the events overwrite mode replaced by newer ones (the
  * info file's "overwritten:" lines), by design rather than dropped. */
 uint64_t tr_thread_overwritten(const struct tr_session *s, pid_t pid, pid_t tid);
+/* Of tr_thread_lost: what the writer dropped because its buffer was full. */
+uint64_t tr_thread_dropped(const struct tr_session *s, pid_t pid, pid_t tid);
 
 /* Earliest time of the session: start_ns, or an earlier first event. */
 uint64_t tr_base_ts(struct tr_session *s);

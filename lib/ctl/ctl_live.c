@@ -518,7 +518,9 @@ static void format_event(struct live_cursor *c, struct live_src *s)
 		}
 		break;
 	case RING_EV_EXIT_DEPTH:
-		/* Frames left without returning: one line each, one per call. */
+	case RING_EV_EXIT_LOST:
+		/* Frames left without returning, or whose exits were lost: one
+		 * line each, one per call. */
 		if (!s->unwind)
 			s->unwind = u32_at(e, 0);
 		if (s->unwind && s->depth) {

@@ -26,7 +26,9 @@
  *
  * FMT_VERSION (the metadata's trace_format_version) changes with the
  * events: 2 since entry16 took compact id 4 (`lost`, which the runtime
- * never wrote, moved to 13). Readers refuse a newer version.
+ * never wrote, moved to 13); 3 since exit_lost (14): COUNT open calls
+ * returned while their exits could not be written (a full buffer), so
+ * the reader closes them there. Readers refuse a newer version.
  */
 #ifndef DYNFTRACE_FORMAT_H
 #define DYNFTRACE_FORMAT_H
@@ -36,7 +38,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define FMT_VERSION	   2
+#define FMT_VERSION	   3
 #define FMT_PACKET_MAGIC   0xC1FC1FC1u
 #define FMT_PACKET_HEADER  24
 #define FMT_PACKET_CONTEXT 56
@@ -110,7 +112,8 @@ enum {
 	X(exit_retval, exit_retval, 11, FMT_VAR,                                                   \
 	  "uint16_t len; uint8_t n; struct dft_value retval[n];")                                  \
 	X(ctx_switch, ctx_switch, 12, 12, "uint32_t depth; uint32_t from; uint32_t to;")           \
-	X(lost, lost, 13, 4, "uint32_t count;")
+	X(lost, lost, 13, 4, "uint32_t count;")                                                    \
+	X(exit_lost, exit_lost, 14, 4, "uint32_t count;")
 
 /* The largest site id an entry16 event holds. */
 #define FMT_ENTRY16_MAX 0xffffu
@@ -131,6 +134,7 @@ enum { FMT_EVENTS(FMT_ID_) };
 #define FMT_EV_CTX_SWITCH    FMT_EV_ID_ctx_switch
 #define FMT_EV_ENTRY_ARGS    FMT_EV_ID_entry_args
 #define FMT_EV_EXIT_RETVAL   FMT_EV_ID_exit_retval
+#define FMT_EV_EXIT_LOST     FMT_EV_ID_exit_lost
 
 /* The CTF event blocks of the metadata, one string. */
 #define FMT_TSDL_(name, ctf, id, size, fields)                                                     \

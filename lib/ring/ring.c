@@ -491,6 +491,15 @@ struct ring_buf *buf_create(void)
 
 /* ---- writer ------------------------------------------------------------ */
 
+/* Count N events of B's thread as lost, unless the recording has ended
+ * (RING_STOP: process exit, detach, fatal signal): a call made after the
+ * end is outside the recording, not lost from it. */
+static inline void buf_drop(struct ring_buf *b, uint64_t n)
+{
+	if (!(__atomic_load_n(&b->stop, __ATOMIC_RELAXED) & RING_STOP))
+		local_add(&b->lost, n);
+}
+
 /* A shared buffer's page VP of the first lap gets its memory (buf_map);
  * false when tmpfs has none (the event is dropped, as when full). */
 static __attribute__((noinline)) bool buf_populate(struct ring_buf *b, uint64_t vp)
@@ -641,7 +650,7 @@ static __attribute__((noinline)) uint8_t *ring_begin_slow(unsigned id, size_t pa
 {
 	struct ring_buf *b = ring_tls;
 	if (b && payload > RING_PAYLOAD_MAX) {
-		local_add(&b->lost, 1);
+		buf_drop(b, 1);
 		return NULL;
 	}
 	if (b) /* a signal handler made the buffer since the fast path looked */
@@ -663,7 +672,7 @@ static __attribute__((noinline)) uint8_t *ring_begin_slow(unsigned id, size_t pa
  * nested event, a page switch, a stop, a drop. nest is already N + 1. */
 static __attribute__((noinline)) uint8_t *ring_reserve_slow(struct ring_buf *b, uint32_t n,
 							    unsigned id, size_t payload,
-							    uint64_t *tsp, uint64_t at)
+							    uint64_t *tsp, uint64_t at, bool count)
 {
 	uint8_t *p = NULL;
 	uint32_t stop = __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE);
@@ -673,7 +682,8 @@ static __attribute__((noinline)) uint8_t *ring_reserve_slow(struct ring_buf *b, 
 		return ring_renew(b, id, payload, tsp);
 	if (likely(p))
 		return p;
-	local_add(&b->lost, 1);
+	if (count)
+		buf_drop(b, 1);
 	barrier();
 	__atomic_store_n(&b->nest, n, __ATOMIC_RELAXED);
 	if (unlikely(__atomic_load_n(&b->stop, __ATOMIC_RELAXED)))
@@ -688,11 +698,12 @@ static __attribute__((noinline)) uint8_t *ring_reserve_slow(struct ring_buf *b, 
  * anything else goes to ring_reserve_slow().
  */
 static inline __attribute__((always_inline)) uint8_t *
-begin_on(struct ring_buf *b, unsigned id, size_t payload, uint64_t *tsp, uint64_t at)
+begin_on(struct ring_buf *b, unsigned id, size_t payload, uint64_t *tsp, uint64_t at, bool count)
 {
 	uint32_t n = __atomic_load_n(&b->nest, __ATOMIC_RELAXED);
 	if (unlikely(n >= RING_NEST_MAX)) {
-		local_add(&b->lost, 1);
+		if (count)
+			buf_drop(b, 1);
 		return NULL;
 	}
 	__atomic_store_n(&b->nest, n + 1, __ATOMIC_RELAXED);
@@ -710,7 +721,7 @@ begin_on(struct ring_buf *b, unsigned id, size_t payload, uint64_t *tsp, uint64_
 	    (!at && (unlikely(__atomic_load_n(&clk_mode, __ATOMIC_RELAXED) != CLK_TSC) ||
 		     unlikely(!clk_tsc_read(&ts)))) ||
 	    unlikely(!(p = ring_try_reserve(b, n, off, id, (uint32_t)payload, ts, tsp))))
-		return ring_reserve_slow(b, n, id, payload, tsp, at);
+		return ring_reserve_slow(b, n, id, payload, tsp, at, count);
 	return p;
 }
 
@@ -721,7 +732,15 @@ uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *tsp)
 	struct ring_buf *b = ring_tls;
 	if (unlikely(!b) || unlikely(payload > RING_PAYLOAD_MAX))
 		return ring_begin_slow(id, payload, tsp);
-	return begin_on(b, id, payload, tsp, 0);
+	return begin_on(b, id, payload, tsp, 0, true);
+}
+
+uint8_t *ring_event_try(unsigned id, size_t payload, uint64_t *tsp)
+{
+	struct ring_buf *b = ring_tls;
+	if (unlikely(!b) || unlikely(payload > RING_PAYLOAD_MAX))
+		return NULL;
+	return begin_on(b, id, payload, tsp, 0, false);
 }
 
 /* An event at time AT (not before the stream's last), for the records
@@ -734,7 +753,7 @@ static uint8_t *ring_event_begin_at(unsigned id, size_t payload, uint64_t at)
 		ring_count_lost(1);
 		return NULL;
 	}
-	return begin_on(b, id, payload, &ts, at);
+	return begin_on(b, id, payload, &ts, at, true);
 }
 
 void ring_event_end(uint8_t *payload)
@@ -751,7 +770,7 @@ void ring_count_lost(uint64_t lost)
 {
 	struct ring_buf *b = ring_tls;
 	if (b)
-		local_add(&b->lost, lost);
+		buf_drop(b, lost);
 	else if (__atomic_load_n(&ring_state, __ATOMIC_ACQUIRE) == RING_ON)
 		count_lost_nobuf(lost);
 }
@@ -968,18 +987,25 @@ static void lost_report(struct ring_buf *b)
 	if (b->lost_reported)
 		return;
 	b->lost_reported = 1;
-	uint64_t n = buf_total_lost(b);
+	/* One read of each count, so that the lines agree. */
+	uint64_t drop = __atomic_load_n(&b->lost, __ATOMIC_RELAXED);
+	uint64_t over = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED);
+	uint64_t n = drop + over + b->lost_consumer;
 	if (!n || !have_info)
 		return;
 	/* The part overwritten by design (overwrite mode keeps the newest) on
-	 * its own line, so readers warn only of the rest; one write for both. */
+	 * its own line, so readers warn only of the rest; one write for all. */
 	char line[192];
-	uint64_t over = __atomic_load_n(&b->overwritten, __ATOMIC_RELAXED);
 	int len = snprintf(line, sizeof(line), "lost: %d %d %llu\n", (int)b->pid, (int)b->tid,
 			   (unsigned long long)n);
 	if (over)
 		len += snprintf(line + len, sizeof(line) - (size_t)len, "overwritten: %d %d %llu\n",
 				(int)b->pid, (int)b->tid, (unsigned long long)over);
+	/* The writer's own drops (a full buffer, as a rule) apart from what
+	 * the consumer could not write, so that readers can say which. */
+	if (drop)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "dropped: %d %d %llu\n",
+				(int)b->pid, (int)b->tid, (unsigned long long)drop);
 	int fd = open(info_path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return;

@@ -57,6 +57,7 @@ enum {
 	RING_EV_CTX_SWITCH = FMT_EV_CTX_SWITCH, /* context.c */
 	RING_EV_ENTRY_ARGS = FMT_EV_ENTRY_ARGS, /* trace/args.c */
 	RING_EV_EXIT_RETVAL = FMT_EV_EXIT_RETVAL,
+	RING_EV_EXIT_LOST = FMT_EV_EXIT_LOST, /* trace/graph.c: exits owed */
 };
 
 /* Defaults (a 0 in struct ring_config): 64 pages of 64 KiB, i.e. 4 MiB per
@@ -139,8 +140,12 @@ int ring_detach_free(void) HIDDEN;
 /* Writer API: see the comment at the top. PAYLOAD <= 256 bytes. */
 uint8_t *ring_event_begin(unsigned id, size_t payload, uint64_t *ts) HIDDEN;
 void ring_event_end(uint8_t *payload) HIDDEN;
+/* As ring_event_begin, but a failure is not counted lost: for an event
+ * that stands for others already counted (trace/graph.c: exit_lost). */
+uint8_t *ring_event_try(unsigned id, size_t payload, uint64_t *ts) HIDDEN;
 
-/* Count LOST events for this thread without writing anything. */
+/* Count LOST events for this thread without writing anything (nothing once
+ * the recording has ended: what is traced after the end is not lost). */
 void ring_count_lost(uint64_t lost) HIDDEN;
 
 /* The trace clock: CLOCK_MONOTONIC nanoseconds (the fastest source that

@@ -123,6 +123,11 @@ static void emerg_lost_line(struct ring_buf *b, uint64_t lost0)
 		     !emerg_cat_u64(&p, end, (uint64_t)b->tid) || !emerg_cat(&p, end, " ") ||
 		     !emerg_cat_u64(&p, end, over) || !emerg_cat(&p, end, "\n")))
 		return;
+	if (lost0 && (!emerg_cat(&p, end, "dropped: ") ||
+		      !emerg_cat_u64(&p, end, (uint64_t)b->pid) || !emerg_cat(&p, end, " ") ||
+		      !emerg_cat_u64(&p, end, (uint64_t)b->tid) || !emerg_cat(&p, end, " ") ||
+		      !emerg_cat_u64(&p, end, lost0) || !emerg_cat(&p, end, "\n")))
+		return;
 	emerg_info_line(line, (size_t)(p - line));
 }
 

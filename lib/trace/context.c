@@ -235,7 +235,9 @@ static int ctx_switch(struct fg_thread *g, uintptr_t key, struct fg_ctx *to, uin
 	if (trace_ring_is_on() && (nring || from != g->ctx_id)) {
 		uint64_t ts;
 		uint32_t v[3] = {nring, from, g->ctx_id};
-		uint8_t *p = ring_event_begin(RING_EV_CTX_SWITCH, sizeof(v), &ts);
+		uint8_t *p = likely(!g->exit_debt) || fg_debt_pay(g)
+				 ? ring_event_begin(RING_EV_CTX_SWITCH, sizeof(v), &ts)
+				 : NULL;
 		if (p) {
 			memcpy(p, v, sizeof(v));
 			ring_event_end(p);

@@ -87,26 +87,25 @@ static void emit_entry(uint32_t id, uint64_t *ts)
 		emit(RING_EV_ENTRY16, &v, 2, ts);
 }
 
-static void emit_exit(void)
+static bool emit_exit(void)
 {
 	uint64_t ts;
 	uint8_t *p = ring_event_begin(RING_EV_EXIT, 0, &ts);
 	if (p)
 		ring_event_end(p);
+	return p != NULL;
 }
 
 /* exit_retval of frame E from RETVAL (out of line: the common exits keep
  * a small frame). */
-static __attribute__((noinline, cold)) void emit_exit_retval(const struct shadow_ent *e,
+static __attribute__((noinline, cold)) bool emit_exit_retval(const struct shadow_ent *e,
 							     const unsigned long *retval)
 {
 	const struct arg_spec *spec;
 	/* only dft_return_tramp(_all) save the results where args.c reads them */
 	int all = e->hook == (uintptr_t)dft_return_tramp_all;
-	if (!retval || (!all && e->hook != (uintptr_t)dft_return_tramp)) {
-		emit_exit();
-		return;
-	}
+	if (!retval || (!all && e->hook != (uintptr_t)dft_return_tramp))
+		return emit_exit();
 	/* a return is outside any callback: the map's read side here */
 	rcu_read_lock();
 	spec = args_of(e->id);
@@ -114,10 +113,8 @@ static __attribute__((noinline, cold)) void emit_exit_retval(const struct shadow
 	uint8_t data[FMT_ARGS_BUF];
 	uint16_t n = have ? (uint16_t)args_encode_ret(spec, retval, all, data) : 0;
 	rcu_read_unlock();
-	if (!have) {
-		emit_exit(); /* the specification changed since the entry */
-		return;
-	}
+	if (!have)
+		return emit_exit(); /* the specification changed since the entry */
 	uint64_t ts;
 	uint8_t *p = ring_event_begin(RING_EV_EXIT_RETVAL, 2u + n, &ts);
 	if (p) {
@@ -125,17 +122,47 @@ static __attribute__((noinline, cold)) void emit_exit_retval(const struct shadow
 		memcpy(p + 2, data, n);
 		ring_event_end(p);
 	}
+	return p != NULL;
 }
 
 /* The exit of frame E, which returned with the results RETVAL saved by
  * its return trampoline (NULL: unknown): exit_retval when its return
  * value is wanted (SE_RETVAL, args.c). */
-static inline void emit_exit_of(const struct shadow_ent *e, const unsigned long *retval)
+static inline bool emit_exit_of(const struct shadow_ent *e, const unsigned long *retval)
 {
 	if (likely(!(e->fl & SE_RETVAL)))
-		emit_exit();
-	else
-		emit_exit_retval(e, retval);
+		return emit_exit();
+	return emit_exit_retval(e, retval);
+}
+
+/*
+ * Exits that could not be written (the buffer full) leave their frames
+ * open for the reader, which pairs an exit with the innermost open entry:
+ * every later exit would close the wrong call. So the thread owes them
+ * (g->exit_debt) and pays with one exit_lost event before its next entry,
+ * exit or stack event. Until then the assembly paths stay off (the entry
+ * tests exit_debt with notrace_depth; the exit finds SE2_DEBT on the top
+ * frame). False: still owed (nothing else may be written).
+ */
+bool fg_debt_pay(struct fg_thread *g)
+{
+	uint64_t ts;
+	/* the exits it stands for were counted lost when they were dropped */
+	uint8_t *p = ring_event_try(RING_EV_EXIT_LOST, 4, &ts);
+	if (!p)
+		return false;
+	memcpy(p, &g->exit_debt, 4);
+	ring_event_end(p);
+	g->exit_debt = 0;
+	return true;
+}
+
+/* A frame left the stack while exits are owed: the new top one takes the
+ * slow exit, which pays. */
+static inline void debt_mark_top(struct fg_thread *g)
+{
+	if (unlikely(g->exit_debt) && g->depth)
+		g->ent[g->depth - 1].fl2 |= SE2_DEBT;
 }
 
 /* The entry of ID with the arguments SPEC wants from REGS: ts 0 when
@@ -159,12 +186,17 @@ static __attribute__((noinline, cold)) void emit_entry_args(uint32_t id,
 }
 
 /* Write one exit_depth for the *PEND unwound frames counted so far. */
-static void unwound_flush(uint32_t *pend)
+static void unwound_flush(struct fg_thread *g, uint32_t *pend)
 {
 	if (!*pend)
 		return;
-	uint64_t ts;
-	emit_u32(RING_EV_EXIT_DEPTH, *pend, &ts);
+	uint64_t ts = 0;
+	if (likely(!g->exit_debt) || fg_debt_pay(g))
+		emit_u32(RING_EV_EXIT_DEPTH, *pend, &ts); /* a failure counts 1 lost */
+	else
+		ring_count_lost(1);
+	if (!ts)
+		g->exit_debt += *pend; /* their exit_depth could not be written */
 	*pend = 0;
 }
 
@@ -210,15 +242,19 @@ static void frame_close(struct fg_thread *g, uint64_t now, uint32_t *unwound,
 		if (e->fl & SE_RING) {
 			if (unwound)
 				(*unwound)++;
-			else
-				emit_exit_of(e, retval);
+			else if (unlikely(g->exit_debt) && !fg_debt_pay(g)) {
+				g->exit_debt++; /* its exit is owed too */
+				ring_count_lost(1);
+			} else if (!emit_exit_of(e, retval)) { /* counted lost by the ring */
+				g->exit_debt++;
+			}
 		} else {
 			if (thresh && dur >= thresh && trace_ring_is_on()) {
 				uint64_t ts;
 				/* The frames unwound above this one end before
 				 * it: their exit_depth goes first. */
 				if (unwound)
-					unwound_flush(unwound);
+					unwound_flush(g, unwound);
 				uint8_t *p = ring_event_begin(RING_EV_CALL, 12, &ts);
 				if (p) {
 					memcpy(p, &e->id, 4);
@@ -239,7 +275,8 @@ static void close_unwound(struct fg_thread *g, uint32_t n, uint64_t now)
 	uint32_t pend = 0;
 	while (n--)
 		frame_close(g, now, &pend, NULL);
-	unwound_flush(&pend);
+	unwound_flush(g, &pend);
+	debt_mark_top(g);
 }
 
 /* Frames whose slot lies below LIMIT were left by longjmp (or unwound by
@@ -346,7 +383,9 @@ static int graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook,
 			 * body (REGS), whose return comes back through
 			 * dft_return_tramp(_all) with the results saved */
 			const struct arg_spec *spec = regs ? args_of(id) : NULL;
-			if (unlikely(spec != NULL) && spec->n)
+			if (unlikely(g->exit_debt) && !fg_debt_pay(g))
+				ring_count_lost(1); /* its entry: not after exits owed */
+			else if (unlikely(spec != NULL) && spec->n)
 				emit_entry_args(id, spec, regs, &ts);
 			else
 				emit_entry(id, &ts);
@@ -373,9 +412,9 @@ static int graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook,
 	e->hooked = 1;
 	e->kind = (uint8_t)kind;
 	e->fl = fl | (root ? SE_ROOT : 0) | (trig ? SE_TRIG : 0);
-	e->prof_outer = kind == TR_PROFILE && !(fl & (SE_SKIP | SE_NOTRACE))
-			    ? (uint8_t)profile_enter(g, id)
-			    : 0;
+	e->fl2 = kind == TR_PROFILE && !(fl & (SE_SKIP | SE_NOTRACE)) && profile_enter(g, id)
+		     ? SE2_PROF_OUTER
+		     : 0;
 	g->filter_depth += root;
 	g->notrace_depth += !!(fl & SE_NOTRACE);
 	if (hook == (uintptr_t)dft_return_tramp || hook == (uintptr_t)dft_return_tramp_all)
@@ -431,13 +470,15 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 	struct shadow_ent *e = &g->ent[g->depth - 1];
 	uintptr_t orig = e->orig;
 	if (likely(e->kind == TR_GRAPH && !(e->fl & (SE_NOTRACE | SE_ROOT | SE_TRIG)) &&
-		   (e->fl & SE_RING))) {
+		   (e->fl & SE_RING) && !g->exit_debt)) {
 		/* The common case: the exit event carries its own time. */
 		g->depth--;
-		emit_exit_of(e, retval);
+		if (unlikely(!emit_exit_of(e, retval)))
+			g->exit_debt++;
 	} else {
 		frame_close(g, ring_now(), NULL, retval);
 	}
+	debt_mark_top(g);
 	dft_self.recursion--;
 	return orig;
 }

@@ -56,7 +56,9 @@ _Static_assert(__builtin_offsetof(struct fg_thread, depth) == FG_DEPTH &&
 		   __builtin_offsetof(struct shadow_ent, hooked) == SE_HOOKED &&
 		   __builtin_offsetof(struct shadow_ent, kind) == SE_KIND &&
 		   __builtin_offsetof(struct shadow_ent, fl) == SE_KIND + 1 &&
-		   __builtin_offsetof(struct shadow_ent, prof_outer) == SE_KIND + 2 &&
+		   __builtin_offsetof(struct shadow_ent, fl2) == SE_KIND + 2 &&
+		   __builtin_offsetof(struct fg_thread, exit_debt) == FG_NOTRACE_DEPTH + 4 &&
+		   sizeof(((struct fg_thread *)0)->exit_debt) == 4 &&
 		   SHADOW_MAX == SHADOW_MAX_ASM && THUNK_HOOK == THUNK_HOOK_ASM &&
 		   TR_GRAPH == TR_GRAPH_ASM && TR_FUNCTION == TR_FUNCTION_ASM &&
 		   SE_RING == SE_RING_ASM,
@@ -168,7 +170,7 @@ HIDDEN uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc)
 	uint32_t d = g->depth;
 	struct shadow_ent *e = &g->ent[d - 1];
 	if (unlikely(e->slot != (uintptr_t *)(sp - sizeof(uintptr_t))) ||
-	    unlikely(e->kind != TR_GRAPH) || unlikely(e->fl != SE_RING))
+	    unlikely(e->kind != TR_GRAPH) || unlikely(e->fl != SE_RING) || unlikely(e->fl2))
 		return 0;
 	/* Like dft_graph_return: a signal handler tracing meanwhile would push
 	 * onto the entry being closed. */

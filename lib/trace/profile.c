@@ -164,7 +164,7 @@ void profile_account(struct fg_thread *g, const struct shadow_ent *e, uint64_t d
 	if (p->active) /* 0: opened before a new session's table */
 		p->active--;
 	__atomic_store_n(&p->calls, p->calls + 1, __ATOMIC_RELAXED);
-	if (e->prof_outer)
+	if (e->fl2 & SE2_PROF_OUTER)
 		__atomic_store_n(&p->total, p->total + dur, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->self, p->self + self, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->sum, p->sum + dur, __ATOMIC_RELAXED);

@@ -6,6 +6,7 @@
 #ifndef DYNFTRACE_TRACE_INT_H
 #define DYNFTRACE_TRACE_INT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "internal.h"
@@ -99,11 +100,11 @@ struct shadow_ent {
 	uint64_t ts;	   /* entry time */
 	uint64_t child_ns; /* time spent in traced callees (profile) */
 	uint32_t id;
-	uint8_t hooked;	    /* *slot holds hook (or will: a thunk's call writes it) */
-	uint8_t kind;	    /* enum tracer_kind at entry */
-	uint8_t fl;	    /* SE_* */
-	uint8_t prof_outer; /* profile: no other frame of id open below (the graph
-			       shortcut stores hooked..prof_outer as one word) */
+	uint8_t hooked; /* *slot holds hook (or will: a thunk's call writes it) */
+	uint8_t kind;	/* enum tracer_kind at entry */
+	uint8_t fl;	/* SE_* */
+	uint8_t fl2;	/* SE2_* (the graph shortcut stores hooked..fl2 as one
+			   word, and its exit tests them as one) */
 };
 #define SE_RING	   1  /* its entry event went to the ring: exit goes there too */
 #define SE_SKIP	   2  /* not traced: pushed only to close a trigger frame */
@@ -126,6 +127,9 @@ struct shadow_ent {
 
 struct fg_ctx;
 #define SE_RETVAL 128 /* its return value is wanted (args.c): never the fast exits' */
+/* fl2: */
+#define SE2_PROF_OUTER 1 /* profile: no other frame of its id open below */
+#define SE2_DEBT       2 /* exits are owed (graph.c: fg_debt_pay): its exit is the slow one */
 
 #define SHADOW_MAX    4096
 #define TRIG_NEST_MAX 64 /* nested depth=/time= functions applied per thread */
@@ -134,6 +138,9 @@ struct fg_thread {
 	uint32_t depth;
 	uint32_t filter_depth;	/* open -F roots */
 	uint32_t notrace_depth; /* open graph_notrace frames */
+	uint32_t exit_debt;	/* exits of ring frames not written (graph.c:
+				   fg_debt_pay); with notrace_depth, one quadword
+				   the shortcut's entry tests */
 	uint64_t overflow;	/* entries not traced for lack of room */
 	struct prof_ent *prof;	/* profile table, by site id (see prof_lock) */
 	uint32_t prof_n;
@@ -172,6 +179,9 @@ extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initi
  * ctx_free. */
 struct fg_thread *fg_alloc(void) HIDDEN;
 void fg_free(struct fg_thread *g) HIDDEN;
+/* graph.c: write what the thread owes (g->exit_debt) as one exit_lost
+ * event, before any event that moves the reader's stack; false: still owed. */
+bool fg_debt_pay(struct fg_thread *g) HIDDEN;
 static inline struct fg_thread *fg_get(void)
 {
 	struct fg_thread *g = fg_self;

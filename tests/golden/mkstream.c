@@ -25,6 +25,7 @@
  *   lost TS COUNT
  *   marker TS TEXT...
  *   exit_depth TS N
+ *   exit_lost TS N
  *   ctx_switch TS DEPTH FROM TO
  *   entry_args TS FUNC HEX...  an entry with values: the bytes after len in
  *                              hex (format.h: the count, then the items)
@@ -220,6 +221,8 @@ static void write_metadata(void)
 		   " fields := struct { string text; }; };\n");
 	fprintf(f, "event { name = \"exit_depth\"; id = 8; stream_id = 0;"
 		   " fields := struct { uint32_t depth; }; };\n");
+	fprintf(f, "event { name = \"exit_lost\"; id = 14; stream_id = 0;"
+		   " fields := struct { uint32_t count; }; };\n");
 	fprintf(f, "event { name = \"ctx_switch\"; id = 12; stream_id = 0;"
 		   " fields := struct { uint32_t depth; uint32_t from; uint32_t to; }; };\n");
 	/* the values' items as the runtime declares them: babeltrace2 reads
@@ -355,8 +358,8 @@ int main(int argc, char **argv)
 			} else if (!strcmp(cmd, "lost")) {
 				p = reserve(13, ts, 4, 1);
 				put32(p, (uint32_t)num(a));
-			} else if (!strcmp(cmd, "exit_depth")) {
-				p = reserve(8, ts, 4, 1);
+			} else if (!strcmp(cmd, "exit_depth") || !strcmp(cmd, "exit_lost")) {
+				p = reserve(cmd[5] == 'd' ? 8 : 14, ts, 4, 1);
 				put32(p, (uint32_t)num(a));
 			} else if (!strcmp(cmd, "ctx_switch")) {
 				uint64_t from = num(strtok_r(NULL, " ", &rest));

@@ -184,6 +184,18 @@ run_ok "replay: exit_depth unwinds, orphan exit ignored" \
    0.100 us [    12] |   after();
    0.600 us [    12] | } /* main */" -- "$DFT" replay -d "$T/unwind"
 
+run_ok "replay: exit_lost closes the calls whose exits were dropped" \
+	"# DURATION     TID     FUNCTION
+            [    13] | main() {
+            [    13] |   outer() {
+            [    13] |     inner() {
+            [    13] |       ... lost 6 events
+   0.600 us [    13] |     } /* inner */ (exit lost)
+   0.700 us [    13] |   } /* outer */ (exit lost)
+   0.100 us [    13] |   next();
+   1.100 us [    13] | } /* main */
+# thread 13 lost 6 events" -- "$DFT" replay -d "$T/exitlost"
+
 run_ok "replay: ctx_switch sets frames aside and back, never resumed ones end unfinished" \
 	"# DURATION     TID     FUNCTION
             [    13] | main() {
@@ -303,7 +315,7 @@ json_ok() {
 		}' "$1"
 	fi
 }
-for n in basic wrap lost function calls unwind context; do
+for n in basic wrap lost function calls unwind exitlost context; do
 	"$DFT" dump --chrome -d "$T/$n" -o "$T/$n.json" 2>"$T/e"
 	rc=$?
 	json_ok "$T/$n.json"
@@ -413,7 +425,7 @@ run_damaged "replay: extended header cut by the end of the content" \
 cp -r "$T/wrap" "$T/newer"
 printf 'env {\n\ttrace_format_version = 99;\n};\n' >>"$T/newer/ctf/metadata"
 run_damaged "replay: a newer event format" \
-	"dynftrace: $T/newer/ctf/metadata: event format version 99 is newer than this dynftrace reads (2): read it with the dynftrace that recorded it" - -- \
+	"dynftrace: $T/newer/ctf/metadata: event format version 99 is newer than this dynftrace reads (3): read it with the dynftrace that recorded it" - -- \
 	"$DFT" replay -d "$T/newer"
 
 cp -r "$T/wrap" "$T/nosites"

@@ -508,12 +508,29 @@ check $? "record -F f: f and its callees only"
 grep -Eq '^ +[0-9]+\.[0-9]{9} \[ *[0-9]+\] leaf\(\) <- f$' out && grep -Eq '\] leaf\(\) <- loop$' out &&
 	[ "$(grep -c 'leaf() <- loop' out)" -eq 2 ] && head -1 out | grep -q TIMESTAMP
 check $? "record -T function: flat lines with callers"
+for o in "-t 1us" "-D 1"; do
+	"$DFT" replay -d g $o >out2 2>err
+	cmp -s out out2 && grep -q "warning: g: the function tracer records no durations or depths: -t and -D do nothing" err
+	check $? "replay $o on a function-tracer session: said to do nothing"
+done
 
 "$DFT" record -d g -T profile ./prog 5 >/dev/null 2>&1
 "$DFT" report -d g >out 2>err
 awk '$NF == "leaf" && $(NF-1) == 6 { a = 1 } $NF == "slow" && $2 == "ms" { b = 1 } END { exit !(a && b) }' out
 check $? "record -T profile: report reads the runtime's table (leaf called 6 times)"
 [ $? -ne 0 ] && diag_file out
+for v in "graph leaf" "dump --chrome -o x.json"; do
+	"$DFT" $v -d g >out 2>err
+	rc=$?
+	[ $rc -eq 1 ] && [ ! -s out ] &&
+		grep -q "was recorded by the profile tracer, which keeps a table .*see 'dynftrace report -d g'" err
+	check $? "${v%% *} on a profile session: says that only report reads it (status $rc)"
+done
+"$DFT" record -d g -t 1us -A 'leaf@arg1' -A 'nosuch_fn@arg1' ./prog 5 >/dev/null 2>err
+grep -q "warning: with -t, calls are recorded whole, without their values: -A, -R and --auto-args are ignored" err &&
+	grep -q "warning: -A/-R 'nosuch_fn' matched no function traced in this run" err &&
+	! grep -q "'leaf' matched no" err
+check $? "record -t -A: the values are said to be ignored, an -A that matched nothing is named"
 
 # A recursive function's total counts its outermost calls only (as from a
 # function_graph trace), never more than its caller's; the average is over
@@ -555,6 +572,12 @@ TMPDIR=$T/tmp "$DFT" live ./prog >out 2>err
 rc=$?
 grep -q '| main() {$' out && [ -z "$(ls tmp)" ] && [ $rc -eq 0 ] && [ ! -s err ]
 check $? "live: prints the trace, removes its temporary session"
+# A reader that leaves early (| head): the session still goes, and live
+# ends as a pipeline's writer does (SIGPIPE).
+TMPDIR=$T/tmp "$DFT" live ./prog 20000 2>err | head -2 >out
+rc=${PIPESTATUS[0]}
+[ "$(wc -l <out)" -eq 2 ] && [ -z "$(ls tmp)" ] && [ $rc -eq 141 ] && [ ! -s err ]
+check $? "live | head: the temporary session is removed all the same (status $rc)"
 TMPDIR=$T/tmp "$DFT" live --keep --no-time ./prog >out 2>err
 kept=$(ls -d tmp/dynftrace-live.* 2>/dev/null)
 [ -n "$kept" ] && [ -f "$kept/info" ] && grep -q "the trace is kept in '$T/$kept'" err &&
@@ -576,6 +599,93 @@ else
 fi
 grep -q 'warning: thread [0-9]* lost [0-9,]* events' err && "$DFT" replay -d g | grep -q '^# thread [0-9]* lost [0-9,]* events$'
 check $? "-b 8: record warns of the losses, replay sums them up"
+grep -q "of them were dropped because a thread's buffer was full.*-b KB, now 8" err &&
+	"$DFT" info -d g | grep -q "^# dropped        : [0-9,]* of them: a thread's buffer was full"
+check $? "-b 8: record and info say the losses were drops from a full buffer, and what helps"
+
+# Exits dropped with a full buffer: the runtime owes them and writes one
+# exit_lost before its next entry or exit, so that the reader never closes
+# a call with another's exit: every call shows under a caller it has (a
+# call whose entry was dropped is not shown: its callees go one up).
+cat >nest.c <<'EOF2'
+volatile int sink;
+__attribute__((noinline)) void leaf(void) { sink++; }
+__attribute__((noinline)) void inner(void) { leaf(); leaf(); }
+__attribute__((noinline)) void outer(void) { inner(); leaf(); }
+int main(void)
+{
+	for (int i = 0; i < 300000; i++)
+		outer();
+	return 0;
+}
+EOF2
+if $CC -O1 $TRACE_FLAGS nest.c -o nest 2>build.log; then
+	bad=0
+	for i in 1 2 3; do
+		"$DFT" record -b 8 -d nl ./nest >/dev/null 2>err || bad=1
+		"$DFT" replay -d nl --no-time >out 2>&1 || bad=1
+		awk '/\| / {
+			l = $0; sub(/^.*\| /, "", l); match(l, /^ */); d = RLENGTH / 2
+			l = substr(l, RLENGTH + 1)
+			if (l ~ /^[}.]/) next
+			n = l; sub(/\(.*/, "", n); p = d ? st[d - 1] : ""
+			if ((n == "leaf" && p != "inner" && p != "outer" && p != "main") ||
+			    (n == "inner" && p != "outer" && p != "main") || (n == "outer" && p != "main")) {
+				print "line " NR ": " n " under " p; bad = 1; exit
+			}
+			st[d] = n
+		} END { exit bad }' out >bad.txt || bad=1
+		[ $bad = 0 ] || break
+	done
+	[ $bad = 0 ]
+	check $? "-b 8, nested calls: no exit closes another call (each call under a caller it has)"
+	[ $bad = 0 ] || { diag_file err 5; diag_file bad.txt; grep -c 'exit lost' out; }
+else
+	notok "build nest.c"
+	diag_file build.log
+fi
+
+# The recording ends at exit: a worker that still calls traced functions
+# while the runtime flushes (paced: its buffer never fills) loses nothing.
+cat >tail.c <<'EOF2'
+#include <pthread.h>
+#include <time.h>
+volatile int sink;
+__attribute__((noinline)) void tick(void) { sink++; }
+static void *worker(void *a)
+{
+	struct timespec ts = {0, 20000};
+	for (;;) {
+		for (int i = 0; i < 20; i++)
+			tick();
+		nanosleep(&ts, NULL);
+	}
+	return a;
+}
+int main(void)
+{
+	pthread_t t;
+	struct timespec ts = {0, 100000000};
+	pthread_create(&t, NULL, worker, NULL);
+	nanosleep(&ts, NULL);
+	return 0;
+}
+EOF2
+if $CC -O1 $TRACE_FLAGS tail.c -o tail -lpthread 2>build.log; then
+	bad=0
+	for i in 1 2 3; do
+		"$DFT" record -d tl ./tail >/dev/null 2>err || bad=1
+		"$DFT" info -d tl >out 2>&1 || bad=1
+		grep -q '^# lost events    : 0$' out && ! grep -q 'lost' err || bad=1
+		[ $bad = 0 ] || break
+	done
+	[ $bad = 0 ]
+	check $? "calls made after the recording ended (process exit) are not counted lost"
+	[ $bad = 0 ] || { diag_file err 5; diag_file out 25; }
+else
+	notok "build tail.c"
+	diag_file build.log
+fi
 
 # Disk full: a 64 KiB file size limit while recording many calls.
 (ulimit -f 64 && "$DFT" record -d full ./prog 300000 >/dev/null 2>err)

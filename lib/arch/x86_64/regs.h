@@ -58,7 +58,7 @@
  * writes; checked in graph_fast.c. struct fg_thread and shadow_ent
  * (trace_int.h): */
 #define FG_DEPTH	 0
-#define FG_NOTRACE_DEPTH 8
+#define FG_NOTRACE_DEPTH 8 /* then exit_debt: the entry tests both as one quadword */
 #define FG_ENT		 64
 #define SE_SIZE		 48
 #define SE_SLOT		 0
@@ -67,7 +67,7 @@
 #define SE_TS		 24
 #define SE_CHILD_NS	 32
 #define SE_ID		 40
-#define SE_HOOKED	 44 /* then kind, fl, unused: one byte each */
+#define SE_HOOKED	 44 /* then kind, fl, fl2: one byte each */
 #define SE_KIND		 45
 #define SHADOW_MAX_ASM	 4096
 #define TR_GRAPH_ASM	 2

@@ -921,7 +921,7 @@ dft_gentry_tmpl_end:
 	movq	%fs:fg_self@dtpoff(%r9), %r8	/* r8 = g */
 	testq	%r8, %r8
 	jz	.Lge_unlock\sfx
-	cmpl	$0, FG_NOTRACE_DEPTH(%r8)
+	cmpq	$0, FG_NOTRACE_DEPTH(%r8)	/* no notrace frame, no exit owed */
 	jne	.Lge_unlock\sfx
 	movl	FG_DEPTH(%r8), %ecx	/* ecx = d */
 	testl	%ecx, %ecx
@@ -1244,9 +1244,10 @@ dft_gexit_tmpl_end:
 	leaq	\slot(%rsp), \tmp		/* the slot */
 	cmpq	\tmp, SE_SLOT(%rdi)
 	jne	.Lgx_slow\sfx
-	/* kind and fl in one load: the shortcut's entry stores them in one
-	 * (the generic entry's two byte stores cost a failed forward, rarely). */
-	cmpw	$TR_GRAPH_ASM | SE_RING_ASM << 8, SE_KIND(%rdi)
+	/* hooked, kind, fl and fl2 in one load (no exit owed: fl2's
+	 * SE2_DEBT): the shortcut's entry stores them in one (the generic
+	 * entry's byte stores cost a failed forward, rarely). */
+	cmpl	$1 | TR_GRAPH_ASM << 8 | SE_RING_ASM << 16, SE_HOOKED(%rdi)
 	jne	.Lgx_slow\sfx
 	movq	%fs:ring_tls@dtpoff(\tls), %r11	/* r11 = b */
 	testq	%r11, %r11
