@@ -1039,6 +1039,7 @@ void tr_close(struct tr_session *s)
 
 		if (st->data)
 			munmap((void *)st->data, (size_t)st->size);
+		free(st->xev);
 		free(st->path);
 		free(st->name);
 	}

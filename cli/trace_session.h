@@ -117,6 +117,12 @@ struct tr_stream {
 	/* kept across rewinds: set when TR_END was delivered once */
 	int complete;
 	uint64_t final_discarded, final_nlost, final_nevents, final_ncalls;
+	/* A -t session's stream (whole calls, written at their end): all its
+	 * events in time order, each call as an entry at its start and an
+	 * exit at its end (trace_stream.c: calls_expand). Made at the first
+	 * read, shared by forks, freed by tr_close. */
+	struct tr_event *xev;
+	size_t nxev, xpos;
 };
 
 struct tr_lost_line {

@@ -52,6 +52,7 @@ static uint64_t le64(const uint8_t *p)
 
 void tr_stream_rewind(struct tr_stream *st)
 {
+	st->xpos = 0;
 	st->pkt = st->pkt_content = st->pkt_next = st->pos = st->released = 0;
 	st->in_packet = st->done = st->ended = st->failed = 0;
 	st->prev_ts = st->last_ts = st->discarded = st->seq = 0;
@@ -398,7 +399,7 @@ static int decode_event(struct tr_stream *st, struct tr_event *ev)
 	return 1;
 }
 
-int tr_stream_next(struct tr_stream *st, struct tr_event *ev)
+static int raw_next(struct tr_stream *st, struct tr_event *ev)
 {
 	int have;
 
@@ -455,6 +456,154 @@ int tr_stream_next(struct tr_stream *st, struct tr_event *ev)
 	st->final_nlost = st->nlost;
 	st->final_nevents = st->nevents;
 	st->final_ncalls = st->ncalls;
+	return 1;
+}
+
+/* ---- -t sessions: whole calls as entries and exits -------------------- */
+
+struct xcall {
+	uint64_t start, end;
+	uint32_t func;
+};
+
+/* Calls by start, the outer of two that start together first. */
+static int cmp_xcall(const void *a, const void *b)
+{
+	const struct xcall *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+static int xev_push(struct tr_event **v, size_t *n, size_t *cap, const struct tr_event *ev)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct tr_event *p = realloc(*v, c * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = *ev;
+	return 0;
+}
+
+/*
+ * A -t session writes each call that lasted long enough as one `call`
+ * event at its end, children before their parent. Every view wants the
+ * calls nested, parents first, as from entries and exits: read the whole
+ * stream once, turn the calls into an entry at their start and an exit at
+ * their end, ordered as a stack (one call lies within another when it
+ * starts no earlier and ends no later: a thread's calls nest), and merge
+ * them by time with the stream's other events, which keep their order.
+ * The stream's counts are the raw decoder's.
+ */
+static int calls_expand(struct tr_stream *st)
+{
+	struct tr_event ev, *other = NULL, *out = NULL;
+	struct xcall *calls = NULL, **stack = NULL;
+	size_t nother = 0, cother = 0, ncalls = 0, ccalls = 0, nout = 0, cout = 0, depth = 0;
+	int ret = 0;
+
+	tr_stream_rewind(st);
+	while (!ret && raw_next(st, &ev) > 0) {
+		if (ev.type != TR_CALL) {
+			ret = xev_push(&other, &nother, &cother, &ev);
+			continue;
+		}
+		if (ncalls == ccalls) {
+			size_t c = ccalls ? ccalls * 2 : 256;
+			struct xcall *p = realloc(calls, c * sizeof(*p));
+
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			calls = p;
+			ccalls = c;
+		}
+		calls[ncalls++] =
+		    (struct xcall){ev.arg < ev.ts ? ev.ts - ev.arg : 0, ev.ts, ev.func};
+	}
+	if (!ret && ncalls)
+		stack = malloc(ncalls * sizeof(*stack));
+	if (!ret && ncalls && !stack)
+		ret = -ENOMEM;
+	if (ret)
+		goto out;
+	qsort(calls, ncalls, sizeof(*calls), cmp_xcall);
+	/* The calls as entries and exits, merged by time with the other
+	 * events (the calls' first at equal times; TR_END, the last of the
+	 * others, last). */
+	size_t oi = 0, ci = 0;
+	uint64_t last = 0;
+	for (;;) {
+		struct tr_event x = {0};
+		struct xcall *c = ci < ncalls ? &calls[ci] : NULL;
+
+		/* the top call ends before C when C does not lie within it */
+		if (depth && (!c || c->end > stack[depth - 1]->end)) {
+			x.type = TR_EXIT;
+			x.ts = stack[--depth]->end;
+		} else if (c) {
+			x.type = TR_ENTRY;
+			x.func = c->func;
+			x.ts = c->start;
+			stack[depth++] = c;
+			ci++;
+		} else {
+			break;
+		}
+		/* Calls that overlap without nesting (a call that started inside
+		 * another and ended after it) cannot be drawn as they ran: time
+		 * never goes back, so such a call starts where the other ended
+		 * and lasts at least nothing. */
+		if (x.ts < last)
+			x.ts = last;
+		while (oi < nother && other[oi].type != TR_END && other[oi].ts < x.ts)
+			if ((ret = xev_push(&out, &nout, &cout, &other[oi++])))
+				goto out;
+		if ((ret = xev_push(&out, &nout, &cout, &x)))
+			goto out;
+		last = x.ts;
+	}
+	while (oi < nother && !ret)
+		ret = xev_push(&out, &nout, &cout, &other[oi++]);
+out:
+	free(other);
+	free(calls);
+	free(stack);
+	if (ret) {
+		free(out);
+		return ret;
+	}
+	st->xev = out;
+	st->nxev = nout;
+	st->xpos = 0;
+	return 0;
+}
+
+int tr_stream_next(struct tr_stream *st, struct tr_event *ev)
+{
+	if (!st->sess || !st->sess->info.time_filter_ns)
+		return raw_next(st, ev);
+	if (!st->xev) {
+		int r = calls_expand(st);
+
+		if (r < 0) {
+			if (!st->failed) {
+				snprintf(st->err, sizeof(st->err), "%s: out of memory", st->path);
+				st->failed = 1;
+			}
+			return raw_next(st, ev); /* the stream as written */
+		}
+	}
+	if (st->xpos >= st->nxev)
+		return 0;
+	*ev = st->xev[st->xpos++];
 	return 1;
 }
 

@@ -169,11 +169,20 @@ run_ok "replay: function tracer lines with callers" \
     0.000002000 [     5] foo() <- main
     0.000003000 [     5] foo() <- 0x401030 [flat]" -- "$DFT" replay -d "$T/function"
 
-run_ok "replay: whole calls of a -t recording as leaves" \
+run_ok "replay: the whole calls of a -t recording, nested as they ran" \
 	"# DURATION     TID     FUNCTION
-   3.000 us [    11] | slow();
-   2.500 us [    11] | slow();
-  29.000 us [    11] | main();" -- "$DFT" replay -d "$T/calls"
+            [    11] | main() {
+   3.000 us [    11] |   slow();
+   2.500 us [    11] |   slow();
+  29.000 us [    11] | } /* main */" -- "$DFT" replay -d "$T/calls"
+
+# report of a -t recording: self times from the nesting, a recursive
+# function's total its outermost call's (as from entries and exits)
+"$DFT" report -d "$T/callsrec" >"$T/o" 2>"$T/e"
+awk '$NF == "f" && $1 == "8.000" && $3 == "8.000" && $(NF-1) == 2 { a = 1 }
+	$NF == "main" && $1 == "9.500" && $3 == "1.500" { b = 1 } END { exit !(a && b) }' "$T/o"
+check $? "report of a -t recording: self time, recursion counted once"
+[ -s "$T/e" ] && diag_file "$T/e"
 
 run_ok "replay: exit_depth unwinds, orphan exit ignored" \
 	"# DURATION     TID     FUNCTION
@@ -323,9 +332,10 @@ for n in basic wrap lost function calls unwind exitlost context; do
 done
 grep -q '{"ph":"B","pid":100,"tid":100,"ts":1.000,"name":"main"}' "$T/basic.json" &&
 	grep -q '{"ph":"E","pid":100,"tid":101,"ts":1.300,"name":"bar","args":{"unfinished":true}}' "$T/basic.json" &&
-	grep -q '"ph":"X","pid":11,"tid":11,"ts":2.000,"dur":3.000,"name":"slow"' "$T/calls.json" &&
+	grep -q '{"ph":"B","pid":11,"tid":11,"ts":2.000,"name":"slow"}' "$T/calls.json" &&
+	grep -q '{"ph":"E","pid":11,"tid":11,"ts":5.000,"name":"slow"}' "$T/calls.json" &&
 	grep -q '"displayTimeUnit":"ns"}' "$T/basic.json"
-check $? "dump --chrome: B/E pairs, X for whole calls, unfinished marked"
+check $? "dump --chrome: B/E pairs, whole calls (-t) as nested B/E pairs, unfinished marked"
 # a context switch ends the slices set aside and begins them again: B and
 # E still nest per thread
 if command -v python3 >/dev/null; then

@@ -553,8 +553,8 @@ check $? "record -T profile: a recursive function's total counts its outermost c
 
 "$DFT" record -d g -t 1ms ./prog 3 >/dev/null 2>&1
 "$DFT" replay -d g --no-time | sed -E 's/^\[ *[0-9]+\]/[TID]/' >out
-printf '#     TID  FUNCTION\n[TID] | slow();\n[TID] | main();\n' | diff -u - out >diff.txt
-check $? "record -t 1ms: only the calls of 1 ms or more"
+printf '#     TID  FUNCTION\n[TID] | main() {\n[TID] |   slow();\n[TID] | } /* main */\n' | diff -u - out >diff.txt
+check $? "record -t 1ms: only the calls of 1 ms or more, nested"
 [ -s diff.txt ] && diag_file diff.txt
 
 "$DFT" record -d g ./prog -1 >/dev/null 2>err

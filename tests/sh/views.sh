@@ -114,9 +114,9 @@ main;after 100
 main;top 100
 main;top;jumper 100" -- "$DFT" dump --flame-graph -d "$T/unwind"
 
-run_ok "flame-graph: -t whole calls count at the stack around them" \
-	"main 29000
-slow 5500" -- "$DFT" dump --flame-graph -d "$T/calls"
+run_ok "flame-graph: -t whole calls nest as they ran" \
+	"main 23500
+main;slow 5500" -- "$DFT" dump --flame-graph -d "$T/calls"
 
 run_fail "flame-graph: a function-tracer session has no durations" 1 \
 	"dynftrace: dump: the calls selected have no durations (a function tracer session): no flame graph; record with the function_graph tracer" \
@@ -209,8 +209,8 @@ if command -v protoc >/dev/null; then
 		grep -q 'timestamp:3000trusted_packet_sequence_id:1track_event{debug_annotations{string_value:"0x401030\[flat\]"name:"caller"}type:TYPE_INSTANTname_iid:2}sequence_flags:2}' "$T/fn.txt"
 	check $? "perfetto: function-tracer calls are instants with their caller, names interned once"
 	"$DFT" dump --perfetto -d "$T/calls" | decode | grep -E 'timestamp|TYPE' | tr -d ' ' | paste -sd' ' >"$T/calls.txt"
-	[ "$(cat "$T/calls.txt")" = "timestamp:2000 type:TYPE_SLICE_BEGIN timestamp:5000 type:TYPE_SLICE_END timestamp:17500 type:TYPE_SLICE_BEGIN timestamp:20000 type:TYPE_SLICE_END timestamp:1000 type:TYPE_SLICE_BEGIN timestamp:30000 type:TYPE_SLICE_END" ]
-	check $? "perfetto: -t whole calls are slices from their start to their end"
+	[ "$(cat "$T/calls.txt")" = "timestamp:1000 type:TYPE_SLICE_BEGIN timestamp:2000 type:TYPE_SLICE_BEGIN timestamp:5000 type:TYPE_SLICE_END timestamp:17500 type:TYPE_SLICE_BEGIN timestamp:20000 type:TYPE_SLICE_END timestamp:30000 type:TYPE_SLICE_END" ]
+	check $? "perfetto: -t whole calls are slices from their start to their end, nested"
 	b=$(grep -c TYPE_SLICE_BEGIN "$T/basic.txt")
 	e=$(grep -c TYPE_SLICE_END "$T/basic.txt")
 	[ "$b" -eq 7 ] && [ "$e" -eq 7 ]
