@@ -483,7 +483,59 @@ static int commit_call(struct inj *p, size_t *ti, uint64_t commit, const uint64_
 	return err;
 }
 
+/*
+ * While the agent holds the target (threads stopped, code and registers
+ * borrowed), dynftrace must not die of a signal: the target would go on
+ * with half of what was injected and crash. Ctrl-C, Ctrl-\, Ctrl-Z,
+ * SIGTERM, SIGHUP and SIGPIPE wait until the target is let go; then they
+ * act (the caller's own mask comes back). SIGKILL cannot wait.
+ */
+static void hold_signals(sigset_t *old)
+{
+	static const int sigs[] = {SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGHUP, SIGPIPE};
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* The signals back as the caller had them; one that came meanwhile and
+ * will now end dynftrace is told first, with what was done (DONE). */
+static void release_signals(const sigset_t *old, const char *done)
+{
+	static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+	sigset_t pend;
+	sigpending(&pend);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigismember(&pend, sigs[i]) && !sigismember(old, sigs[i])) {
+			cli_err("%s: %s", strsignal(sigs[i]), done);
+			break;
+		}
+	}
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+static int attach_held(pid_t pid, const char *cfg, size_t cfglen, struct attach_result *res);
+
 int attach_process(pid_t pid, const char *cfg, size_t cfglen, struct attach_result *res)
+{
+	sigset_t old;
+	char done[200];
+	hold_signals(&old);
+	int rc = attach_held(pid, cfg, cfglen, res);
+	if (rc)
+		snprintf(done, sizeof(done), "the attach to process %d did not happen", (int)pid);
+	else
+		snprintf(done, sizeof(done),
+			 "process %d was attached first: it keeps the runtime, tracing off "
+			 "('dynftrace detach %d' takes it out)",
+			 (int)pid, (int)pid);
+	release_signals(&old, done);
+	return rc;
+}
+
+static int attach_held(pid_t pid, const char *cfg, size_t cfglen, struct attach_result *res)
 {
 	char runtime[PATH_MAX];
 	memset(res, 0, sizeof(*res));
@@ -760,7 +812,23 @@ int cmd_attach(int argc, char **argv)
 	return 0;
 }
 
+static int detach_held(pid_t pid, int *unloaded, uint64_t *stop_ns);
+
 int detach_process(pid_t pid, int *unloaded, uint64_t *stop_ns)
+{
+	sigset_t old;
+	char done[120];
+	hold_signals(&old);
+	int rc = detach_held(pid, unloaded, stop_ns);
+	snprintf(done, sizeof(done),
+		 rc ? "the detach from process %d failed first"
+		    : "the detach from process %d was done first",
+		 (int)pid);
+	release_signals(&old, done);
+	return rc;
+}
+
+static int detach_held(pid_t pid, int *unloaded, uint64_t *stop_ns)
 {
 	char comm[64], runtime[PATH_MAX];
 	*unloaded = 0;

@@ -356,5 +356,6 @@ fi
 
 clean main $main
 check $? "the first target is untouched by every refusal"
+
 echo "1..$tap_n"
 tap_end
