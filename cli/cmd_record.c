@@ -1197,6 +1197,24 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	return ret;
 }
 
+/* Our start time (/proc/self/stat's field 22), 0 if unknown: with the pid,
+ * what the target's runtime checks to know that we still run. */
+static unsigned long long self_start_time(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
 /* Is PID gone (or a zombie nobody reaped yet)? */
 static int proc_gone(pid_t pid)
 {
@@ -1272,6 +1290,14 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 		return 1;
 	shm_watch_mkdir(shmdir, sizeof(shmdir));
 	if (rec_settings(o, absdir, shmdir, put_block, &b)) {
+		cli_err("out of memory");
+		return 1;
+	}
+	/* If we are killed before we can detach, the target ends the recording
+	 * itself (lib/ring/ring.c: recorder_check). */
+	char me[64];
+	snprintf(me, sizeof(me), "%d %llu", (int)getpid(), self_start_time());
+	if (attach_config_add(&b.buf, &b.len, "DYNFTRACE_RECORDER", me)) {
 		cli_err("out of memory");
 		return 1;
 	}

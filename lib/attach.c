@@ -29,6 +29,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "arch.h"
@@ -125,6 +126,22 @@ PUBLIC int dynftrace_attach_commit(const uint64_t *tps, size_t ntps, uint64_t *i
 	return (int)sites_usable();
 }
 
+/* record -p's recorder was killed before it could detach (ring.c watches
+ * it): nobody will end this recording, so tracing stops and the recording
+ * ends here, and the process runs on with the runtime inert, as after a
+ * detach that could not unload it. */
+static void recorder_gone(pid_t recorder)
+{
+	char w[256];
+	dft_log("its recorder (process %d) is gone: tracing stops and the recording ends; "
+		"'dynftrace detach %d' takes the runtime out",
+		(int)recorder, (int)getpid());
+	ctl_events_write("enable", "0", w, sizeof(w));
+	if (trace_set_tracing_on(0, w, sizeof(w)))
+		dft_log("tracing could not be turned off: %s", w);
+	ring_shutdown();
+}
+
 PUBLIC int dynftrace_attach_start(const char *config, size_t len)
 {
 	if (attach_state != ATT_COMMITTED)
@@ -139,6 +156,7 @@ PUBLIC int dynftrace_attach_start(const char *config, size_t len)
 			return err;
 		verbose_set();
 	}
+	__atomic_store_n(&ring_orphan_hook, recorder_gone, __ATOMIC_RELEASE);
 	trace_record_start();
 	if (trace_recording())
 		dft_fatal_install();

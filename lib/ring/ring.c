@@ -489,6 +489,65 @@ struct ring_buf *buf_create(void)
 	return b;
 }
 
+/* ---- the recorder's life ------------------------------------------------ */
+
+/* DYNFTRACE_RECORDER's process (0: none), read by ring_init; its start
+ * time (0: not given). Consumer thread only, after ring_init. */
+static pid_t recorder_pid;
+static uint64_t recorder_start;
+HIDDEN void (*ring_orphan_hook)(pid_t recorder);
+
+/* Field 22 of /proc/PID/stat (the start time), 0 if unknown. */
+static uint64_t proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* the name may hold anything */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static bool recorder_alive(void)
+{
+	if (kill(recorder_pid, 0) && errno == ESRCH)
+		return false;
+	return !recorder_start || proc_start_time(recorder_pid) == recorder_start;
+}
+
+static void *orphan_main(void *arg)
+{
+	pid_t rec = (pid_t)(intptr_t)arg;
+	void (*hook)(pid_t) = __atomic_load_n(&ring_orphan_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook(rec);
+	else
+		ring_shutdown();
+	return NULL;
+}
+
+/* Consumer thread, once a second: the recorder gone (killed before it
+ * could end the recording), the recording ends, once. */
+static void recorder_check(void)
+{
+	static pid_t said;
+	if (!recorder_pid || said == recorder_pid || recorder_alive())
+		return;
+	said = recorder_pid;
+	pthread_t th;
+	if (dft_thread_create(&th, orphan_main, (void *)(intptr_t)recorder_pid, 1))
+		dft_log("its recorder (process %d) is gone, and the recording cannot be ended",
+			(int)recorder_pid);
+}
+
 /* ---- writer ------------------------------------------------------------ */
 
 /* Count N events of B's thread as lost, unless the recording has ended
@@ -1218,6 +1277,8 @@ static void *consumer_main(void *arg)
 		pthread_mutex_unlock(&list_lock);
 		if (!mine)
 			break; /* handed over to a dying thread */
+		if (all)
+			recorder_check();
 		if (busy && wait > EXITING_POLL_NS)
 			wait = EXITING_POLL_NS;
 		if (!did)
@@ -1330,6 +1391,18 @@ int ring_init(const struct ring_config *cfg)
 	if (e && *e == '/' && have_info &&
 	    snprintf(shm_dir, sizeof(shm_dir), "%s", e) >= (int)sizeof(shm_dir))
 		shm_dir[0] = 0;
+	/* The process that records (attach): "PID START". */
+	e = dft_getenv("DYNFTRACE_RECORDER");
+	recorder_pid = 0;
+	recorder_start = 0;
+	if (e && disk) {
+		char *end;
+		long pid = strtol(e, &end, 10);
+		if (pid > 0 && pid <= INT32_MAX) {
+			recorder_pid = (pid_t)pid;
+			recorder_start = strtoull(end, NULL, 10);
+		}
+	}
 	e = dft_getenv("DYNFTRACE_RING_TEST_NOSHM");
 	cfg_test_noshm = e && *e && strcmp(e, "0");
 	e = dft_getenv("DYNFTRACE_RING_TEST_STALL");

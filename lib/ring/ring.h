@@ -177,6 +177,11 @@ int ring_emergency_flush(int sig) HIDDEN;
  * end the process: async-signal-safe (trace.c: the profile table). Set
  * before ring_init, read by the flusher (atomic). */
 extern void (*ring_fatal_hook)(int sig) HIDDEN;
+/* Run (on a thread of its own) when the recorder that DYNFTRACE_RECORDER
+ * names ("PID START": its pid and /proc start time) is gone, so that a
+ * recording nobody will end does not go on for ever; unset: the recording
+ * just ends (ring_shutdown). Set by the attach (attach.c). */
+extern void (*ring_orphan_hook)(pid_t recorder) HIDDEN;
 
 /* fork: in the child, forget the parent's buffers (they are the parent's
  * to write) and restart the consumer lazily on the child's first event.

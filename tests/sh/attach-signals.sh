@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# description: signals to attach and detach while they hold the target: the target goes on unharmed
+# description: signals to attach and detach while they hold the target, and a recorder killed: the target goes on unharmed, its recording ends
 #
 # While the agent holds a process (threads stopped, code and registers
 # borrowed), SIGTERM, SIGHUP, Ctrl-C, Ctrl-\ and Ctrl-Z wait until it is
@@ -58,5 +58,52 @@ done
 check $? "SIGTERM and SIGHUP during attach -P and detach: the target unharmed"
 [ $said = 1 ]
 check $? "a signal that comes during an attach that completes says so, and how to detach"
+
+# record -p killed before it can detach (SIGKILL: nothing of it runs): the
+# target's runtime sees its recorder gone within a second or two, turns
+# tracing off and ends the recording, so the session stops growing.
+cat >busy.c <<'EOF2'
+#include <stdio.h>
+volatile int sink;
+__attribute__((noinline)) void leaf(void) { sink++; }
+int main(void)
+{
+	fprintf(stderr, "ready\n");
+	for (;;)
+		leaf();
+}
+EOF2
+if $CC -O1 $TRACE_FLAGS busy.c -o busy 2>build.log; then
+	./busy 2>busy.err &
+	pp=$!
+	sleep 0.3
+	$D record -p $pp -d ork >rec.out 2>&1 &
+	rp=$!
+	for _ in $(seq 100); do grep -q 'recording process' rec.out && break; sleep 0.05; done
+	sleep 0.5
+	kill -9 $rp
+	wait $rp 2>/dev/null
+	ok=0
+	for _ in $(seq 50); do
+		grep -q "its recorder (process $rp) is gone: tracing stops and the recording ends" busy.err && ok=1 && break
+		sleep 0.1
+	done
+	sleep 0.3
+	a=$(du -sb ork | cut -f1)
+	sleep 1
+	b=$(du -sb ork | cut -f1)
+	on=$($D ctl $pp tracing_on 2>/dev/null)
+	[ $ok = 1 ] && [ "$a" = "$b" ] && [ "$on" = 0 ] && kill -0 $pp
+	check $? "record -p killed: the target ends the recording and tracing itself (session $a then $b bytes, tracing_on $on)"
+	[ $ok = 1 ] || diag_file busy.err
+	$D detach $pp >/dev/null 2>&1
+	! grep -q libdynftrace "/proc/$pp/maps"
+	check $? "then detach takes the runtime out"
+	kill -9 $pp 2>/dev/null
+	wait $pp 2>/dev/null
+else
+	notok "build busy.c"
+	diag_file build.log
+fi
 echo "1..$tap_n"
 tap_end
