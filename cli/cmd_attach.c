@@ -244,6 +244,12 @@ int attach_check(pid_t pid, const char *runtime, int patch)
 		return 1;
 	}
 	comm_of(pid, comm, sizeof(comm));
+	long tgid = status_field(pid, "Tgid", NULL, 0);
+	if (tgid > 0 && tgid != pid) {
+		cli_err("%d is a thread of process %ld (%s): give the process's id", (int)pid, tgid,
+			comm);
+		return 1;
+	}
 	status_field(pid, "Uid", text, sizeof(text));
 	unsigned r = 0, e = 0, s = 0, fs = 0;
 	sscanf(text, "%u %u %u %u", &r, &e, &s, &fs);
@@ -841,9 +847,24 @@ static int detach_held(pid_t pid, int *unloaded, uint64_t *stop_ns)
 			DYNFTRACE_ATTACH_SONAME);
 		return 1;
 	}
+	long tgid = status_field(pid, "Tgid", NULL, 0);
+	if (tgid > 0 && tgid != pid) {
+		cli_err("%d is a thread of process %ld (%s): give the process's id", (int)pid, tgid,
+			comm);
+		return 1;
+	}
 	if (runtime_loaded(pid) != 1) {
 		cli_err("process %d (%s) has no runtime that `dynftrace attach` loaded", (int)pid,
 			comm);
+		return 1;
+	}
+	/* A stopped process runs nothing the detach needs (it would wait for
+	 * its deadline and say less). */
+	char state[64] = "";
+	status_field(pid, "State", state, sizeof(state));
+	if (state[0] == 'T' || state[0] == 't') {
+		cli_err("process %d (%s) is stopped (%s): continue it first (kill -CONT %d)",
+			(int)pid, comm, state, (int)pid);
 		return 1;
 	}
 	uint64_t prep = inj_symbol(pid, so, "dynftrace_detach_prepare", NULL, 0);

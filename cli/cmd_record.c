@@ -36,6 +36,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -1215,6 +1216,57 @@ static unsigned long long self_start_time(void)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+/* The target's runtime writes its streams and info lines itself: when we
+ * run as root and it does not (a daemon's worker as 'nobody'), give it
+ * the session's directory, info file, ctf/ and buffer directory, or it could
+ * write nothing (and say so only on its own stderr). */
+static int give_to_target(pid_t pid, const char *dir, const char *shmdir)
+{
+	char path[PATH_MAX + 16], line[256];
+	unsigned uid = 0, gid = 0, u[4], g[4];
+	if (geteuid() != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) == 4)
+			uid = u[1];
+		else if (sscanf(line, "Gid: %u %u %u %u", &g[0], &g[1], &g[2], &g[3]) == 4)
+			gid = g[1];
+	}
+	fclose(f);
+	if (!uid)
+		return 0;
+	char ctf[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/info", dir);
+	snprintf(ctf, sizeof(ctf), "%s/ctf", dir);
+	if (chown(dir, uid, gid) || chown(path, uid, gid) || chown(ctf, uid, gid) ||
+	    (*shmdir && chown(shmdir, uid, gid)))
+		cli_err("warning: process %d runs as uid %u and cannot be given %s: %s; it may "
+			"record nothing",
+			(int)pid, uid, dir, strerror(errno));
+	/* And it must reach it: a directory on the way may be closed to it
+	 * (root's home). Asked as that user, in a child. */
+	pid_t c = fork();
+	if (c == 0) {
+		_exit(setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid) ||
+			      access(dir, W_OK | X_OK)
+			  ? 1
+			  : 0);
+	}
+	int st = 0;
+	if (c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 1) {
+		cli_err("process %d runs as uid %u, which cannot reach %s to write its trace (a "
+			"directory on the way is closed to it): record into one it can reach, "
+			"under /tmp for instance",
+			(int)pid, uid, dir);
+		return -1;
+	}
+	return 0;
+}
+
 /* Is PID gone (or a zombie nobody reaped yet)? */
 static int proc_gone(pid_t pid)
 {
@@ -1289,6 +1341,11 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	if (ret)
 		return 1;
 	shm_watch_mkdir(shmdir, sizeof(shmdir));
+	if (give_to_target(pid, absdir, shmdir)) {
+		if (*shmdir)
+			cli_rm_tree(shmdir);
+		return 1;
+	}
 	if (rec_settings(o, absdir, shmdir, put_block, &b)) {
 		cli_err("out of memory");
 		return 1;

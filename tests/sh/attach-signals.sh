@@ -101,6 +101,32 @@ if $CC -O1 $TRACE_FLAGS busy.c -o busy 2>build.log; then
 	check $? "then detach takes the runtime out"
 	kill -9 $pp 2>/dev/null
 	wait $pp 2>/dev/null
+	# A target that runs as another user (a daemon's worker as nobody)
+	# writes its streams itself: record -p as root gives it the session.
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+		cp busy /tmp/dft-busy.$$ && chmod 755 /tmp/dft-busy.$$
+		setpriv --reuid=nobody --regid=nogroup --clear-groups /tmp/dft-busy.$$ 2>/dev/null &
+		pp=$!
+		sleep 0.3
+		# $T is root's, mode 0700: nobody cannot reach a session in it
+		$D record -p $pp -d nob --duration 0.5s >rec.out 2>&1
+		rc=$?
+		[ $rc = 1 ] && grep -q "process $pp runs as uid [0-9]*, which cannot reach .*/nob to write its trace" rec.out
+		check $? "record -p of a process running as nobody, into a directory it cannot reach: said, status $rc"
+		S=/tmp/dft-nob.$$
+		rm -rf $S
+		$D record -p $pp -d $S --duration 0.5s >rec.out 2>&1
+		$D info -d $S >out 2>&1
+		ev=$(awk '/^# events / { gsub(",", "", $4); print $4 }' out)
+		[ -n "$ev" ] && [ "$ev" -gt 0 ] && ! grep -q 'no events' rec.out
+		check $? "record -p of a process running as nobody: it gets the session and records ($ev events)"
+		rm -rf $S
+		kill -9 $pp 2>/dev/null
+		wait $pp 2>/dev/null
+		rm -f /tmp/dft-busy.$$
+	else
+		skip "record -p of another user's process: needs root, setpriv and nobody"
+	fi
 else
 	notok "build busy.c"
 	diag_file build.log
