@@ -1387,7 +1387,17 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	struct shm_watch w;
 	shm_watch_init(&w, dir, shmdir, absdir, pid);
 	uint64_t next_scan = now_ns() + SCAN_NS;
-	for (;;) {
+	/* Nothing to trace (no site built in, -P matched nothing): say so now
+	 * rather than record nothing until --duration or Ctrl-C. */
+	int nothing = ar.sites == 0;
+	if (nothing) {
+		cli_err("process %d has no function to trace: it has no sites built in and -P "
+			"matched none of its functions ('dynftrace sites -a /proc/%d/exe' lists "
+			"them, FUNC@OBJECT names another object's); detaching",
+			(int)pid, (int)pid);
+		ret = 1;
+	}
+	while (!nothing) {
 		uint64_t now = now_ns();
 		if (o->duration_ns && now - t_att >= o->duration_ns)
 			break;

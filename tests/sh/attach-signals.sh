@@ -59,6 +59,21 @@ check $? "SIGTERM and SIGHUP during attach -P and detach: the target unharmed"
 [ $said = 1 ]
 check $? "a signal that comes during an attach that completes says so, and how to detach"
 
+# record -p with nothing to trace (perl has no sites, and -P names an
+# object it does not have) ends at once instead of at --duration.
+perl -e 'while (1) { $x++ }' &
+pp=$!
+sleep 0.2
+t0=$(date +%s)
+$D record -p $pp -P 'Perl_pp_*@libnosuch*' -d none --duration 20s >rec.out 2>&1
+rc=$?
+t1=$(date +%s)
+[ $rc = 1 ] && [ $((t1 - t0)) -lt 10 ] && grep -q "process $pp has no function to trace" rec.out &&
+	! grep -q libdynftrace "/proc/$pp/maps"
+check $? "record -p with nothing to trace: said, detached at once (status $rc)"
+kill -9 $pp 2>/dev/null
+wait $pp 2>/dev/null
+
 # record -p killed before it can detach (SIGKILL: nothing of it runs): the
 # target's runtime sees its recorder gone within a second or two, turns
 # tracing off and ends the recording, so the session stops growing.
