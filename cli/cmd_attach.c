@@ -805,9 +805,9 @@ int cmd_attach(int argc, char **argv)
 	if (r.relocated)
 		printf("%zu of them are functions' entries patched by relocation\n", r.relocated);
 	if (r.refused)
-		printf("%zu functions named by -P could not be patched: 'dynftrace sites --all "
+		printf("%zu function%s named by -P could not be patched: 'dynftrace sites --all "
 		       "/proc/%d/exe' says why, for its libraries too\n",
-		       r.refused, (int)pid);
+		       r.refused, r.refused == 1 ? "" : "s", (int)pid);
 	printf("stopped: %.3f ms, every thread (one thread was held %.3f ms while the runtime "
 	       "loaded)%s\n",
 	       r.commit_ns / 1e6, r.worker_ns / 1e6,
@@ -1056,7 +1056,12 @@ int cmd_detach(int argc, char **argv)
 	}
 	int unloaded;
 	uint64_t ns;
+	/* The children it forked since the attach carry the runtime too (as
+	 * record -p does at its end): they go first. */
+	int kids = runtime_loaded((pid_t)pid) == 1 ? detach_descendants((pid_t)pid) : 0;
 	int rc = detach_process((pid_t)pid, &unloaded, &ns);
+	if (kids)
+		printf("detached from %d process%s it forked\n", kids, kids == 1 ? "" : "es");
 	if (rc)
 		return rc;
 	if (unloaded) {

@@ -357,5 +357,38 @@ fi
 clean main $main
 check $? "the first target is untouched by every refusal"
 
+# detach of a process that forked since the attach: its children carry the
+# runtime too, and go first (as at the end of record -p).
+cat >"$T/fk.c" <<'EOF2'
+#include <stdio.h>
+#include <unistd.h>
+volatile int sink;
+__attribute__((noinline)) void leaf(void) { sink++; }
+int main(void)
+{
+	fprintf(stderr, "ready\n");
+	sleep(1);
+	if (fork() == 0)
+		for (;;)
+			leaf();
+	for (;;)
+		pause();
+}
+EOF2
+if $CC -O1 $TRACE_FLAGS "$T/fk.c" -o "$T/fk" 2>>"$T/build.log" && start fk "$T/fk"; then
+	fk=$pid
+	$D attach $fk >/dev/null 2>&1
+	kid=
+	for _ in $(seq 60); do kid=$(pgrep -P $fk); [ -n "$kid" ] && break; sleep 0.05; done
+	sleep 0.2
+	out=$($D detach $fk 2>&1)
+	echo "$out" | grep -q 'detached from 1 process it forked' && [ -n "$kid" ] &&
+		! grep -q libdynftrace "/proc/$kid/maps" && ! grep -q libdynftrace "/proc/$fk/maps"
+	check $? "detach takes the runtime out of the children forked since the attach too"
+	[ -n "$kid" ] && kill -9 $kid 2>/dev/null
+else
+	notok "build or start fk.c"
+fi
+
 echo "1..$tap_n"
 tap_end
