@@ -40,7 +40,9 @@ static const char usage_text[] =
     "at the end ('# thread 1234 lost 5,120 events').\n"
     "\n"
     "  -d, --data DIR       the session directory (default dynftrace.data).\n"
-    "  -s, --sort KEY       total (default), self, calls or avg.\n"
+    "  -s, --sort KEY       total (default; calls for a function-tracer\n"
+    "                       session, which has no durations), self, calls\n"
+    "                       or avg.\n"
     "      --demangle=STYLE C++ names: simple (default), full (as c++filt) or\n"
     "                       no (the symbol); --no-demangle is --demangle=no.\n"
     "  -h, --help           show this help.\n"
@@ -444,12 +446,13 @@ int cmd_report(int argc, char **argv)
 	const char *dir = "dynftrace.data", *v;
 	enum report_sort sort = SORT_TOTAL;
 	struct tr_session s;
-	int r;
+	int r, sort_given = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if ((r = cli_opt(argc, argv, &i, "-s", "--sort", &v))) {
 			if (r < 0)
 				return 2;
+			sort_given = 1;
 			if (!strcmp(v, "total"))
 				sort = SORT_TOTAL;
 			else if (!strcmp(v, "self"))
@@ -471,5 +474,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (cli_open_session(&s, dir))
 		return 1;
+	/* The function tracer records no durations: most calls first. */
+	if (!sort_given && s.info.tracer && !strcmp(s.info.tracer, "function"))
+		sort = SORT_CALLS;
 	return cli_close_session(&s, report_run(&s, sort, stdout), "building the report");
 }

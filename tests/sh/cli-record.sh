@@ -513,6 +513,9 @@ for o in "-t 1us" "-D 1"; do
 	cmp -s out out2 && grep -q "warning: g: the function tracer records no durations or depths: -t and -D do nothing" err
 	check $? "replay $o on a function-tracer session: said to do nothing"
 done
+"$DFT" report -d g >out 2>&1
+[ "$(awk 'NR == 3 { print $NF }' out)" = leaf ]
+check $? "report of a function-tracer session: most calls first (no durations to sort by)"
 
 "$DFT" record -d g -T profile ./prog 5 >/dev/null 2>&1
 "$DFT" report -d g >out 2>err
