@@ -17,6 +17,9 @@
 #include "trace_read.h"
 #include "views.h"
 
+/* Processes named one by one on info's processes line. */
+#define INFO_PIDS_SHOWN 16
+
 static const char usage_text[] =
     "usage: dynftrace info [-d DIR]\n"
     "\n"
@@ -232,8 +235,12 @@ int info_run(struct tr_session *s, FILE *out)
 	fprintf(out, "# processes      :");
 	if (!in->npids)
 		fprintf(out, " (none started tracing)");
-	for (size_t i = 0; i < in->npids; i++)
+	/* A session of a shell's run holds hundreds: the first ones, then
+	 * how many (every one is in the info file's pid: lines). */
+	for (size_t i = 0; i < in->npids && i < INFO_PIDS_SHOWN; i++)
 		fprintf(out, " %s", in->pids[i]);
+	if (in->npids > INFO_PIDS_SHOWN)
+		fprintf(out, " ... %zu in all", in->npids);
 	fputc('\n', out);
 	if (in->has_attach) {
 		char b[40];

@@ -516,6 +516,11 @@ done
 "$DFT" report -d g >out 2>&1
 [ "$(awk 'NR == 3 { print $NF }' out)" = leaf ]
 check $? "report of a function-tracer session: most calls first (no durations to sort by)"
+"$DFT" record --force -d many -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ./prog 1; done' >/dev/null 2>&1
+"$DFT" info -d many >out 2>&1
+line=$(grep '^# processes' out)
+[ "$(echo "$line" | wc -w)" -le 24 ] && echo "$line" | grep -Eq ' \.\.\. 2[0-9] in all$'
+check $? "info names 16 processes and counts the rest ($line)"
 
 "$DFT" record -d g -T profile ./prog 5 >/dev/null 2>&1
 "$DFT" report -d g >out 2>err
