@@ -64,8 +64,14 @@ void tr_stream_rewind(struct tr_stream *st)
 	st->have_first = 0;
 }
 
+static int calls_expand(struct tr_stream *st);
+
 void tr_stream_fork(const struct tr_stream *st, struct tr_stream *cur)
 {
+	/* A -t stream's expansion is made once, by the original (tr_close
+	 * frees it), and shared: a fork never makes its own. */
+	if (st->sess && st->sess->info.time_filter_ns && !st->xev)
+		calls_expand((struct tr_stream *)st);
 	*cur = *st;
 	tr_stream_rewind(cur);
 	cur->complete = 0;

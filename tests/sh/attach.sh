@@ -360,14 +360,19 @@ check $? "the first target is untouched by every refusal"
 # detach of a process that forked since the attach: its children carry the
 # runtime too, and go first (as at the end of record -p).
 cat >"$T/fk.c" <<'EOF2'
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 volatile int sink;
+static volatile sig_atomic_t go;
+static void on_usr1(int sig) { go = sig; }
 __attribute__((noinline)) void leaf(void) { sink++; }
 int main(void)
 {
+	signal(SIGUSR1, on_usr1);
 	fprintf(stderr, "ready\n");
-	sleep(1);
+	while (!go)
+		pause();
 	if (fork() == 0)
 		for (;;)
 			leaf();
@@ -375,9 +380,10 @@ int main(void)
 		pause();
 }
 EOF2
-if $CC -O1 $TRACE_FLAGS "$T/fk.c" -o "$T/fk" 2>>"$T/build.log" && start fk "$T/fk"; then
+if $CC -O1 $SANFLAGS $TRACE_FLAGS "$T/fk.c" -o "$T/fk" 2>>"$T/build.log" && start fk "$T/fk"; then
 	fk=$pid
 	$D attach $fk >/dev/null 2>&1
+	kill -USR1 $fk # it forks now, with the runtime loaded
 	kid=
 	for _ in $(seq 60); do kid=$(pgrep -P $fk); [ -n "$kid" ] && break; sleep 0.05; done
 	sleep 0.2
