@@ -135,28 +135,6 @@ static inline bool emit_exit_of(const struct shadow_ent *e, const unsigned long 
 	return emit_exit_retval(e, retval);
 }
 
-/*
- * Exits that could not be written (the buffer full) leave their frames
- * open for the reader, which pairs an exit with the innermost open entry:
- * every later exit would close the wrong call. So the thread owes them
- * (g->exit_debt) and pays with one exit_lost event before its next entry,
- * exit or stack event. Until then the assembly paths stay off (the entry
- * tests exit_debt with notrace_depth; the exit finds SE2_DEBT on the top
- * frame). False: still owed (nothing else may be written).
- */
-bool fg_debt_pay(struct fg_thread *g)
-{
-	uint64_t ts;
-	/* the exits it stands for were counted lost when they were dropped */
-	uint8_t *p = ring_event_try(RING_EV_EXIT_LOST, 4, &ts);
-	if (!p)
-		return false;
-	memcpy(p, &g->exit_debt, 4);
-	ring_event_end(p);
-	g->exit_debt = 0;
-	return true;
-}
-
 /* A frame left the stack while exits are owed: the new top one takes the
  * slow exit, which pays. */
 static inline void debt_mark_top(struct fg_thread *g)

@@ -6,8 +6,10 @@
  * (graph_fast.c, tramp.S) share it; only its thread writes it, but for the
  * profile fields (prof_lock) and detach (every other thread stopped).
  */
+#include <string.h>
 #include <sys/mman.h>
 
+#include "ring.h"
 #include "trace_int.h"
 
 HIDDEN __thread struct fg_thread *fg_self __attribute__((tls_model("initial-exec")));
@@ -40,4 +42,26 @@ struct fg_thread *fg_alloc(void)
 void fg_free(struct fg_thread *g)
 {
 	munmap((char *)g - FG_PAGE_OFFSET, sizeof(*g) + FG_PAGE_OFFSET);
+}
+
+/*
+ * Exits that could not be written (the buffer full) leave their frames
+ * open for the reader, which pairs an exit with the innermost open entry:
+ * every later exit would close the wrong call. So the thread owes them
+ * (g->exit_debt) and pays with one exit_lost event before its next entry,
+ * exit or stack event. Until then the assembly paths stay off (the entry
+ * tests exit_debt with notrace_depth; the exit finds SE2_DEBT on the top
+ * frame). False: still owed (nothing else may be written).
+ */
+bool fg_debt_pay(struct fg_thread *g)
+{
+	uint64_t ts;
+	/* the exits it stands for were counted lost when they were dropped */
+	uint8_t *p = ring_event_try(RING_EV_EXIT_LOST, 4, &ts);
+	if (!p)
+		return false;
+	memcpy(p, &g->exit_debt, 4);
+	ring_event_end(p);
+	g->exit_debt = 0;
+	return true;
 }

@@ -129,7 +129,7 @@ struct fg_ctx;
 #define SE_RETVAL 128 /* its return value is wanted (args.c): never the fast exits' */
 /* fl2: */
 #define SE2_PROF_OUTER 1 /* profile: no other frame of its id open below */
-#define SE2_DEBT       2 /* exits are owed (graph.c: fg_debt_pay): its exit is the slow one */
+#define SE2_DEBT       2 /* exits are owed (shadow.c: fg_debt_pay): its exit is the slow one */
 
 #define SHADOW_MAX    4096
 #define TRIG_NEST_MAX 64 /* nested depth=/time= functions applied per thread */
@@ -138,7 +138,7 @@ struct fg_thread {
 	uint32_t depth;
 	uint32_t filter_depth;	/* open -F roots */
 	uint32_t notrace_depth; /* open graph_notrace frames */
-	uint32_t exit_debt;	/* exits of ring frames not written (graph.c:
+	uint32_t exit_debt;	/* exits of ring frames not written (shadow.c:
 				   fg_debt_pay); with notrace_depth, one quadword
 				   the shortcut's entry tests */
 	uint64_t overflow;	/* entries not traced for lack of room */
@@ -179,7 +179,7 @@ extern __thread struct fg_thread *fg_self HIDDEN __attribute__((tls_model("initi
  * ctx_free. */
 struct fg_thread *fg_alloc(void) HIDDEN;
 void fg_free(struct fg_thread *g) HIDDEN;
-/* graph.c: write what the thread owes (g->exit_debt) as one exit_lost
+/* shadow.c: write what the thread owes (g->exit_debt) as one exit_lost
  * event, before any event that moves the reader's stack; false: still owed. */
 bool fg_debt_pay(struct fg_thread *g) HIDDEN;
 static inline struct fg_thread *fg_get(void)
