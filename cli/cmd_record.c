@@ -56,6 +56,7 @@
 #include "dwarf_args.h"
 #include "elf.h"
 #include "glob.h"
+#include "ring.h"
 #include "pattern.h"
 #include "shm_watch.h"
 #include "trace_read.h"
@@ -1198,24 +1199,6 @@ static int record_run(struct rec_opts *o, const char *dir, int fresh, int *start
 	return ret;
 }
 
-/* Our start time (/proc/self/stat's field 22), 0 if unknown: with the pid,
- * what the target's runtime checks to know that we still run. */
-static unsigned long long self_start_time(void)
-{
-	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
-}
-
 /* The target's runtime writes its streams and info lines itself: when we
  * run as root and it does not (a daemon's worker as 'nobody'), give it
  * the session's directory, info file, ctf/ and buffer directory, or it could
@@ -1353,7 +1336,9 @@ static int record_attach(struct rec_opts *o, const char *dir, int fresh, int *st
 	/* If we are killed before we can detach, the target ends the recording
 	 * itself (lib/ring/ring.c: recorder_check). */
 	char me[64];
-	snprintf(me, sizeof(me), "%d %llu", (int)getpid(), self_start_time());
+	struct ring_proc self = {0};
+	ring_proc_stat(0, &self); /* start 0 if unknown: then the pid alone */
+	snprintf(me, sizeof(me), "%d %" PRIu64, (int)getpid(), self.start);
 	if (attach_config_add(&b.buf, &b.len, "DYNFTRACE_RECORDER", me)) {
 		cli_err("out of memory");
 		return 1;

@@ -497,30 +497,13 @@ static pid_t recorder_pid;
 static uint64_t recorder_start;
 HIDDEN void (*ring_orphan_hook)(pid_t recorder);
 
-/* Field 22 of /proc/PID/stat (the start time), 0 if unknown. */
-static uint64_t proc_start_time(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')'); /* the name may hold anything */
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
-}
-
 static bool recorder_alive(void)
 {
-	if (kill(recorder_pid, 0) && errno == ESRCH)
+	struct ring_proc p;
+	int err = ring_proc_stat(recorder_pid, &p);
+	if (err == -ENOENT)
 		return false;
-	return !recorder_start || proc_start_time(recorder_pid) == recorder_start;
+	return err || !recorder_start || p.start == recorder_start;
 }
 
 static void *orphan_main(void *arg)
