@@ -64,6 +64,7 @@
 
 #define DEFAULT_DIR	  "dynftrace.data"
 #define DEFAULT_BUFFER_KB 4096 /* the runtime's default too (lib/ring/ring.h) */
+#define DURATION_MAX_S	  (10ull * 366 * 24 * 3600) /* --duration: 10 years */
 
 static const char record_usage[] =
     "usage: dynftrace record [OPTIONS] [--] PROG [ARGS...]\n"
@@ -78,7 +79,8 @@ static const char record_usage[] =
     "                          'dynftrace attach'), record it and the children\n"
     "                          it forks until Ctrl-C, SIGTERM or --duration,\n"
     "                          then detach. The process is never restarted.\n"
-    "      --duration DUR      with -p: stop after DUR (10s, 500ms).\n"
+    "      --duration DUR      with -p: stop after DUR seconds (10, 0.5) or\n"
+    "                          DUR with a unit (500ms, 2s).\n"
     "  -d, --data DIR          the session directory (default dynftrace.data).\n"
     "                          An old session there is replaced; any other\n"
     "                          existing file or directory is refused.\n"
@@ -476,8 +478,11 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o, int live)
 		} else if ((r = cli_opt(argc, argv, &i, NULL, "--duration", &v))) {
 			if (r < 0)
 				return 2;
-			if (cli_parse_duration(v, &o->duration_ns) || !o->duration_ns) {
-				cli_err("%s: bad duration '%s': give a number with ns, us, ms or s",
+			/* A plain number is seconds, as timeout(1) reads it. */
+			if (cli_parse_seconds(v, DURATION_MAX_S, &o->duration_ns) ||
+			    !o->duration_ns) {
+				cli_err("%s: bad duration '%s': give seconds, or a number with ns, "
+					"us, ms or s, up to 10 years",
 					cmd, v);
 				return 2;
 			}

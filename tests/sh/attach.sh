@@ -183,6 +183,14 @@ check $? "report and dump read the attached session"
 check $? "record -p detaches: no mapping of the runtime remains"
 $D live -p $main --duration 200ms -F at_leaf 2>/dev/null | grep -q 'at_leaf();'
 check $? "live -p shows the graph"
+# A plain number is seconds (it used to be read as nanoseconds: a 2-second
+# recording ended at once).
+t0=$(date +%s%N)
+$D record -d "$T/sess-s" -p $main --duration 1 -F at_mid 2>/dev/null
+rc=$?
+t1=$(date +%s%N)
+[ $rc -eq 0 ] && [ $(((t1 - t0) / 1000000)) -ge 900 ]
+check $? "record -p --duration 1 records for a second"
 clean main $main
 check $? "the target computes exactly after record -p and live -p"
 
