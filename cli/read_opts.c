@@ -2,8 +2,10 @@
 /* read_opts.c - what the commands that read a session share: their common
  * options and opening the session. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "trace_read.h"
@@ -29,6 +31,13 @@ int cli_read_opt(const char *cmd, const char *usage, int argc, char **argv, int 
 		return r < 0 ? 2 : CLI_OPT_TAKEN;
 	if ((r = cli_match_opt(cmd, argc, argv, i)))
 		return r < 0 ? 2 : CLI_OPT_TAKEN;
+	/* A session directory given as a word, as other tracers take it. */
+	char infop[PATH_MAX];
+	if (a[0] != '-' && snprintf(infop, sizeof(infop), "%s/info", a) < (int)sizeof(infop) &&
+	    !access(infop, F_OK)) {
+		cli_err("%s: '%s' is a session directory: give it with -d %s", cmd, a, a);
+		return 2;
+	}
 	cli_err("%s: unknown %s '%s'; see 'dynftrace %s --help'", cmd,
 		a[0] == '-' ? "option" : "argument", a, cmd);
 	return 2;

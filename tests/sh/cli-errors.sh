@@ -118,6 +118,8 @@ fails "report: no info file" 1 "'empty' is not a dynftrace session: it has no in
 	"$DFT" report -d empty
 mkdir badinfo && printf 'hello\n' >badinfo/info
 fails "info: damaged info file" 1 "badinfo/info: line 1 is not a 'key: value' line$" "$DFT" info -d badinfo
+fails "info: session directory as a word" 2 "info: 'badinfo' is a session directory: give it with -d badinfo$" \
+	"$DFT" info badinfo
 mkdir newinfo && printf 'version: 7\n' >newinfo/info
 fails "replay: unsupported version" 1 "newinfo/info: format version 7 is not supported by this dynftrace \(version 1\)$" \
 	"$DFT" replay -d newinfo
