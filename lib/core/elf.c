@@ -668,8 +668,8 @@ struct rec {
  * adds the bias to the link-time address already stored in place. Likewise
  * GNU ld stores RELA addends in place, but other linkers (lld) store 0.
  */
-static int apply_relocs(struct elf_image *img, const struct reader *r, struct rec *recs,
-			size_t nrecs, uint64_t lo, uint64_t hi)
+static int apply_relocs(struct elf_image *img, const struct reader *r, const struct elf_arch *arch,
+			struct rec *recs, size_t nrecs, uint64_t lo, uint64_t hi)
 {
 	for (size_t i = 1; i < r->shnum; i++) {
 		const Elf64_Shdr *s = &r->sh[i];
@@ -695,11 +695,10 @@ static int apply_relocs(struct elf_image *img, const struct reader *r, struct re
 			memcpy(&rel, r->map + s->sh_offset + j * sizeof(rel), sizeof(rel));
 			if (rel.r_offset < lo || rel.r_offset >= hi)
 				continue;
-			switch (ELF64_R_TYPE(rel.r_info)) {
-			case R_X86_64_RELATIVE:
+			uint32_t type = ELF64_R_TYPE(rel.r_info);
+			if (type == arch->rel_relative) {
 				value = rel.r_addend;
-				break;
-			case R_X86_64_64: {
+			} else if (type == arch->rel_abs64) {
 				Elf64_Sym sy;
 				uint64_t si = ELF64_R_SYM(rel.r_info);
 
@@ -709,9 +708,7 @@ static int apply_relocs(struct elf_image *img, const struct reader *r, struct re
 				if (sy.st_shndx == SHN_UNDEF)
 					continue;
 				value = sy.st_value + rel.r_addend;
-				break;
-			}
-			default:
+			} else {
 				continue;
 			}
 			/* recs are sorted by where: binary search the entry */
@@ -738,7 +735,8 @@ static int rec_cmp(const void *a, const void *b)
 	return x->where < y->where ? -1 : x->where > y->where;
 }
 
-static int read_records(struct elf_image *img, struct reader *r, struct rec **out, size_t *nout)
+static int read_records(struct elf_image *img, struct reader *r, const struct elf_arch *arch,
+			struct rec **out, size_t *nout)
 {
 	struct rec *recs = NULL;
 	size_t n = 0;
@@ -799,7 +797,7 @@ static int read_records(struct elf_image *img, struct reader *r, struct rec **ou
 		int err;
 
 		qsort(recs, n, sizeof(*recs), rec_cmp);
-		err = apply_relocs(img, r, recs, n, lo, hi);
+		err = apply_relocs(img, r, arch, recs, n, lo, hi);
 		if (err) {
 			free(recs);
 			return err;
@@ -851,9 +849,19 @@ static int make_sites(struct elf_image *img, struct reader *r, const struct elf_
 {
 	uint64_t *symsz = sym_sizes(img);
 	size_t j = 0;
+	/* A record the linker resolved against a dropped section holds 0 (or
+	 * little more): in a PIE that is the ELF header, in an executable
+	 * segment on some targets. Code starts at the first code section. */
+	uint64_t code_lo = UINT64_MAX;
 
 	if (!symsz)
 		return -ENOMEM;
+	for (size_t i = 1; i < r->shnum; i++)
+		if ((r->sh[i].sh_flags & SHF_EXECINSTR) && r->sh[i].sh_size &&
+		    r->sh[i].sh_addr < code_lo)
+			code_lo = r->sh[i].sh_addr;
+	if (code_lo == UINT64_MAX)
+		code_lo = 0;
 	extend_zero_sizes(img);
 	img->sites = calloc(n ? n : 1, sizeof(*img->sites));
 	if (!img->sites) {
@@ -866,7 +874,7 @@ static int make_sites(struct elf_image *img, struct reader *r, const struct elf_
 		uint64_t v = recs[i].value;
 		int32_t f;
 
-		if (!is_exec_addr(img, v, !r->mem)) {
+		if (v < code_lo || !is_exec_addr(img, v, !r->mem)) {
 			img->nbad++;
 			continue;
 		}
@@ -893,6 +901,112 @@ static int make_sites(struct elf_image *img, struct reader *r, const struct elf_
 	for (size_t i = 0; i < j; i++)
 		if (!img->nsites || img->sites[img->nsites - 1].addr != img->sites[i].addr)
 			img->sites[img->nsites++] = img->sites[i];
+	return 0;
+}
+
+/* Code bytes from the file, in the runtime too: the scan below then reads
+ * the page cache, not the process's text. */
+static int file_read(const struct elf_image *img, const void *ctx, uint64_t addr, void *buf,
+		     size_t len)
+{
+	const struct reader *r = ctx;
+	const struct elf_load_seg *s = seg_of(img, addr, len, 1);
+
+	if (!s)
+		return -1;
+	memcpy(buf, r->map + s->offset + (addr - s->vaddr), len);
+	return 0;
+}
+
+/* Did gcc build any of it? Its .comment says so ("GCC: (Debian ...)"). */
+static int built_by_gcc(const struct reader *r)
+{
+	static const char tag[] = "GCC: ";
+
+	for (size_t i = 1; i < r->shnum; i++) {
+		const Elf64_Shdr *s = &r->sh[i];
+
+		if (s->sh_type == SHT_PROGBITS && !(s->sh_flags & SHF_ALLOC) &&
+		    !strcmp(sec_name(r, i), ".comment") &&
+		    in_range(s->sh_offset, s->sh_size, r->size) &&
+		    memmem(r->map + s->sh_offset, s->sh_size, tag, sizeof(tag) - 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Does a site start in [lo, hi)? */
+static int site_within(const struct elf_image *img, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = img->nsites;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (img->sites[mid].addr < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < img->nsites && img->sites[a].addr < hi;
+}
+
+/*
+ * gcc 12 writes one __patchable_function_entries (or __mcount_loc) section
+ * per object file, tied by SHF_LINK_ORDER to the object's first function.
+ * When the linker drops that function's COMDAT group (an inline function or
+ * template another object also emitted), every record of the object goes
+ * with it, and its functions keep their NOPs without a site. They are found
+ * here: in an object with records, built by gcc, a function whose entry
+ * holds the site the object's records describe is a site too.
+ */
+static int recover_sites(struct elf_image *img, struct reader *r, const struct elf_arch *arch)
+{
+	struct elf_site *add = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!img->nsites || !built_by_gcc(r))
+		return 0;
+	const struct elf_site like = img->sites[0];
+	for (size_t i = 0; i < img->nfuncs; i++) {
+		const struct elf_func *f = &img->funcs[i];
+		struct elf_site s = {0};
+
+		/* A recorded site at the entry (after its marker) is the common
+		 * case: decided without reading the code. */
+		uint64_t span = f->size && f->size < PREFIX_PAD_MAX ? f->size : PREFIX_PAD_MAX;
+		if (site_within(img, f->addr, f->addr + span) || !is_exec_addr(img, f->addr, 1) ||
+		    !arch->entry_site(img, f->addr, &like, file_read, r, &s) ||
+		    !seg_of(img, s.addr, s.len, 1))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct elf_site *p = realloc(add, nc * sizeof(*p));
+			if (!p) {
+				free(add);
+				return -ENOMEM;
+			}
+			add = p;
+			cap = nc;
+		}
+		s.kind = like.kind;
+		s.record = s.addr;
+		s.func = (int32_t)i;
+		add[n++] = s;
+	}
+	if (n) {
+		struct elf_site *p = realloc(img->sites, (img->nsites + n) * sizeof(*p));
+		if (!p) {
+			free(add);
+			return -ENOMEM;
+		}
+		img->sites = p;
+		memcpy(img->sites + img->nsites, add, n * sizeof(*add));
+		img->nsites += n;
+		qsort(img->sites, img->nsites, sizeof(*img->sites), site_cmp);
+		img->nrecovered = n;
+	}
+	free(add);
 	return 0;
 }
 
@@ -929,7 +1043,7 @@ int elf_load(struct elf_image *img, const char *path, uintptr_t bias, int mem)
 	if (!err)
 		err = load_phdrs(img, &r);
 	if (!err)
-		err = read_records(img, &r, &recs, &nrecs);
+		err = read_records(img, &r, arch, &recs, &nrecs);
 	/* In a process, an object without sites needs its names only if
 	 * asked (elf_load_funcs): most of a program's libraries, at every
 	 * exec. */
@@ -941,6 +1055,8 @@ int elf_load(struct elf_image *img, const char *path, uintptr_t bias, int mem)
 		img->nrecords = nrecs;
 		err = make_sites(img, &r, arch, recs, nrecs);
 	}
+	if (!err)
+		err = recover_sites(img, &r, arch);
 	free(recs);
 	unmap_file(&r, fd);
 	if (err) {

@@ -100,8 +100,9 @@ struct elf_image {
 	int funcs_deferred;	/* funcs not read yet: elf_load_funcs reads them */
 	struct elf_site *sites; /* sorted by addr, unique */
 	size_t nsites;
-	size_t nrecords; /* record entries read from the sections */
-	size_t nbad;	 /* records refused: outside any executable segment, ... */
+	size_t nrecords;   /* record entries read from the sections */
+	size_t nbad;	   /* records refused: outside any executable segment, ... */
+	size_t nrecovered; /* sites found at function entries without a record */
 	unsigned char build_id[64];
 	size_t build_id_len;
 	char err[256]; /* why elf_load failed, or a warning when it succeeded */
@@ -194,12 +195,21 @@ struct elf_arch {
 	uint16_t machine; /* EM_* */
 	void (*fix_site)(const struct elf_image *img, struct elf_site *site, elf_read_fn read,
 			 elf_func_start_fn func_start, const void *ctx);
+	/* Is the compiler's site, of LIKE's kind (a recorded site of the same
+	 * object), at the entry of the function starting at ADDR? Returns 1
+	 * with OUT's addr, len and marker set, else 0. Finds the sites whose
+	 * records the linker dropped (elf.c, recover_sites). */
+	int (*entry_site)(const struct elf_image *img, uint64_t addr, const struct elf_site *like,
+			  elf_read_fn read, const void *ctx, struct elf_site *out);
 	/* The unwind rule at a function's entry, as a CIE states it: CFA =
 	 * DWARF register CFA_REG + CFA_OFF, and the return address saved at
 	 * CFA - 8 in column RA_SAVED, or -1 when it stays in a register (no
 	 * rule). A CIE stating anything else makes its FDEs doubtful entries. */
 	uint8_t cfa_reg, cfa_off;
 	int8_t ra_saved;
+	/* The dynamic relocations a PIE's records take: base-relative (the
+	 * addend is the address) and absolute 64-bit (symbol + addend). */
+	uint32_t rel_relative, rel_abs64;
 };
 extern const struct elf_arch elf_arch_x86_64;
 extern const struct elf_arch elf_arch_aarch64;

@@ -34,4 +34,35 @@ static void riscv64_fix_site(const struct elf_image *img, struct elf_site *site,
 	site->marker = 4;
 }
 
-const struct elf_arch elf_arch_riscv64 = {EM_RISCV, riscv64_fix_site, 2, 0, -1};
+/* The compiler's 8 bytes of NOPs at a function's entry (two NOPs or four
+ * c.nop); converted, `auipc t0` then a NOP, jal or jalr. */
+static int riscv64_entry_site(const struct elf_image *img, uint64_t addr,
+			      const struct elf_site *like, elf_read_fn read, const void *ctx,
+			      struct elf_site *out)
+{
+	uint32_t w[2];
+	(void)like;
+	if (read(img, ctx, addr, w, sizeof(w)) != 0)
+		return 0;
+	int nops = (w[0] == RV_NOP || w[0] == RV_C_NOP2) && (w[1] == RV_NOP || w[1] == RV_C_NOP2);
+	int conv = (w[0] & 0xfffu) == 0x297u &&
+		   (w[1] == RV_NOP || w[1] == RV_C_NOP2 || (w[1] & 0x7fu) == 0x6fu /* jal */ ||
+		    (w[1] & 0x707fu) == 0x67u /* jalr */);
+	if (!nops && !conv)
+		return 0;
+	out->addr = addr + 4;
+	out->marker = 4;
+	out->len = 4;
+	return 1;
+}
+
+const struct elf_arch elf_arch_riscv64 = {
+    .machine = EM_RISCV,
+    .fix_site = riscv64_fix_site,
+    .entry_site = riscv64_entry_site,
+    .cfa_reg = 2,
+    .cfa_off = 0,
+    .ra_saved = -1,
+    .rel_relative = R_RISCV_RELATIVE,
+    .rel_abs64 = R_RISCV_64,
+};

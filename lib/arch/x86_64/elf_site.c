@@ -41,4 +41,72 @@ static void x86_64_fix_site(const struct elf_image *img, struct elf_site *site, 
 		site->len = 6; /* call *__fentry__@GOTPCREL(%rip), or relaxed */
 }
 
-const struct elf_arch elf_arch_x86_64 = {EM_X86_64, x86_64_fix_site, 7, 8, 16};
+/* The absolute target of the fentry call at ADDR (its form in *FORM, its
+ * length in *LEN), or 0 when no such call is there. */
+static uint64_t fentry_target(const struct elf_image *img, elf_read_fn read, const void *ctx,
+			      uint64_t addr, int *form, uint8_t *len)
+{
+	unsigned char b[6];
+	int32_t d;
+
+	if (read(img, ctx, addr, b, 5) != 0)
+		return 0;
+	if (b[0] == 0xe8) {
+		memcpy(&d, b + 1, 4);
+		*form = 1;
+		*len = 5;
+		return addr + 5 + (uint64_t)(int64_t)d;
+	}
+	if (!((b[0] == 0xff && b[1] == 0x15) || (b[0] == 0x67 && b[1] == 0xe8)) ||
+	    read(img, ctx, addr, b, 6) != 0)
+		return 0;
+	memcpy(&d, b + 2, 4);
+	*form = b[0];
+	*len = 6;
+	return addr + 6 + (uint64_t)(int64_t)d;
+}
+
+static int x86_64_entry_site(const struct elf_image *img, uint64_t addr,
+			     const struct elf_site *like, elf_read_fn read, const void *ctx,
+			     struct elf_site *out)
+{
+	static const unsigned char nop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+	static const unsigned char nops[5] = {0x90, 0x90, 0x90, 0x90, 0x90};
+	unsigned char b[5];
+	uint8_t marker = 0;
+
+	if (read(img, ctx, addr, b, 4) == 0 && !memcmp(b, endbr64, 4)) {
+		addr += 4;
+		marker = 4;
+	}
+	if (read(img, ctx, addr, b, 5) != 0)
+		return 0;
+	out->addr = addr;
+	out->marker = marker;
+	out->len = 5;
+	/* The NOPs: gcc's five, clang's or -mnop-mcount's nopl (the runtime's
+	 * conversion leaves that too). */
+	if (!memcmp(b, nops, 5) || !memcmp(b, nop5, 5))
+		return 1;
+	/* `call __fentry__`: the same call as the recorded site's. */
+	int f1 = 0, f2 = 0;
+	uint8_t l1 = 0, l2 = 0;
+	uint64_t t1, t2;
+	if (like->kind != SITE_FENTRY ||
+	    !(t1 = fentry_target(img, read, ctx, like->addr, &f1, &l1)) ||
+	    !(t2 = fentry_target(img, read, ctx, addr, &f2, &l2)) || f1 != f2 || t1 != t2)
+		return 0;
+	out->len = l2;
+	return 1;
+}
+
+const struct elf_arch elf_arch_x86_64 = {
+    .machine = EM_X86_64,
+    .fix_site = x86_64_fix_site,
+    .entry_site = x86_64_entry_site,
+    .cfa_reg = 7,
+    .cfa_off = 8,
+    .ra_saved = 16,
+    .rel_relative = R_X86_64_RELATIVE,
+    .rel_abs64 = R_X86_64_64,
+};
