@@ -364,9 +364,10 @@ static int load_phdrs(struct elf_image *img, struct reader *r)
 
 /* ---- functions ----------------------------------------------------------- */
 
-static int add_name(struct elf_image *img, size_t *cap, const char *s, uint32_t *off)
+/* Add the first N bytes of S to the names, NUL-terminated. */
+static int add_name_n(struct elf_image *img, size_t *cap, const char *s, size_t n, uint32_t *off)
 {
-	size_t len = strlen(s) + 1;
+	size_t len = n + 1;
 
 	if (img->names_len + len > UINT32_MAX)
 		return -ENOMEM;
@@ -382,10 +383,33 @@ static int add_name(struct elf_image *img, size_t *cap, const char *s, uint32_t 
 		img->names = p;
 		*cap = ncap;
 	}
-	memcpy(img->names + img->names_len, s, len);
+	memcpy(img->names + img->names_len, s, n);
+	img->names[img->names_len + n] = '\0';
 	*off = img->names_len;
 	img->names_len += len;
 	return 0;
+}
+
+static int add_name(struct elf_image *img, size_t *cap, const char *s, uint32_t *off)
+{
+	return add_name_n(img, cap, s, strlen(s), off);
+}
+
+/*
+ * A symbol's name without the version the assembler's .symver gave it in
+ * .symtab ("fclose@@GLIBC_2.2.5", "memcpy@GLIBC_2.2.5"): the function is
+ * the one users name, and '@' in a pattern names an object. No mangled
+ * name holds an '@'.
+ */
+static size_t sym_name_len(const char *s)
+{
+	const char *at = strchr(s, '@');
+	return at && at != s ? (size_t)(at - s) : strlen(s);
+}
+
+static int add_sym_name(struct elf_image *img, size_t *cap, const char *s, uint32_t *off)
+{
+	return add_name_n(img, cap, s, sym_name_len(s), off);
 }
 
 /*
@@ -433,7 +457,7 @@ static int read_syms(struct elf_image *img, const struct reader *r, size_t symid
 			fcap = nc;
 		}
 		f = &img->funcs[img->nfuncs];
-		err = add_name(img, &cap, name, &f->name);
+		err = add_sym_name(img, &cap, name, &f->name);
 		if (err)
 			return err;
 		f->addr = sym.st_value;
@@ -1665,8 +1689,8 @@ static int cand_cmp(const void *a, const void *b)
 	uy = underscores(y->name);
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
+	lx = sym_name_len(x->name); /* fopen, not fopen64, for fopen@@GLIBC_2.2.5 */
+	ly = sym_name_len(y->name);
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
 	return strcmp(x->name, y->name);
@@ -1771,8 +1795,8 @@ static int make_entries(struct elf_image *img, struct cands *c, const struct rea
 		if (!first->name || !*first->name)
 			snprintf(sub, sizeof(sub), "sub_%llx@%.255s", (unsigned long long)e->addr,
 				 obj);
-		err =
-		    add_name(img, &cap, first->name && *first->name ? first->name : sub, &e->name);
+		err = first->name && *first->name ? add_sym_name(img, &cap, first->name, &e->name)
+						  : add_name(img, &cap, sub, &e->name);
 		if (err)
 			return err;
 		img->estats->by_src[e->src]++;

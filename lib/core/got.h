@@ -79,6 +79,7 @@ int dft_execlp(const char *file, const char *arg, ...) HIDDEN;
 int dft_execle(const char *path, const char *arg, ...) HIDDEN;
 int dft__Unwind_RaiseException(void *exc) HIDDEN;
 int dft__Unwind_Resume_or_Rethrow(void *exc) HIDDEN;
+void dft__Unwind_Resume(void *exc) HIDDEN;
 void *dft___cxa_begin_catch(void *exc) HIDDEN;
 int dft__Unwind_Backtrace(int (*fn)(void *, void *), void *arg) HIDDEN;
 int dft_backtrace(void **buf, int size) HIDDEN;

@@ -669,6 +669,30 @@ PUBLIC int _Unwind_Resume_or_Rethrow(void *exc)
 DFT_WRAPPER(_Unwind_Resume_or_Rethrow);
 
 /*
+ * A landing pad that ran cleanups (destructors) resumes the unwinding here.
+ * A cleanup may itself have caught an exception of its own, whose
+ * __cxa_begin_catch re-hooked every surviving frame, those this unwinding
+ * has still to walk through included: take the hooks out again.
+ */
+PUBLIC void _Unwind_Resume(void *exc)
+{
+	static void (*real)(void *);
+	if (!real)
+		real = (void (*)(void *))dft_real("_Unwind_Resume");
+	struct fg_thread *g = fg_self;
+	if (g) {
+		dft_self.recursion++;
+		unhook_for_unwind(g, CALLER_SP());
+		dft_self.recursion--;
+	}
+	if (!real)
+		abort(); /* what libgcc does when the unwinding cannot go on */
+	real(exc);
+	__builtin_unreachable();
+}
+DFT_WRAPPER(_Unwind_Resume);
+
+/*
  * A backtrace reads every frame's return address, and stopped at the first
  * traced frame's hook (no unwind information there): the originals go back
  * for its duration, the hooks after. glibc's backtrace() reaches libgcc's
