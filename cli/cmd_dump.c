@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "args_fmt.h"
+#include "argspec.h"
 #include "cli.h"
 #include "trace_read.h"
 #include "views.h"
@@ -70,43 +71,29 @@ struct dump {
 	int first;
 };
 
-/* A JSON string: quotes, backslashes and control characters escaped; bytes
- * that are not valid UTF-8 become U+FFFD. */
+/* A JSON string: quotes, backslashes and control characters escaped; a
+ * byte that is not valid UTF-8 becomes the text \xNN, as replay shows it. */
 static void json_str(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s);
 
 	fputc('"', out);
 	while (*p) {
 		unsigned c = *p;
-		int n = c < 0x80	     ? 0
-			: (c & 0xe0) == 0xc0 ? 1
-			: (c & 0xf0) == 0xe0 ? 2
-			: (c & 0xf8) == 0xf0 ? 3
-					     : -1;
+		int n = c >= 0x80 ? argspec_utf8_len(p, left) : 1;
 
-		if (c == '"' || c == '\\') {
+		if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
-			p++;
-		} else if (c < 0x20 || c == 0x7f) {
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(out, "\\u%04x", c);
-			p++;
-		} else if (n == 0) {
-			fputc((int)c, out);
-			p++;
-		} else {
-			int ok = n > 0 && !(c == 0xc0 || c == 0xc1 || c > 0xf4);
-
-			for (int i = 1; ok && i <= n; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (ok) {
-				fwrite(p, 1, (size_t)n + 1, out);
-				p += n + 1;
-			} else {
-				fputs("\\ufffd", out);
-				p++;
-			}
-		}
+		else if (!n)
+			fprintf(out, "\\\\x%02x", c);
+		else
+			fwrite(p, 1, (size_t)n, out);
+		n = n ? n : 1;
+		p += n;
+		left -= (size_t)n;
 	}
 	fputc('"', out);
 }
@@ -114,31 +101,29 @@ static void json_str(FILE *out, const char *s)
 const char *views_text(const char *s, char *buf, size_t size)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t at = 0;
+	size_t at = 0, left = strlen(s);
 
 	if (!size)
 		return buf;
-	while (*p && at + 1 < size) {
+	while (*p) {
 		unsigned c = *p;
-		int n = c < 0x80	     ? 0
-			: (c & 0xe0) == 0xc0 ? 1
-			: (c & 0xf0) == 0xe0 ? 2
-			: (c & 0xf8) == 0xf0 ? 3
-					     : -1;
-		int ok = n >= 0 && !(c == 0xc0 || c == 0xc1 || c > 0xf4);
+		int n = c >= 0x80 ? argspec_utf8_len(p, left) : c < 0x20 || c == 0x7f ? 0 : 1;
+		char e[5];
+		const void *from = p;
+		size_t k = (size_t)n;
 
-		for (int i = 1; ok && i <= n; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		if (!ok || (n == 0 && (c < 0x20 || c == 0x7f))) {
-			buf[at++] = '?';
-			p++;
-		} else if (at + (size_t)n + 1 < size) {
-			memcpy(buf + at, p, (size_t)n + 1);
-			at += (size_t)n + 1;
-			p += n + 1;
-		} else {
-			break;
+		if (!n) {
+			snprintf(e, sizeof(e), "\\x%02x", c);
+			from = e;
+			k = 4;
 		}
+		if (at + k >= size)
+			break;
+		memcpy(buf + at, from, k);
+		at += k;
+		n = n ? n : 1;
+		p += n;
+		left -= (size_t)n;
 	}
 	buf[at] = 0;
 	return buf;

@@ -43,7 +43,8 @@ int graph_run(struct tr_session *s, const struct cli_select *sel, const struct c
 	      FILE *out);
 
 /* S copied into BUF as valid UTF-8 with control characters and bytes that
- * are not UTF-8 shown as '?' (cmd_dump.c). Returns BUF. */
+ * are not UTF-8 shown as \xNN (cmd_dump.c), cut at a character. Returns
+ * BUF. */
 const char *views_text(const char *s, char *buf, size_t size);
 
 int info_run(struct tr_session *s, FILE *out);
