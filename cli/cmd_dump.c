@@ -33,6 +33,8 @@ static const char usage_text[] =
     "usage: dynftrace dump (--chrome | --perfetto | --flame-graph | --svg)\n"
     "                      [-d DIR] [-o FILE] [--tid TID] [-r FROM~TO]\n"
     "                      [--demangle=simple|full|no]\n"
+    "       dynftrace dump --ctf -o OUTDIR [-d DIR] [--tid TID]\n"
+    "                      [--demangle=simple|full|no]\n"
     "\n"
     "Write the trace in another tool's format:\n"
     "\n"
@@ -45,6 +47,8 @@ static const char usage_text[] =
     "                      inferno or speedscope.\n"
     "  --svg               an interactive flame graph, one SVG file (click to\n"
     "                      zoom, Search or Ctrl-F, Escape to reset).\n"
+    "  --ctf               the CTF trace into directory OUTDIR (-o), the\n"
+    "                      function ids named: babeltrace2 OUTDIR shows them.\n"
     "\n"
     "  -d, --data DIR      the session directory (default dynftrace.data).\n"
     "  -o, --output FILE   write to FILE instead of the standard output.\n"
@@ -317,12 +321,12 @@ int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *ou
 	return views_finish(s, out, 0);
 }
 
-enum dump_format { FMT_NONE, FMT_CHROME, FMT_PERFETTO, FMT_FOLDED, FMT_SVG };
+enum dump_format { FMT_NONE, FMT_CHROME, FMT_PERFETTO, FMT_FOLDED, FMT_SVG, FMT_CTF };
 
 int cmd_dump(int argc, char **argv)
 {
-	static const char *const flags[] = {NULL, "--chrome", "--perfetto", "--flame-graph",
-					    "--svg"};
+	static const char *const flags[] = {NULL,    "--chrome", "--perfetto", "--flame-graph",
+					    "--svg", "--ctf"};
 	const char *dir = "dynftrace.data", *output = NULL, *v;
 	struct cli_select sel = {0};
 	struct tr_session s;
@@ -334,7 +338,7 @@ int cmd_dump(int argc, char **argv)
 		const char *a = argv[i];
 		enum dump_format f = FMT_NONE;
 
-		for (int k = FMT_CHROME; k <= FMT_SVG; k++)
+		for (int k = FMT_CHROME; k <= FMT_CTF; k++)
 			if (!strcmp(a, flags[k]))
 				f = (enum dump_format)k;
 		if (f != FMT_NONE) {
@@ -360,17 +364,25 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	if (fmt == FMT_NONE) {
-		cli_err("dump: give the output format, --chrome, --perfetto, --flame-graph or "
-			"--svg; see 'dynftrace dump --help'");
+		cli_err("dump: give the output format, --chrome, --perfetto, --flame-graph, "
+			"--svg or --ctf; see 'dynftrace dump --help'");
 		goto out;
 	}
-	if ((fmt == FMT_CHROME || fmt == FMT_PERFETTO) && sel.has_range) {
+	if ((fmt == FMT_CHROME || fmt == FMT_PERFETTO || fmt == FMT_CTF) && sel.has_range) {
 		cli_err("dump: --time-range works with --flame-graph and --svg");
+		goto out;
+	}
+	if (fmt == FMT_CTF && !output) {
+		cli_err("dump: --ctf writes a directory: name it with -o DIR");
 		goto out;
 	}
 	ret = 1;
 	if (cli_open_session(&s, dir) || cli_need_calls(&s, "dump", dir))
 		goto out;
+	if (fmt == FMT_CTF) {
+		ret = cli_close_session(&s, dump_ctf_run(&s, &sel, output), "writing the trace");
+		goto out;
+	}
 	if (output) {
 		out = fopen(output, "w");
 		if (!out) {

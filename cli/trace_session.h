@@ -105,7 +105,8 @@ struct tr_stream {
 	uint64_t discarded;
 	uint64_t seq;
 	int have_packet;
-	int failed; /* err holds the damage */
+	int failed;	   /* err holds the damage */
+	uint64_t fail_off; /* failed: the byte offset of the damage */
 	char err[TR_ERR_LEN];
 	/* counts since the last rewind, complete once TR_END was read */
 	uint64_t nevents; /* events decoded (not counting DISCARDED/END) */

@@ -33,6 +33,11 @@ int report_run(struct tr_session *s, enum report_sort sort, FILE *out);
 int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
 /* dump_perfetto.c: Perfetto's protobuf trace of the threads SEL names. */
 int dump_perfetto_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
+/* dump_ctf.c: the CTF trace of the threads SEL names into directory DIR,
+ * the site ids of `func` fields as enumerations of the function names.
+ * 0, or 1 with the reason said (a damaged stream: what precedes it is
+ * written). */
+int dump_ctf_run(struct tr_session *s, const struct cli_select *sel, const char *dir);
 /* dump_flame.c: folded stacks (self time in ns) and the SVG flame graph of
  * the threads and time range of SEL. */
 int dump_folded_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
