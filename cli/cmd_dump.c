@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "args_fmt.h"
+#include "argspec.h"
 #include "cli.h"
 #include "trace_read.h"
 #include "views.h"
@@ -31,6 +32,8 @@
 static const char usage_text[] =
     "usage: dynftrace dump (--chrome | --perfetto | --flame-graph | --svg)\n"
     "                      [-d DIR] [-o FILE] [--tid TID] [-r FROM~TO]\n"
+    "                      [--demangle=simple|full|no]\n"
+    "       dynftrace dump --ctf -o OUTDIR [-d DIR] [--tid TID]\n"
     "                      [--demangle=simple|full|no]\n"
     "\n"
     "Write the trace in another tool's format:\n"
@@ -44,6 +47,8 @@ static const char usage_text[] =
     "                      inferno or speedscope.\n"
     "  --svg               an interactive flame graph, one SVG file (click to\n"
     "                      zoom, Search or Ctrl-F, Escape to reset).\n"
+    "  --ctf               the CTF trace into directory OUTDIR (-o), the\n"
+    "                      function ids named: babeltrace2 OUTDIR shows them.\n"
     "\n"
     "  -d, --data DIR      the session directory (default dynftrace.data).\n"
     "  -o, --output FILE   write to FILE instead of the standard output.\n"
@@ -70,43 +75,29 @@ struct dump {
 	int first;
 };
 
-/* A JSON string: quotes, backslashes and control characters escaped; bytes
- * that are not valid UTF-8 become U+FFFD. */
+/* A JSON string: quotes, backslashes and control characters escaped; a
+ * byte that is not valid UTF-8 becomes the text \xNN, as replay shows it. */
 static void json_str(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s);
 
 	fputc('"', out);
 	while (*p) {
 		unsigned c = *p;
-		int n = c < 0x80	     ? 0
-			: (c & 0xe0) == 0xc0 ? 1
-			: (c & 0xf0) == 0xe0 ? 2
-			: (c & 0xf8) == 0xf0 ? 3
-					     : -1;
+		int n = c >= 0x80 ? argspec_utf8_len(p, left) : 1;
 
-		if (c == '"' || c == '\\') {
+		if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
-			p++;
-		} else if (c < 0x20 || c == 0x7f) {
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(out, "\\u%04x", c);
-			p++;
-		} else if (n == 0) {
-			fputc((int)c, out);
-			p++;
-		} else {
-			int ok = n > 0 && !(c == 0xc0 || c == 0xc1 || c > 0xf4);
-
-			for (int i = 1; ok && i <= n; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (ok) {
-				fwrite(p, 1, (size_t)n + 1, out);
-				p += n + 1;
-			} else {
-				fputs("\\ufffd", out);
-				p++;
-			}
-		}
+		else if (!n)
+			fprintf(out, "\\\\x%02x", c);
+		else
+			fwrite(p, 1, (size_t)n, out);
+		n = n ? n : 1;
+		p += n;
+		left -= (size_t)n;
 	}
 	fputc('"', out);
 }
@@ -114,31 +105,29 @@ static void json_str(FILE *out, const char *s)
 const char *views_text(const char *s, char *buf, size_t size)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t at = 0;
+	size_t at = 0, left = strlen(s);
 
 	if (!size)
 		return buf;
-	while (*p && at + 1 < size) {
+	while (*p) {
 		unsigned c = *p;
-		int n = c < 0x80	     ? 0
-			: (c & 0xe0) == 0xc0 ? 1
-			: (c & 0xf0) == 0xe0 ? 2
-			: (c & 0xf8) == 0xf0 ? 3
-					     : -1;
-		int ok = n >= 0 && !(c == 0xc0 || c == 0xc1 || c > 0xf4);
+		int n = c >= 0x80 ? argspec_utf8_len(p, left) : c < 0x20 || c == 0x7f ? 0 : 1;
+		char e[5];
+		const void *from = p;
+		size_t k = (size_t)n;
 
-		for (int i = 1; ok && i <= n; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		if (!ok || (n == 0 && (c < 0x20 || c == 0x7f))) {
-			buf[at++] = '?';
-			p++;
-		} else if (at + (size_t)n + 1 < size) {
-			memcpy(buf + at, p, (size_t)n + 1);
-			at += (size_t)n + 1;
-			p += n + 1;
-		} else {
-			break;
+		if (!n) {
+			snprintf(e, sizeof(e), "\\x%02x", c);
+			from = e;
+			k = 4;
 		}
+		if (at + k >= size)
+			break;
+		memcpy(buf + at, from, k);
+		at += k;
+		n = n ? n : 1;
+		p += n;
+		left -= (size_t)n;
 	}
 	buf[at] = 0;
 	return buf;
@@ -332,12 +321,12 @@ int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *ou
 	return views_finish(s, out, 0);
 }
 
-enum dump_format { FMT_NONE, FMT_CHROME, FMT_PERFETTO, FMT_FOLDED, FMT_SVG };
+enum dump_format { FMT_NONE, FMT_CHROME, FMT_PERFETTO, FMT_FOLDED, FMT_SVG, FMT_CTF };
 
 int cmd_dump(int argc, char **argv)
 {
-	static const char *const flags[] = {NULL, "--chrome", "--perfetto", "--flame-graph",
-					    "--svg"};
+	static const char *const flags[] = {NULL,    "--chrome", "--perfetto", "--flame-graph",
+					    "--svg", "--ctf"};
 	const char *dir = "dynftrace.data", *output = NULL, *v;
 	struct cli_select sel = {0};
 	struct tr_session s;
@@ -349,7 +338,7 @@ int cmd_dump(int argc, char **argv)
 		const char *a = argv[i];
 		enum dump_format f = FMT_NONE;
 
-		for (int k = FMT_CHROME; k <= FMT_SVG; k++)
+		for (int k = FMT_CHROME; k <= FMT_CTF; k++)
 			if (!strcmp(a, flags[k]))
 				f = (enum dump_format)k;
 		if (f != FMT_NONE) {
@@ -375,17 +364,25 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	if (fmt == FMT_NONE) {
-		cli_err("dump: give the output format, --chrome, --perfetto, --flame-graph or "
-			"--svg; see 'dynftrace dump --help'");
+		cli_err("dump: give the output format, --chrome, --perfetto, --flame-graph, "
+			"--svg or --ctf; see 'dynftrace dump --help'");
 		goto out;
 	}
-	if ((fmt == FMT_CHROME || fmt == FMT_PERFETTO) && sel.has_range) {
+	if ((fmt == FMT_CHROME || fmt == FMT_PERFETTO || fmt == FMT_CTF) && sel.has_range) {
 		cli_err("dump: --time-range works with --flame-graph and --svg");
+		goto out;
+	}
+	if (fmt == FMT_CTF && !output) {
+		cli_err("dump: --ctf writes a directory: name it with -o DIR");
 		goto out;
 	}
 	ret = 1;
 	if (cli_open_session(&s, dir) || cli_need_calls(&s, "dump", dir))
 		goto out;
+	if (fmt == FMT_CTF) {
+		ret = cli_close_session(&s, dump_ctf_run(&s, &sel, output), "writing the trace");
+		goto out;
+	}
 	if (output) {
 		out = fopen(output, "w");
 		if (!out) {

@@ -1133,6 +1133,38 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* The function entry of IMG (elf_load_entries: symbols, else .eh_frame's
+ * FDEs) whose known extent holds link-time address A: its name, *LEN bytes
+ * of it (an FDE's sub_ADDR without the "@object" that follows: callers
+ * name the object in brackets), and A's offset into it. NULL when none
+ * does, or the entries cannot be read (the name is then the address). */
+static const char *entry_name(struct elf_image *img, uint64_t a, int *len, uint64_t *off)
+{
+	size_t lo = 0, hi;
+
+	if (elf_load_entries(img))
+		return NULL;
+	hi = img->nentries;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->entries[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct elf_entry *e = &img->entries[lo - 1];
+	if (a - e->addr >= e->size)
+		return NULL;
+	const char *name = elf_entry_name(img, e);
+	const char *at = e->src == ENTRY_FDE ? strrchr(name, '@') : NULL;
+	*len = at ? (int)(at - name) : (int)strlen(name);
+	*off = a - e->addr;
+	return name;
+}
+
 const char *tr_symbolize(struct tr_proc *p, uint64_t ip, char *buf, size_t size)
 {
 	size_t lo = 0, hi = p->nsites;
@@ -1146,6 +1178,8 @@ const char *tr_symbolize(struct tr_proc *p, uint64_t ip, char *buf, size_t size)
 		else
 			hi = mid;
 	}
+	/* (size 0: the runtime found no symbol for it; the object's entries
+	 * below may still know its extent) */
 	if (lo) {
 		const struct tr_site *s = p->by_addr[lo - 1];
 
@@ -1171,18 +1205,24 @@ const char *tr_symbolize(struct tr_proc *p, uint64_t ip, char *buf, size_t size)
 				m->img_failed = 1;
 			}
 		}
-		if (m->img && (f = elf_func_lookup(m->img, ip - m->bias)) >= 0) {
-			uint64_t off = ip - m->bias - m->img->funcs[f].addr;
+		const char *name = NULL;
+		int namelen = 0;
+		uint64_t off = 0;
 
-			if (off)
-				snprintf(buf, size, "%s+0x%" PRIx64 " [%s]",
-					 elf_func_name(m->img, f), off, base_name(m->path));
-			else
-				snprintf(buf, size, "%s [%s]", elf_func_name(m->img, f),
-					 base_name(m->path));
-			return buf;
+		if (m->img && (f = elf_func_lookup(m->img, ip - m->bias)) >= 0) {
+			name = elf_func_name(m->img, f);
+			namelen = (int)strlen(name);
+			off = ip - m->bias - m->img->funcs[f].addr;
+		} else if (m->img) {
+			name = entry_name(m->img, ip - m->bias, &namelen, &off);
 		}
-		snprintf(buf, size, "0x%" PRIx64 " [%s]", ip, base_name(m->path));
+		if (name && off)
+			snprintf(buf, size, "%.*s+0x%" PRIx64 " [%s]", namelen, name, off,
+				 base_name(m->path));
+		else if (name)
+			snprintf(buf, size, "%.*s [%s]", namelen, name, base_name(m->path));
+		else
+			snprintf(buf, size, "0x%" PRIx64 " [%s]", ip, base_name(m->path));
 		return buf;
 	}
 	snprintf(buf, size, "0x%" PRIx64, ip);

@@ -105,7 +105,8 @@ struct tr_stream {
 	uint64_t discarded;
 	uint64_t seq;
 	int have_packet;
-	int failed; /* err holds the damage */
+	int failed;	   /* err holds the damage */
+	uint64_t fail_off; /* failed: the byte offset of the damage */
 	char err[TR_ERR_LEN];
 	/* counts since the last rewind, complete once TR_END was read */
 	uint64_t nevents; /* events decoded (not counting DISCARDED/END) */
@@ -204,7 +205,9 @@ int tr_func_match(const struct tr_proc *p, uint32_t id, const struct cli_globs *
 /*
  * Name the code at run-time address IP of process P into BUF: "func" for a
  * traced function, "func [libx.so]" or "func+0x12 [libx.so]" from the
- * object's symbols through maps-KEY.txt, else "0x7f...". Returns BUF.
+ * object's symbols through maps-KEY.txt, "sub_1190+0x1b [prog]" for a
+ * function without a symbol whose FDE holds IP (as `sites --all` names
+ * it), else "0x7f..." (with the object when IP is in one). Returns BUF.
  */
 const char *tr_symbolize(struct tr_proc *p, uint64_t ip, char *buf, size_t size);
 

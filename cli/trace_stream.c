@@ -89,6 +89,7 @@ static void stream_fail(struct tr_stream *st, uint64_t off, const char *fmt, ...
 	va_end(ap);
 	tr_set_err(st->err, "%s: %s at offset %" PRIu64, st->path, what, off);
 	st->failed = 1;
+	st->fail_off = off;
 	st->ended = 1;
 }
 

@@ -33,6 +33,11 @@ int report_run(struct tr_session *s, enum report_sort sort, FILE *out);
 int dump_chrome_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
 /* dump_perfetto.c: Perfetto's protobuf trace of the threads SEL names. */
 int dump_perfetto_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
+/* dump_ctf.c: the CTF trace of the threads SEL names into directory DIR,
+ * the site ids of `func` fields as enumerations of the function names.
+ * 0, or 1 with the reason said (a damaged stream: what precedes it is
+ * written). */
+int dump_ctf_run(struct tr_session *s, const struct cli_select *sel, const char *dir);
 /* dump_flame.c: folded stacks (self time in ns) and the SVG flame graph of
  * the threads and time range of SEL. */
 int dump_folded_run(struct tr_session *s, const struct cli_select *sel, FILE *out);
@@ -43,7 +48,8 @@ int graph_run(struct tr_session *s, const struct cli_select *sel, const struct c
 	      FILE *out);
 
 /* S copied into BUF as valid UTF-8 with control characters and bytes that
- * are not UTF-8 shown as '?' (cmd_dump.c). Returns BUF. */
+ * are not UTF-8 shown as \xNN (cmd_dump.c), cut at a character. Returns
+ * BUF. */
 const char *views_text(const char *s, char *buf, size_t size);
 
 int info_run(struct tr_session *s, FILE *out);

@@ -226,6 +226,27 @@ int argspec_format(const struct arg_spec *spec, char *buf, size_t size)
 
 /* ---- values, as uftrace prints them ----------------------------------- */
 
+int argspec_utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	int len = c >= 0xc2 && c <= 0xdf   ? 2
+		  : c >= 0xe0 && c <= 0xef ? 3
+		  : c >= 0xf0 && c <= 0xf4 ? 4
+					   : 0;
+
+	if (!len || (size_t)len > n)
+		return 0;
+	/* the second byte's range rules out overlongs, surrogates and > U+10FFFF */
+	unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (int i = 2; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
 /* C's escape for byte C inside QUOTE ('"' or '\''), into OUT (5 bytes). */
 static void esc(unsigned char c, char quote, char *out)
 {
@@ -235,7 +256,7 @@ static void esc(unsigned char c, char quote, char *out)
 		snprintf(out, 5, "\\%c", to[k - from]);
 	} else if (c == (unsigned char)quote) {
 		snprintf(out, 5, "\\%c", quote);
-	} else if (c < 0x20 || c == 0x7f) {
+	} else if (c < 0x20 || c >= 0x7f) {
 		snprintf(out, 5, "\\x%02x", c);
 	} else {
 		out[0] = (char)c;
@@ -323,13 +344,21 @@ void argspec_value_format(const struct fmt_arg *a, const char *label, char *buf,
 			size_t at = 0;
 			char e[5];
 			buf[at++] = '"';
-			for (uint8_t i = 0; i < a->len; i++) {
-				esc((unsigned char)a->str[i], '"', e);
-				size_t n = strlen(e);
+			for (uint8_t i = 0; i < a->len;) {
+				const unsigned char *c = (const unsigned char *)a->str + i;
+				int u = *c >= 0x80 ? argspec_utf8_len(c, a->len - i) : 0;
+				const char *from = (const char *)c;
+				size_t n = (size_t)u;
+				if (!u) {
+					esc(*c, '"', e);
+					from = e;
+					n = strlen(e);
+				}
 				if (at + n + 5 >= size)
 					break;
-				memcpy(buf + at, e, n);
+				memcpy(buf + at, from, n);
 				at += n;
+				i += u ? u : 1;
 			}
 			if (at + 5 <= size) {
 				buf[at++] = '"';

@@ -67,10 +67,17 @@ int argspec_format(const struct arg_spec *spec, char *buf, size_t size);
  *   e   LABEL when not NULL, else the integer;
  *   s   "text" with C escapes, "text"... when cut, (null), (bad ptr 0x..),
  *       (unreadable 0x..) when the process could not read it.
+ * Valid UTF-8 stays as it is; control characters and every other byte
+ * from 0x80 up print as \xNN, so the text is printable UTF-8.
  */
 void argspec_value_format(const struct fmt_arg *a, const char *label, char *buf, size_t size);
 /* Every value of DATA (LEN bytes: format.h's count, then the items)
  * joined by ", " into BUF, enums as integers. */
 void argspec_values_format(const uint8_t *data, size_t len, char *buf, size_t size);
+
+/* The length (2 to 4) of the well-formed UTF-8 sequence of a character
+ * above U+007F at P (N bytes readable), else 0: a stray or cut byte, an
+ * overlong form, a surrogate or a value above U+10FFFF. */
+int argspec_utf8_len(const unsigned char *p, size_t n);
 
 #endif

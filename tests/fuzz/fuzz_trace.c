@@ -2,14 +2,15 @@
 /*
  * fuzz_trace.c - libFuzzer harness for the trace reader (cli/trace_session.c,
  * trace_stream.c, trace_merge.c) and the views built on it (replay, report,
- * dump --chrome, --perfetto, --flame-graph, --svg, graph, info).
+ * dump --chrome, --perfetto, --flame-graph, --svg, --ctf, graph, info).
  *
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -iquote lib/core \
  *	-iquote lib/ring -iquote lib/trace -iquote cli \
  *	tests/fuzz/fuzz_trace.c cli/trace_session.c cli/trace_stream.c \
  *	cli/trace_merge.c cli/util.c cli/cmd_replay.c cli/cmd_report.c \
  *	cli/cmd_dump.c cli/cmd_info.c cli/read_opts.c cli/calltree.c \
- *	cli/strtab.c cli/dump_flame.c cli/dump_perfetto.c cli/cmd_graph.c cli/args_fmt.c \
+ *	cli/strtab.c cli/dump_flame.c cli/dump_perfetto.c cli/dump_ctf.c cli/cmd_graph.c \
+ *	cli/args_fmt.c \
  *	lib/trace/argspec.c lib/core/elf.c \
  *	lib/arch/x86_64/elf_site.c -ldl -o fuzz_trace
  *
@@ -17,7 +18,7 @@
  * of tests/golden/mkstream.c, so its streams are valid seeds), sites-100.txt
  * with ids 0-7 and a maps file. Each input becomes ctf/stream-100-100 and
  * the whole session is opened and printed to /dev/null, twice for replay
- * (once with filters).
+ * (once with filters); dump --ctf writes into DIR/ctf-out, emptied after.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -144,6 +145,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dump_perfetto_run(&s, NULL, devnull);
 		dump_folded_run(&s, NULL, devnull);
 		dump_svg_run(&s, &sel, devnull);
+		char out[300], f[340];
+		snprintf(out, sizeof(out), "%s/ctf-out", dir);
+		dump_ctf_run(&s, NULL, out);
+		snprintf(f, sizeof(f), "%s/metadata", out);
+		unlink(f);
+		snprintf(f, sizeof(f), "%s/stream-100-100", out);
+		unlink(f);
 		graph_run(&s, &sel, &focus, devnull);
 		info_run(&s, devnull);
 	}

@@ -17,7 +17,7 @@ if ! clang -std=gnu11 -O1 -g -D_GNU_SOURCE -DDYNFTRACE_LIBDIR='""' \
 	"$TOP"/cli/trace_merge.c "$TOP/cli/util.c" "$TOP/cli/read_opts.c" \
 	"$TOP/cli/cmd_replay.c" "$TOP/cli/cmd_report.c" "$TOP/cli/cmd_dump.c" \
 	"$TOP/cli/cmd_info.c" "$TOP/cli/calltree.c" "$TOP/cli/strtab.c" "$TOP/cli/dump_flame.c" \
-	"$TOP/cli/dump_perfetto.c" "$TOP/cli/cmd_graph.c" "$TOP/cli/args_fmt.c" "$TOP/lib/trace/argspec.c" "$TOP/lib/core/elf.c" \
+	"$TOP/cli/dump_perfetto.c" "$TOP/cli/dump_ctf.c" "$TOP/cli/cmd_graph.c" "$TOP/cli/args_fmt.c" "$TOP/lib/trace/argspec.c" "$TOP/lib/core/elf.c" \
 	"$TOP/lib/core/pattern.c" "$TOP/lib/core/demangle.c" "$TOP"/lib/arch/*/elf_site.c -ldl -o "$T/fuzz_trace" 2>"$T/build.log" ||
 	! clang -std=gnu11 -O1 "$TOP/tests/golden/mkstream.c" -o "$T/mkstream" 2>>"$T/build.log"; then
 	echo "not ok 1 - fuzz_trace does not build"

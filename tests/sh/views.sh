@@ -237,16 +237,16 @@ check $? "svg: a frame per path with its time, share and calls; labels cut to fi
 # and bytes that are not UTF-8.
 printf 'info command: ./w<e>ird\ninfo tracer: function_graph\ninfo start_ns: 0\ninfo pid: 7\nsite 7 0 1000 16 main /t/w\nsite 7 1 1010 16 tmpl<int,&x>;\377\376"q /t/w\nstream 7 7\nentry 100 0\nentry 200 1\nexit 300\nexit 400\n' |
 	"$T/mkstream" "$T/weird" 2>"$T/mk.err" || { notok "mkstream weird"; diag_file "$T/mk.err"; }
-run_ok "flame-graph: odd names: ';' as ':', bytes that are not UTF-8 as '?'" \
+run_ok "flame-graph: odd names: ';' as ':', bytes that are not UTF-8 as \\xNN" \
 	'main 200
-main;tmpl<int,&x>:??"q 100' -- "$DFT" dump --flame-graph -d "$T/weird"
+main;tmpl<int,&x>:\xff\xfe"q 100' -- "$DFT" dump --flame-graph -d "$T/weird"
 "$DFT" dump --svg -d "$T/weird" -o "$T/weird.svg" &&
-	grep -q '<title>tmpl&lt;int,&amp;x&gt;;??&quot;q$' "$T/weird.svg" &&
+	grep -qF '<title>tmpl&lt;int,&amp;x&gt;;\xff\xfe&quot;q' "$T/weird.svg" &&
 	{ ! command -v python3 >/dev/null ||
 		python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$T/weird.svg"; }
 check $? "svg: odd names escaped, the file well-formed"
 if command -v protoc >/dev/null; then
-	"$DFT" dump --perfetto -d "$T/weird" | decode | grep -q 'name: "tmpl<int,&x>;??\\"q"'
+	"$DFT" dump --perfetto -d "$T/weird" | decode | grep -qF 'name: "tmpl<int,&x>;\\xff\\xfe\"q"'
 	check $? "perfetto: odd names as valid UTF-8"
 fi
 
