@@ -88,6 +88,8 @@ struct ring_config {
 	size_t page_size; /* bytes per page = per CTF packet; power of 2, >= 4096; 0: default */
 	size_t pages;	  /* pages per thread, >= 2; 0: default */
 	int overwrite;	  /* 1: flight recorder, keep the newest */
+	int resume;	  /* 1: the same session again after a failed exec: the
+			     buffers that outlived it go on in their streams */
 };
 
 /* Names this process image for the stream files opened from now on
