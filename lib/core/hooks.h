@@ -19,8 +19,9 @@
  * |                | generic entry               | the RCU read side        |
  * | fatal_flush,   | interpose.c, a fatal signal | its handler: async-      |
  * | fatal_unhook   | of the program's             | signal-safe only         |
- * | before_exec,   | interpose.c, the exec       | the thread calling exec  |
- * | exec_failed    | wrappers                    |                          |
+ * | exec_readers,  | interpose.c, the exec       | the thread calling exec  |
+ * | before_exec,   | wrappers                    |                          |
+ * | exec_failed    |                             |                          |
  */
 #ifndef DYNFTRACE_HOOKS_H
 #define DYNFTRACE_HOOKS_H
@@ -55,6 +56,9 @@ struct core_hooks {
 	 * hooked return addresses back. */
 	int (*fatal_flush)(int sig);
 	void (*fatal_unhook)(void);
+	/* An exec is about to replace the image: the live readers (control's
+	 * trace_pipe) get what they have not taken yet, first. */
+	void (*exec_readers)(void);
 	/* An exec is about to replace the image (CALL: what the wrapper is
 	 * about to call); it failed with RET and the image stays. */
 	void (*before_exec)(const struct core_exec_call *call);

@@ -875,8 +875,11 @@ static int exec_flushed(exec_fn real, const char *path, char *const argv[], char
 	    .parent = (uintptr_t)parent,
 	    .args = {(unsigned long)path, (unsigned long)argv, (unsigned long)envp},
 	};
+	void (*readers)(void) = CORE_HOOK(exec_readers);
 	void (*before)(const struct core_exec_call *) = CORE_HOOK(before_exec);
 	dft_own_enter();
+	if (readers)
+		readers();
 	if (before)
 		before(&call);
 	dft_own_leave();

@@ -287,6 +287,8 @@ struct ring_cursor {
 	uint8_t pipe;	  /* consuming (trace_pipe) */
 	uint8_t fresh;	  /* not placed yet */
 	uint8_t bad;	  /* the page does not decode: skipped once complete */
+	uint8_t whole;	  /* the buffer is younger than the reader: what is gone
+			     before its first look is lost to it too */
 	uint64_t ts;	  /* time of the previous event (compact headers) */
 	uint64_t ev;	  /* events of the buffer before pos */
 	uint64_t end;	  /* snapshot: the offset when it was opened */
