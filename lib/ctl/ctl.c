@@ -44,7 +44,9 @@
  * Concurrency: everything in `srv` and the clients belongs to the control
  * thread, which holds srv_lock while it works (not while it polls). The fork
  * handlers take srv_lock, so a fork never copies a half-done request; the
- * destructor only reads ctl_owned_* (written before the thread starts).
+ * destructor and the exec hook (ctl_drain_streams) take it to send the
+ * streams' last events in the thread's place; ctl_owned_* are written
+ * before the thread starts.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -950,14 +952,17 @@ static int64_t mono_ms(void)
  */
 static void ctl_drain_streams(const char *what)
 {
+	/* Not this process's endpoint (none, a fork child's parent's, a vfork
+	 * child sharing its parent's memory): its lock is not to be taken. */
+	if (__atomic_load_n(&ctl_owned_pid, __ATOMIC_ACQUIRE) != getpid())
+		return;
 	int64_t end = mono_ms() + CTL_DRAIN_MS;
 	struct timespec lim;
 	clock_gettime(CLOCK_REALTIME, &lim);
 	lim.tv_sec += CTL_DRAIN_MS / 1000;
 	if (pthread_mutex_timedlock(&srv_lock, &lim))
 		return; /* the control thread is stuck in a request */
-	if (!srv.up || srv.stopping ||
-	    __atomic_load_n(&ctl_owned_pid, __ATOMIC_ACQUIRE) != getpid()) {
+	if (!srv.up || srv.stopping) {
 		pthread_mutex_unlock(&srv_lock);
 		return;
 	}
