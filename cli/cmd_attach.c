@@ -453,6 +453,18 @@ static uint64_t call_ret(struct inj *p, size_t *ti, uint64_t fn, const uint64_t 
 	return ret;
 }
 
+/* A call of one of the runtime's dynftrace_attach_* / dynftrace_detach_*
+ * entry points, which keep errno themselves: the agent then calls no
+ * __errno_location in the target, which -P may have made traced. */
+static uint64_t rt_call(struct inj *p, size_t *ti, uint64_t fn, const uint64_t *a, int na,
+			const void *data, size_t len, int run, int *err)
+{
+	p->keeps_errno = 1;
+	uint64_t ret = call_ret(p, ti, fn, a, na, data, len, run, err);
+	p->keeps_errno = 0;
+	return ret;
+}
+
 /* dynftrace_attach_commit(TPS, NTP, IPS, NREF), the world stopped; then
  * every instruction pointer it moved (out of an entry it relocated) goes
  * where it says, in the thread's registers or signal frame (*MOVED more). */
@@ -472,7 +484,7 @@ static int commit_call(struct inj *p, size_t *ti, uint64_t commit, const uint64_
 		ips[i] = refs[i].ip;
 	int err;
 	uint64_t ca[4] = {INJ_DATA, ntp, INJ_DATA + ipo, nref};
-	*rc = (int32_t)call_ret(p, ti, commit, ca, 4, blob, len, 0, &err);
+	*rc = (int32_t)rt_call(p, ti, commit, ca, 4, blob, len, 0, &err);
 	if (!err && *rc >= 0 && nref)
 		err = inj_read(p, inj_last_data(p) + ipo, ips, nref * sizeof(uint64_t));
 	for (size_t i = 0; !err && *rc >= 0 && i < nref; i++) {
@@ -611,7 +623,7 @@ static int attach_held(pid_t pid, const char *cfg, size_t cfglen, struct attach_
 	/* The settings, while the program runs: the entries to relocate get
 	 * their blocks now. */
 	uint64_t ga[2] = {INJ_DATA, cfglen};
-	int64_t grc = (int32_t)call_ret(&p, &ti, config, ga, 2, cfg, cfglen, 1, &err);
+	int64_t grc = (int32_t)rt_call(&p, &ti, config, ga, 2, cfg, cfglen, 1, &err);
 	if (err) {
 		cli_err("process %d: %s", (int)pid, p.why);
 		inj_close(&p);
@@ -629,7 +641,7 @@ static int attach_held(pid_t pid, const char *cfg, size_t cfglen, struct attach_
 	uint64_t refused = inj_symbol(pid, real, "dynftrace_attach_refused", NULL, 0);
 	res->refused = 0;
 	if (refused) {
-		int64_t n = (int32_t)call_ret(&p, &ti, refused, NULL, 0, NULL, 0, 1, &err);
+		int64_t n = (int32_t)rt_call(&p, &ti, refused, NULL, 0, NULL, 0, 1, &err);
 		if (err) {
 			cli_err("process %d: %s", (int)pid, p.why);
 			inj_close(&p);
@@ -706,7 +718,7 @@ static int attach_held(pid_t pid, const char *cfg, size_t cfglen, struct attach_
 	res->sites = (size_t)rc;
 	if (!err) {
 		uint64_t sa[2] = {INJ_DATA, cfglen};
-		rc = (int32_t)call_ret(&p, &ti, start, sa, 2, cfg, cfglen, 1, &err);
+		rc = (int32_t)rt_call(&p, &ti, start, sa, 2, cfg, cfglen, 1, &err);
 	}
 	if (!err && rc < 0) {
 		inj_close(&p);
@@ -892,7 +904,7 @@ static int detach_held(pid_t pid, int *unloaded, uint64_t *stop_ns)
 	char why[256] = "";
 	size_t ti = 0;
 	uint64_t pa[2] = {INJ_DATA, sizeof(why)};
-	int64_t rc = (int32_t)call_ret(&p, &ti, prep, pa, 2, why, sizeof(why), 1, &err);
+	int64_t rc = (int32_t)rt_call(&p, &ti, prep, pa, 2, why, sizeof(why), 1, &err);
 	/* Borrowed inside a callback: let it out and borrow again. */
 	for (int tries = 0; !err && rc == -EAGAIN && tries < 200; tries++) {
 		inj_resume_all(&p);
@@ -902,7 +914,7 @@ static int detach_held(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		err = worker > 0 ? inj_stop_thread(&p, worker) : -ESRCH;
 		ti = 0;
 		if (!err)
-			rc = (int32_t)call_ret(&p, &ti, prep, pa, 2, why, sizeof(why), 1, &err);
+			rc = (int32_t)rt_call(&p, &ti, prep, pa, 2, why, sizeof(why), 1, &err);
 	}
 	if (!err && rc < 0) {
 		inj_read(&p, inj_last_data(&p), why, sizeof(why));
@@ -962,7 +974,7 @@ static int detach_held(pid_t pid, int *unloaded, uint64_t *stop_ns)
 		uint64_t fa[6] = {
 		    INJ_DATA + sizeof(why), nips, INJ_DATA + tpo, ntp, INJ_DATA, sizeof(why)};
 		size_t fi = inj_pick_thread(&p);
-		rc = (int32_t)call_ret(&p, &fi, fin, fa, 6, blob, blen, 0, &err);
+		rc = (int32_t)rt_call(&p, &fi, fin, fa, 6, blob, blen, 0, &err);
 		if (!err && rc < 0) {
 			inj_read(&p, inj_last_data(&p), why, sizeof(why));
 			why[sizeof(why) - 1] = 0;

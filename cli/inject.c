@@ -705,7 +705,8 @@ int inj_call(struct inj *p, size_t *tip, uint64_t fn, const uint64_t *args, int 
 		*tip = 0;
 		t = &p->t[0];
 	}
-	/* errno: the call may change it; the thread must find it unchanged. */
+	/* errno: the call may change it; the thread must find it unchanged
+	 * (the runtime's entry points keep it themselves: keeps_errno). */
 	static uint64_t errno_fn;
 	static pid_t errno_pid;
 	if (errno_pid != p->pid) {
@@ -714,7 +715,8 @@ int inj_call(struct inj *p, size_t *tip, uint64_t fn, const uint64_t *args, int 
 	}
 	uint64_t eaddr = 0;
 	int32_t eval = 0;
-	if (errno_fn && !call_raw(p, t, t->regs, errno_fn, NULL, 0, NULL, 0, &eaddr) &&
+	if (errno_fn && !p->keeps_errno &&
+	    !call_raw(p, t, t->regs, errno_fn, NULL, 0, NULL, 0, &eaddr) &&
 	    inj_read(p, eaddr, &eval, sizeof(eval)))
 		eaddr = 0;
 	err = call_raw(p, t, t->regs, fn, args, nargs, data, len, ret);

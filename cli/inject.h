@@ -33,6 +33,7 @@ struct inj {
 	struct inj_thread *t;
 	size_t n, cap;
 	uint64_t last_data; /* where the last call's DATA went */
+	int keeps_errno;    /* the function called keeps errno: not saved */
 	char why[320];	    /* the last error, one sentence */
 };
 

@@ -45,6 +45,29 @@ enum { ATT_NONE, ATT_LOADED, ATT_COMMITTED, ATT_STARTED, ATT_DETACHING, ATT_DETA
 static int attach_state;
 static int configured; /* dynftrace_attach_config took the settings */
 
+/*
+ * What the entry points below do after their first checks is the
+ * runtime's own work on the borrowed thread: the C library's functions it
+ * calls (sigaction, mkdir, strlen... once -P relocated them) and its reads
+ * of errno (__errno_location) are not the program's, and are not traced.
+ * The bracket is dft_own_enter's api_depth (no callback runs), not the
+ * recursion guard: the API refuses a thread that holds the latter as one
+ * inside a callback (-EDEADLK), and detach could then not unregister the
+ * tracers. The thread's errno is kept, so that the agent need not call
+ * __errno_location around these calls itself.
+ */
+static int own_work_begin(void)
+{
+	dft_own_enter();
+	return errno;
+}
+static void own_work_end(const int *saved)
+{
+	errno = *saved;
+	dft_own_leave();
+}
+#define OWN_WORK int own_errno_ __attribute__((cleanup(own_work_end), unused)) = own_work_begin()
+
 /* The agent borrowed a thread that it stopped inside our own code (a
  * callback, the API, a read side): what the entries would call could wait
  * for that very thread. It lets the thread run on and asks again. */
@@ -90,6 +113,7 @@ PUBLIC int dynftrace_attach_config(const char *config, size_t len)
 		return attach_state == ATT_NONE ? -EPERM : -EALREADY;
 	if (inside_runtime())
 		return -EAGAIN;
+	OWN_WORK;
 	int err = dft_config_set(config, len);
 	if (err)
 		return err;
@@ -106,6 +130,7 @@ PUBLIC int dynftrace_attach_refused(void)
 		return -EPERM;
 	if (inside_runtime())
 		return -EAGAIN; /* the borrowed thread may hold the patch lock */
+	OWN_WORK;
 	size_t n = sites_relocation_refused();
 	return (int)(n > INT32_MAX ? INT32_MAX : n);
 }
@@ -116,6 +141,7 @@ PUBLIC int dynftrace_attach_commit(const uint64_t *tps, size_t ntps, uint64_t *i
 		return attach_state == ATT_NONE ? -EPERM : -EALREADY;
 	if (READ_ONCE(dft_killed))
 		return -ENODEV;
+	OWN_WORK;
 	size_t n, moved;
 	int err = sites_commit_deferred(&n, ips, nips, &moved);
 	if (err == -EAGAIN)
@@ -148,6 +174,7 @@ PUBLIC int dynftrace_attach_start(const char *config, size_t len)
 		return attach_state < ATT_COMMITTED ? -EPERM : -EALREADY;
 	if (inside_runtime())
 		return -EAGAIN;
+	OWN_WORK;
 	sites_free_committed();
 	got_hooks_install(); /* again: a lazy binding may have raced the first */
 	if (!configured) {
@@ -181,6 +208,7 @@ PUBLIC int dynftrace_detach_prepare(char *why, size_t n)
 		snprintf(why, n, "the thread was stopped inside the runtime");
 		return -EAGAIN;
 	}
+	OWN_WORK;
 	attach_state = ATT_DETACHING;
 	/* Control first: no request may turn anything on again. */
 	int err = ctl_stop();
@@ -247,6 +275,7 @@ PUBLIC int dynftrace_detach_finish(uint64_t *ips, size_t nips, uint64_t *tps, si
 		snprintf(why, n, "detach was not prepared");
 		return -EPERM;
 	}
+	OWN_WORK;
 	/* Nothing irreversible until no thread can be in our code: its
 	 * instruction pointer, a signal handler or wrapper of ours below it,
 	 * or a tracer callback it runs. */

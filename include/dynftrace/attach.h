@@ -67,6 +67,8 @@
  *     its own runs, nothing calls it.
  *
  * Each returns 0 (or a count) or a negative errno value; WHY gets one sentence.
+ * Each keeps the thread's errno, and what it calls in other objects is the
+ * runtime's own work, never traced.
  * -EAGAIN from any: the thread the agent borrowed was stopped inside the
  * runtime (a callback); let it run on and call again.
  */

@@ -18,6 +18,8 @@ void core_hooks_set(const struct core_hooks *h)
 		__atomic_store_n(&core_hooks.fatal_flush, h->fatal_flush, __ATOMIC_RELEASE);
 	if (h->fatal_unhook)
 		__atomic_store_n(&core_hooks.fatal_unhook, h->fatal_unhook, __ATOMIC_RELEASE);
+	if (h->exec_readers)
+		__atomic_store_n(&core_hooks.exec_readers, h->exec_readers, __ATOMIC_RELEASE);
 	if (h->before_exec)
 		__atomic_store_n(&core_hooks.before_exec, h->before_exec, __ATOMIC_RELEASE);
 	if (h->exec_failed)

@@ -19,8 +19,9 @@
  * |                | generic entry               | the RCU read side        |
  * | fatal_flush,   | interpose.c, a fatal signal | its handler: async-      |
  * | fatal_unhook   | of the program's             | signal-safe only         |
- * | before_exec,   | interpose.c, the exec       | the thread calling exec  |
- * | exec_failed    | wrappers                    |                          |
+ * | exec_readers,  | interpose.c, the exec       | the thread calling exec  |
+ * | before_exec,   | wrappers                    |                          |
+ * | exec_failed    |                             |                          |
  */
 #ifndef DYNFTRACE_HOOKS_H
 #define DYNFTRACE_HOOKS_H
@@ -36,6 +37,14 @@
 
 struct dft_object;
 
+/* The call an exec wrapper makes: FN (the C library's function it forwards
+ * to, which may be a traced site), from PARENT (the wrapper's caller), with
+ * the arguments ARGS (path or file, argv, envp). */
+struct core_exec_call {
+	uintptr_t fn, parent;
+	unsigned long args[3];
+};
+
 struct core_hooks {
 	void (*object_added)(struct dft_object *o);
 	void (*thread_exit)(void);
@@ -47,9 +56,13 @@ struct core_hooks {
 	 * hooked return addresses back. */
 	int (*fatal_flush)(int sig);
 	void (*fatal_unhook)(void);
-	/* An exec is about to replace the image; it failed and the image stays. */
-	void (*before_exec)(void);
-	void (*exec_failed)(void);
+	/* An exec is about to replace the image: the live readers (control's
+	 * trace_pipe) get what they have not taken yet, first. */
+	void (*exec_readers)(void);
+	/* An exec is about to replace the image (CALL: what the wrapper is
+	 * about to call); it failed with RET and the image stays. */
+	void (*before_exec)(const struct core_exec_call *call);
+	void (*exec_failed)(const struct core_exec_call *call, long ret);
 };
 
 /* The start-up entries (hooks.c): DFT_START(fn) places FN in the section

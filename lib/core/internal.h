@@ -206,11 +206,13 @@ void ops_init(void) HIDDEN;
 void trace_init(void) HIDDEN;
 void trace_record_start(void) HIDDEN;
 void trace_atfork_child(void) HIDDEN;
-void trace_before_exec(void) HIDDEN; /* flush: the image is about to go */
+struct core_exec_call;
+/* flush: the image is about to go (CALL: the exec wrapper's call) */
+void trace_before_exec(const struct core_exec_call *call) HIDDEN;
 /* The thread dies of a signal: put its real return addresses back, so that
  * the core's backtrace shows them. Async-signal-safe. */
 void trace_fatal_unhook(void) HIDDEN;
-void trace_exec_failed(void) HIDDEN; /* ... but it stays */
+void trace_exec_failed(const struct core_exec_call *call, long ret) HIDDEN; /* ... it stays */
 
 /* sites.c */
 int sites_init(void) HIDDEN;

@@ -859,56 +859,78 @@ int dft_loaded_at_start(void)
 
 typedef int (*exec_fn)(const char *, char *const[], char *const[]);
 
-/* Flush, exec through libc's REAL, and resume recording if it failed. */
-static int exec_flushed(exec_fn real, const char *path, char *const argv[], char *const envp[])
+/* Flush, exec through libc's REAL, and resume recording if it failed.
+ * PARENT: the wrapper's caller. The layers above are told which call is
+ * made: the program traced REAL (-P), and its entry must be recorded
+ * before the recording ends, its return too if the exec fails. */
+static int exec_flushed(exec_fn real, const char *path, char *const argv[], char *const envp[],
+			void *parent)
 {
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
 	}
-	void (*before)(void) = CORE_HOOK(before_exec);
+	const struct core_exec_call call = {
+	    .fn = (uintptr_t)real,
+	    .parent = (uintptr_t)parent,
+	    .args = {(unsigned long)path, (unsigned long)argv, (unsigned long)envp},
+	};
+	void (*readers)(void) = CORE_HOOK(exec_readers);
+	void (*before)(const struct core_exec_call *) = CORE_HOOK(before_exec);
 	dft_own_enter();
+	if (readers)
+		readers();
 	if (before)
-		before();
+		before(&call);
 	dft_own_leave();
 	int r = real(path, argv, envp);
 	int e = errno;
-	void (*failed)(void) = CORE_HOOK(exec_failed);
+	void (*failed)(const struct core_exec_call *, long) = CORE_HOOK(exec_failed);
 	dft_own_enter();
 	if (failed)
-		failed();
+		failed(&call, r);
 	dft_own_leave();
 	errno = e;
 	return r;
 }
 
-PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
+static exec_fn real_execve(void)
 {
 	static exec_fn real;
 	if (!real)
 		real = (exec_fn)dft_real("execve");
-	return exec_flushed(real, path, argv, envp);
+	return real;
+}
+
+static exec_fn real_execvpe(void)
+{
+	static exec_fn real;
+	if (!real)
+		real = (exec_fn)dft_real("execvpe");
+	return real;
+}
+
+PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_flushed(real_execve(), path, argv, envp, __builtin_return_address(0));
 }
 DFT_WRAPPER(execve);
 
 PUBLIC int execv(const char *path, char *const argv[])
 {
-	return dft_execve(path, argv, environ);
+	return exec_flushed(real_execve(), path, argv, environ, __builtin_return_address(0));
 }
 DFT_WRAPPER(execv);
 
 PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	static exec_fn real;
-	if (!real)
-		real = (exec_fn)dft_real("execvpe");
-	return exec_flushed(real, file, argv, envp);
+	return exec_flushed(real_execvpe(), file, argv, envp, __builtin_return_address(0));
 }
 DFT_WRAPPER(execvpe);
 
 PUBLIC int execvp(const char *file, char *const argv[])
 {
-	return dft_execvpe(file, argv, environ);
+	return exec_flushed(real_execvpe(), file, argv, environ, __builtin_return_address(0));
 }
 DFT_WRAPPER(execvp);
 
@@ -934,7 +956,7 @@ PUBLIC int execl(const char *path, const char *arg, ...)
 	va_start(ap, arg);
 	EXECL_ARGV(arg, ap, argv);
 	va_end(ap);
-	return dft_execve(path, argv, environ);
+	return exec_flushed(real_execve(), path, argv, environ, __builtin_return_address(0));
 }
 DFT_WRAPPER(execl);
 
@@ -945,7 +967,7 @@ PUBLIC int execlp(const char *file, const char *arg, ...)
 	va_start(ap, arg);
 	EXECL_ARGV(arg, ap, argv);
 	va_end(ap);
-	return dft_execvpe(file, argv, environ);
+	return exec_flushed(real_execvpe(), file, argv, environ, __builtin_return_address(0));
 }
 DFT_WRAPPER(execlp);
 
@@ -957,7 +979,7 @@ PUBLIC int execle(const char *path, const char *arg, ...)
 	EXECL_ARGV(arg, ap, argv);
 	envp = va_arg(ap, char **); /* after the terminating NULL */
 	va_end(ap);
-	return dft_execve(path, argv, envp);
+	return exec_flushed(real_execve(), path, argv, envp, __builtin_return_address(0));
 }
 DFT_WRAPPER(execle);
 

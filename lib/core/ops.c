@@ -409,6 +409,18 @@ void ops_set_graph_generic(int (*fn)(const struct site *s))
 	patch_unlock();
 }
 
+/* The filter is read as list_func reads it (the caller holds the read
+ * side); state is patch_lock's, read relaxed: a call racing a register or
+ * an unregister may go either way, as one through the site would. */
+int ops_wants_site(const struct dynftrace_ops *ops, uintptr_t ip)
+{
+	if (!(__atomic_load_n(&ops->state, __ATOMIC_RELAXED) & OPS_ST_REGISTERED))
+		return 0;
+	const struct ops_filter *f =
+	    __atomic_load_n((struct ops_filter *const *)&ops->filter, __ATOMIC_ACQUIRE);
+	return filter_wants(f, ip);
+}
+
 static int update_sites(void);
 
 int __ops_graph_generic_changed(void)

@@ -249,6 +249,9 @@ void ops_set_graph(struct dynftrace_ops *ops) HIDDEN;
  * shortcut (the tracers' triggers): FN(site) says so, under patch_lock.
  * NULL: none. Applied from the next patch batch on. */
 void ops_set_graph_generic(int (*fn)(const struct site *s)) HIDDEN;
+/* ops.c: would a call of the site at IP reach OPS (registered, its filter
+ * wants it)? Inside the RCU read side. */
+int ops_wants_site(const struct dynftrace_ops *ops, uintptr_t ip) HIDDEN;
 /* Its answers changed: move the sites whose route differs now
  * (patch_lock held). 0 or a batch's error. */
 int __ops_graph_generic_changed(void) HIDDEN;

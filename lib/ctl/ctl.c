@@ -44,7 +44,9 @@
  * Concurrency: everything in `srv` and the clients belongs to the control
  * thread, which holds srv_lock while it works (not while it polls). The fork
  * handlers take srv_lock, so a fork never copies a half-done request; the
- * destructor only reads ctl_owned_* (written before the thread starts).
+ * destructor and the exec hook (ctl_drain_streams) take it to send the
+ * streams' last events in the thread's place; ctl_owned_* are written
+ * before the thread starts.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -78,6 +80,7 @@
 #define CTL_STREAM_POLL_MS 50	 /* trace_pipe: look for new records this often */
 #define CTL_IDLE_POLL_MS   1000	 /* housekeeping (descriptors closed under us) */
 #define CTL_RESTARTS_MAX   3	 /* endpoint re-made after the program closed it */
+#define CTL_DRAIN_MS	   1000	 /* exit, exec: the most trace_pipe readers are waited for */
 
 /* ---- server state --------------------------------------------------------- */
 
@@ -912,9 +915,98 @@ void ctl_atfork_child(void)
 	ctl_start();
 }
 
+/* One trace_pipe stream, at the image's end: send what is formatted,
+ * format and send what the rings hold. 1: all sent (or the reader is
+ * gone); 0: its socket is full. srv_lock held. */
+static int stream_drain_step(struct client *c)
+{
+	for (;;) {
+		if (client_flush(c)) {
+			client_close(c, 1);
+			return 1;
+		}
+		if (c->out_off < c->out.len)
+			return 0;
+		size_t n = live_read(c->cur, ctl_gen_buf, sizeof(ctl_gen_buf));
+		if (!n)
+			return 1;
+		out_chunk(c, ctl_gen_buf, n);
+	}
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The image ends (exit, exec: WHAT): the control thread looks for new
+ * records only every CTL_STREAM_POLL_MS, and the process would be gone
+ * before its next look, with the last events. So the ending thread does
+ * its work for every trace_pipe stream itself, under srv_lock (the control
+ * thread waits meanwhile): format and send all the rings hold, waiting for
+ * room while a reader reads, CTL_DRAIN_MS at most in all. What a reader
+ * did not take by then is lost: counted and said.
+ */
+static void ctl_drain_streams(const char *what)
+{
+	/* Not this process's endpoint (none, a fork child's parent's, a vfork
+	 * child sharing its parent's memory): its lock is not to be taken. */
+	if (__atomic_load_n(&ctl_owned_pid, __ATOMIC_ACQUIRE) != getpid())
+		return;
+	int64_t end = mono_ms() + CTL_DRAIN_MS;
+	struct timespec lim;
+	clock_gettime(CLOCK_REALTIME, &lim);
+	lim.tv_sec += CTL_DRAIN_MS / 1000;
+	if (pthread_mutex_timedlock(&srv_lock, &lim))
+		return; /* the control thread is stuck in a request */
+	if (!srv.up || srv.stopping) {
+		pthread_mutex_unlock(&srv_lock);
+		return;
+	}
+	for (;;) {
+		struct pollfd pfd[CTL_CLIENTS];
+		nfds_t n = 0;
+		for (size_t i = 0; i < CTL_CLIENTS; i++) {
+			struct client *c = &srv.cl[i];
+			if (c->st != C_STREAM || !c->cur)
+				continue;
+			if (!fd_is(c->fd, c->dev, c->ino))
+				client_close(c, 0); /* not ours any more */
+			else if (!stream_drain_step(c))
+				pfd[n++] = (struct pollfd){.fd = c->fd, .events = POLLOUT};
+		}
+		int64_t left = end - mono_ms();
+		if (!n || left <= 0)
+			break;
+		poll(pfd, n, (int)left);
+	}
+	size_t lost = 0, bytes = 0;
+	for (size_t i = 0; i < CTL_CLIENTS; i++) {
+		struct client *c = &srv.cl[i];
+		if (c->st != C_STREAM || !c->cur)
+			continue;
+		lost += live_discard(c->cur);
+		bytes += c->out.len - c->out_off;
+	}
+	pthread_mutex_unlock(&srv_lock);
+	if (lost || bytes)
+		dft_log("trace_pipe: a reader did not take the last %zu events (and %zu bytes of "
+			"text) within %d ms before the process %s: they are lost",
+			lost, bytes, CTL_DRAIN_MS, what);
+}
+
+static void ctl_exec_drain(void)
+{
+	ctl_drain_streams("exec'd");
+}
+
 __attribute__((destructor)) static void ctl_fini(void)
 {
 	dft_own_enter();
+	ctl_drain_streams("exited");
 	if (__atomic_load_n(&ctl_owned_pid, __ATOMIC_ACQUIRE) == getpid() && ctl_owned_path[0])
 		unlink(ctl_owned_path);
 	dft_own_leave();
@@ -974,6 +1066,7 @@ void ctl_init(void)
 		else
 			ctl_buffer_kb = (size_t)kb;
 	}
+	core_hooks_set(&(struct core_hooks){.exec_readers = ctl_exec_drain});
 	pthread_mutex_lock(&srv_lock);
 	if (!srv.up)
 		ctl_start();

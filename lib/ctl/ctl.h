@@ -56,5 +56,7 @@ struct live_cursor *live_open(int consume, int graph) HIDDEN;
  * (for a consuming cursor: for now). */
 size_t live_read(struct live_cursor *c, char *buf, size_t cap) HIDDEN;
 void live_close(struct live_cursor *c) HIDDEN;
+/* Drop what C has not handed out yet: the number of events dropped. */
+size_t live_discard(struct live_cursor *c) HIDDEN;
 
 #endif

@@ -67,6 +67,7 @@ struct live_src {
 
 struct live_cursor {
 	int consume, graph;
+	int opened; /* the first sources were taken (live_open) */
 	size_t n, cap;
 	struct live_src **src;
 	/* trace_pipe: the rings of exited threads it has read to the end, by
@@ -162,6 +163,10 @@ static void src_add(struct ring_buf *b, void *data)
 	s->b = b;
 	s->gen = ring_reader_gen();
 	ring_cursor_open(&s->cur, b, c->consume);
+	/* trace_pipe: a thread's ring found after the first look holds only
+	 * events made since the reader began; those overwritten before this
+	 * look are lost to it, and said. */
+	s->cur.whole = c->consume && c->opened;
 	c->src[c->n++] = s;
 }
 
@@ -596,6 +601,7 @@ struct live_cursor *live_open(int consume, int graph)
 		live_close(c);
 		return NULL;
 	}
+	c->opened = 1;
 	return c;
 }
 
@@ -609,6 +615,27 @@ void live_close(struct live_cursor *c)
 	free(c->done);
 	free(c->seen);
 	free(c);
+}
+
+/* A stream the process can no longer send (its exit, a reader that does
+ * not read): what it had not handed out, counted in events (a formatted
+ * line not handed out is one) and dropped. */
+size_t live_discard(struct live_cursor *c)
+{
+	size_t n = c->line_off < c->line_len;
+	c->line_len = c->line_off = 0;
+	if (c->consume && src_refresh(c))
+		return n;
+	for (size_t i = 0; i < c->n; i++) {
+		struct live_src *s = c->src[i];
+		while (src_fill(s, 1)) {
+			src_pop(s);
+			n++;
+		}
+		n += s->cur.lost; /* overwritten, not yet said */
+		s->cur.lost = 0;
+	}
+	return n;
 }
 
 size_t live_read(struct live_cursor *c, char *buf, size_t cap)

@@ -333,6 +333,27 @@ static void buf_reset(struct ring_buf *b)
 	ring_cache_page(b, 0);
 }
 
+/* The recording resumed after a failed exec (ring_config.resume): B's
+ * stream goes on in the same file, its packet numbers and loss counts
+ * with it, from the page after the last one ring_shutdown wrote (it wrote
+ * them all: consumed is past the current page). */
+static void buf_resume(struct ring_buf *b)
+{
+	uint64_t vp = __atomic_load_n(&b->consumed, __ATOMIC_RELAXED);
+	memset(b->commit, 0, b->pages * sizeof(uint64_t));
+	b->fd = -1;
+	b->lost_reported = 0;
+	b->last_ts = 0; /* the first event gets an extended header */
+	__atomic_store_n(&b->wlimit, 0, __ATOMIC_RELAXED);
+	b->cseq = UINT64_C(1) << 32;
+	barrier();
+	page_open(b, page_addr(b, vp), ring_now(), vp);
+	b->commit[vp & (b->pages - 1)] = RING_HDR_SIZE;
+	__atomic_store_n(&b->offset, (vp << b->page_shift) + RING_HDR_SIZE, __ATOMIC_RELAXED);
+	barrier();
+	ring_cache_page(b, vp);
+}
+
 static void count_lost_nobuf(uint64_t n)
 {
 	if (ring_tls_state == TLS_FORKING)
@@ -1408,7 +1429,10 @@ int ring_init(const struct ring_config *cfg)
 		if (__atomic_load_n(&b->gone, __ATOMIC_RELAXED))
 			continue; /* written for good; only readers look at it */
 		memcpy(b->hdr_tmpl + PKT_UUID, trace_uuid, 16);
-		buf_reset(b);
+		if (cfg->resume && b->path[0])
+			buf_resume(b);
+		else
+			buf_reset(b);
 		/* its file went at the last shutdown: anonymous memory now */
 		if (!b->shm_path[0])
 			info_img_line("noshm:", true, (uint64_t)b->tid);

@@ -88,6 +88,8 @@ struct ring_config {
 	size_t page_size; /* bytes per page = per CTF packet; power of 2, >= 4096; 0: default */
 	size_t pages;	  /* pages per thread, >= 2; 0: default */
 	int overwrite;	  /* 1: flight recorder, keep the newest */
+	int resume;	  /* 1: the same session again after a failed exec: the
+			     buffers that outlived it go on in their streams */
 };
 
 /* Names this process image for the stream files opened from now on
@@ -285,6 +287,8 @@ struct ring_cursor {
 	uint8_t pipe;	  /* consuming (trace_pipe) */
 	uint8_t fresh;	  /* not placed yet */
 	uint8_t bad;	  /* the page does not decode: skipped once complete */
+	uint8_t whole;	  /* the buffer is younger than the reader: what is gone
+			     before its first look is lost to it too */
 	uint64_t ts;	  /* time of the previous event (compact headers) */
 	uint64_t ev;	  /* events of the buffer before pos */
 	uint64_t end;	  /* snapshot: the offset when it was opened */

@@ -343,6 +343,10 @@ static int cur_enter(struct ring_cursor *c)
 		if (!c->fresh && c->vp < base && ev > c->ev &&
 		    (base << b->page_shift) > cur_skip(c))
 			c->lost += ev - c->ev;
+		/* a buffer made after the reader began: every event was its */
+		uint64_t clr_ev = __atomic_load_n(&b->clear_ev, __ATOMIC_RELAXED);
+		if (c->fresh && c->whole && ev > clr_ev && (base << b->page_shift) > cur_skip(c))
+			c->lost += ev - clr_ev;
 		c->fresh = 0;
 		cur_page(c, base);
 		c->ev = ev;

@@ -421,6 +421,23 @@ size_t args_encode_entry(const struct arg_spec *spec, const struct dynftrace_reg
 	return (size_t)(p - buf);
 }
 
+size_t args_encode_values(const struct arg_spec *spec, const unsigned long *ints, unsigned nints,
+			  uint8_t *buf)
+{
+	static const uint8_t zero[16];
+	uint8_t *p = buf;
+	*p++ = spec->n;
+	for (uint8_t i = 0; i < spec->n; i++) {
+		const struct arg_item *it = &spec->it[i];
+		unsigned n = (it->slot & ~FMT_SLOT_FP) - 1u;
+		if (it->slot & FMT_SLOT_FP)
+			p = put_item(p, it, 0, zero); /* no floating-point argument */
+		else
+			p = put_item(p, it, n < nints ? ints[n] : 0, NULL);
+	}
+	return (size_t)(p - buf);
+}
+
 size_t args_encode_ret(const struct arg_spec *spec, const unsigned long *retval, int all,
 		       uint8_t *buf)
 {

@@ -75,6 +75,10 @@ static inline const struct arg_spec *args_of(uint32_t id)
 struct dynftrace_regs;
 size_t args_encode_entry(const struct arg_spec *spec, const struct dynftrace_regs *regs,
 			 uint8_t *buf) HIDDEN;
+/* The same from the integer arguments INTS[NINTS] of a call the runtime
+ * makes itself (an exec wrapper's): floating-point ones are 0. */
+size_t args_encode_values(const struct arg_spec *spec, const unsigned long *ints, unsigned nints,
+			  uint8_t *buf) HIDDEN;
 /* The return value of SPEC from RETVAL, the return trampoline's saved
  * results (ALL: dft_return_tramp_all's frame), into BUF: its length. */
 size_t args_encode_ret(const struct arg_spec *spec, const unsigned long *retval, int all,

@@ -145,13 +145,8 @@ static inline void debt_mark_top(struct fg_thread *g)
 
 /* The entry of ID with the arguments SPEC wants from REGS: ts 0 when
  * it was not written. */
-static __attribute__((noinline, cold)) void emit_entry_args(uint32_t id,
-							    const struct arg_spec *spec,
-							    const struct dynftrace_regs *regs,
-							    uint64_t *ts)
+static void emit_entry_data(uint32_t id, const uint8_t *data, uint16_t n, uint64_t *ts)
 {
-	uint8_t data[FMT_ARGS_BUF];
-	uint16_t n = (uint16_t)args_encode_entry(spec, regs, data);
 	uint8_t *p = ring_event_begin(RING_EV_ENTRY_ARGS, 6u + n, ts);
 	if (p) {
 		memcpy(p, &id, 4);
@@ -161,6 +156,15 @@ static __attribute__((noinline, cold)) void emit_entry_args(uint32_t id,
 	} else {
 		*ts = 0;
 	}
+}
+
+static __attribute__((noinline, cold)) void emit_entry_args(uint32_t id,
+							    const struct arg_spec *spec,
+							    const struct dynftrace_regs *regs,
+							    uint64_t *ts)
+{
+	uint8_t data[FMT_ARGS_BUF];
+	emit_entry_data(id, data, (uint16_t)args_encode_entry(spec, regs, data), ts);
 }
 
 /* Write one exit_depth for the *PEND unwound frames counted so far. */
@@ -459,6 +463,80 @@ HIDDEN uintptr_t dft_graph_return(uintptr_t sp, const unsigned long *retval)
 	debt_mark_top(g);
 	dft_self.recursion--;
 	return orig;
+}
+
+/* ---- a call the runtime makes for the program ----------------------------- */
+
+/*
+ * An exec wrapper's call of site ID with the integer arguments ARGS[NARGS]
+ * (trace.c): its entry is written here, just before the recording ends,
+ * since the image may be gone before the call reaches its site with the
+ * ring on. As graph_enter would write it (depth, notrace, -F roots, -A),
+ * but no shadow entry is pushed: nothing returns through a hook, the exit
+ * is written by trace_graph_call_exit after a failed exec. A -t
+ * recording writes calls at their end: none here. 0: nothing written;
+ * else 1, or 2 when the return value is wanted too.
+ */
+HIDDEN int trace_graph_call_entry(uint32_t id, const unsigned long *args, unsigned nargs)
+{
+	struct fg_thread *g = fg_get();
+	if (!g || !trace_ring_is_on() || READ_ONCE(trace_cfg.time_filter))
+		return 0;
+	unsigned max_depth = READ_ONCE(trace_cfg.max_depth);
+	if (g->notrace_depth) {
+		if (g->notrace_depth > g->trig_n || g->trig_time)
+			return 0;
+		if (g->trig_limit)
+			max_depth = g->trig_limit;
+	}
+	if (max_depth && g->depth >= max_depth)
+		return 0;
+	const struct root_map *r = __atomic_load_n(&trace_roots, __ATOMIC_ACQUIRE);
+	if (r) {
+		uint8_t f = id < r->n ? r->flags[id] : 0;
+		if ((f & ROOT_FL_NOTRACE) ||
+		    (r->has_roots && g->filter_depth == 0 && !(f & ROOT_FL_ROOT)))
+			return 0;
+	}
+	if (g->exit_debt && !fg_debt_pay(g)) {
+		ring_count_lost(1);
+		return 0;
+	}
+	const struct arg_spec *spec = args_of(id);
+	uint64_t ts = 0;
+	if (spec && spec->n) {
+		uint8_t data[FMT_ARGS_BUF];
+		emit_entry_data(id, data, (uint16_t)args_encode_values(spec, args, nargs, data),
+				&ts);
+	} else {
+		emit_entry(id, &ts);
+	}
+	if (!ts)
+		return 0;
+	return spec && spec->has_ret ? 2 : 1;
+}
+
+/* The exit of such a call that returned RET (OWED: what the entry
+ * returned), under RCU. */
+HIDDEN void trace_graph_call_exit(uint32_t id, int owed, long ret)
+{
+	const struct arg_spec *spec = owed == 2 ? args_of(id) : NULL;
+	if (!spec || !spec->has_ret) {
+		emit_exit();
+		return;
+	}
+	/* as a return trampoline leaves them: the integer result first, the
+	 * floating-point one (none here) further on */
+	unsigned long rv[32] = {(unsigned long)ret};
+	uint8_t data[FMT_ARGS_BUF];
+	uint16_t n = (uint16_t)args_encode_ret(spec, rv, 0, data);
+	uint64_t ts;
+	uint8_t *p = ring_event_begin(RING_EV_EXIT_RETVAL, 2u + n, &ts);
+	if (p) {
+		memcpy(p, &n, 2);
+		memcpy(p + 2, data, n);
+		ring_event_end(p);
+	}
 }
 
 /* ---- frames that leave without returning -------------------------------- */

@@ -318,20 +318,62 @@ __attribute__((destructor)) static void trace_fini(void)
 static struct ring_config exec_rc;
 static char exec_ctf[4200], exec_info[4200];
 
-/* exec replaces the image: flush what this one recorded (interpose.c). A
- * vfork child's exec replaces the child only: the recording it shares is
- * its parent's, which goes on (ending it there stopped the parent's for
- * good, and its events after were counted nowhere). */
-HIDDEN void trace_before_exec(void)
+/* An exec wrapper's call (interpose.c) of a function the program traces
+ * (-P execve@libc*): what trace_graph_call_entry returned, for its exit
+ * after a failed exec. The calling thread's own. */
+static __thread int exec_owed __attribute__((tls_model("initial-exec")));
+
+/* The entry of CALL, as its site would have written it: the recording
+ * ends before the call reaches the site, which then writes nothing. */
+static void exec_call_entry(const struct core_exec_call *call)
 {
-	if (trace_rec_on && !ring_vfork_child())
-		ring_shutdown();
+	exec_owed = 0;
+	uint32_t id = site_id_lookup(call->fn);
+	if (id == UINT32_MAX)
+		return;
+	if (dft_self.state == THREAD_NEW)
+		rcu_register_self(); /* as a first callback would: the filter is read */
+	rcu_read_lock();
+	if (ops_wants_site(&trace_ops, call->fn)) {
+		enum tracer_kind kind = READ_ONCE(trace_cfg.kind);
+		if (kind == TR_FUNCTION)
+			trace_function_write(id, call->fn, call->parent);
+		else if (kind == TR_GRAPH)
+			exec_owed = trace_graph_call_entry(id, call->args, ARRAY_SIZE(call->args));
+	}
+	rcu_read_unlock();
 }
 
-HIDDEN void trace_exec_failed(void)
+/* exec replaces the image: flush what this one recorded (interpose.c),
+ * the exec call's own entry last. A vfork child's exec replaces the child
+ * only: the recording it shares is its parent's, which goes on (ending it
+ * there stopped the parent's for good, and its events after were counted
+ * nowhere). */
+HIDDEN void trace_before_exec(const struct core_exec_call *call)
 {
-	if (trace_rec_on && !ring_vfork_child() && ring_init(&exec_rc) != 0)
+	if (trace_rec_on && !ring_vfork_child()) {
+		exec_call_entry(call);
+		ring_shutdown();
+	}
+}
+
+/* The image stays: the recording resumes in the same streams, and the
+ * exec call's return follows its entry there. */
+HIDDEN void trace_exec_failed(const struct core_exec_call *call, long ret)
+{
+	if (!trace_rec_on || ring_vfork_child())
+		return;
+	exec_rc.resume = 1;
+	if (ring_init(&exec_rc) != 0) {
 		dft_log("trace_rec_on stopped: cannot restart it after a failed exec");
+		return;
+	}
+	if (exec_owed) {
+		rcu_read_lock();
+		trace_graph_call_exit(site_id_lookup(call->fn), exec_owed, ret);
+		rcu_read_unlock();
+		exec_owed = 0;
+	}
 }
 
 /* Pick this image's name: PID, or PID.K after the K-th exec in that pid. */

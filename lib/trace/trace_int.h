@@ -217,6 +217,11 @@ uintptr_t dft_graph_fast_return(uintptr_t sp, uint64_t tsc) HIDDEN;
 /* trace.c: the entry of function ID whose return address is at SLOT (see
  * there); 1: traced, it returns through HOOK. */
 int trace_graph_enter(uint32_t id, uintptr_t *slot, uintptr_t hook) HIDDEN;
+/* graph.c: an exec wrapper's call of site ID, written without a shadow
+ * entry: its entry (0: not written, 1, 2: its return value wanted), then
+ * its exit if the exec failed (RCU read side held for both). */
+int trace_graph_call_entry(uint32_t id, const unsigned long *args, unsigned nargs) HIDDEN;
+void trace_graph_call_exit(uint32_t id, int owed, long ret) HIDDEN;
 
 /* profile.c: the profile tracer's tables (see its header). */
 int profile_enter(struct fg_thread *g, uint32_t id) HIDDEN;
