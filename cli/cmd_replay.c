@@ -467,7 +467,12 @@ static int p2_enter(struct tr_walk *w, struct tr_frame *f, const struct tr_event
 		fprintf(r->out, "%s(%s)%s%s;%s\n", name, args, *rv ? " = " : "", rv, mark(d.how));
 	} else {
 		prefix(r, rs, NULL);
-		fprintf(r->out, "%s(%s) {\n", name, args);
+		/* A fully demangled name carries its parameter list: as uftrace,
+		 * no "()" after it unless there are values to show. */
+		if (tr_demangle == 2 && !args[0] && strchr(name, '('))
+			fprintf(r->out, "%s {\n", name);
+		else
+			fprintf(r->out, "%s(%s) {\n", name, args);
 		f->flags |= F_OPEN;
 		rs->disp++;
 	}

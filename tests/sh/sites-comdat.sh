@@ -97,6 +97,11 @@ check $? "the program runs traced with the right result"
 awk '/main\(\) \{/ { m = 1 } m && /fb\(\) \{/ { b = 1 } b && /fa\(\) \{/ { a = 1 }
 	a && /\} \/\* fa \*\// { e = 1 } END { exit !(m && b && a && e) }' replay.out
 check $? "replay nests fa in fb in main"
+# Fully demangled, a name carries its parameter list: an entry prints
+# without "()" after it, as uftrace does (it used to be "fb(int)() {").
+"$DFT" replay -d r --demangle=full >full.out 2>&1
+grep -q '^.*| *fb(int) {$' full.out && grep -q '} /\* fb(int) \*/' full.out
+check $? "replay --demangle=full: fb(int) {"
 if ! grep -q untraced replay.out; then
 	ok "the site-less function is not in the trace"
 else
