@@ -44,7 +44,8 @@ static void names_refresh(void)
 			names[s->id] = strdup(nm);
 		} else {
 			char buf[64];
-			snprintf(buf, sizeof(buf), "0x%lx",
+			/* As `sites --all` names an entry without a symbol. */
+			snprintf(buf, sizeof(buf), "sub_%lx",
 				 (unsigned long)(s->addr - s->obj->bias));
 			names[s->id] = strdup(buf);
 		}

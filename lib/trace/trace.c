@@ -136,7 +136,7 @@ static void write_sites(const struct dft_object *only)
 			fprintf(f, "%u %lx %lu %s %s\n", s->id, (unsigned long)s->addr,
 				(unsigned long)site_func_size(s), n, s->obj->path);
 		else
-			fprintf(f, "%u %lx %lu 0x%lx %s\n", s->id, (unsigned long)s->addr,
+			fprintf(f, "%u %lx %lu sub_%lx %s\n", s->id, (unsigned long)s->addr,
 				(unsigned long)site_func_size(s),
 				(unsigned long)(s->addr - s->obj->bias), s->obj->path);
 	}

@@ -49,8 +49,8 @@ recorded d -T function ./prog
 check $rc "record -T function of the stripped program exits 0"
 "$DFT" replay -d d --no-time >rep 2>rep.err
 check $? "replay exits 0"
-nmid=$(grep -cE "\] 0x$mid\(\) <- sub_$helper\+0x[0-9a-f]+ \[prog\]\$" rep)
-nleaf=$(grep -cE "\] 0x$leaf\(\) <- sub_$mid\+0x[0-9a-f]+ \[prog\]\$" rep)
+nmid=$(grep -cE "\] sub_$mid\(\) <- sub_$helper\+0x[0-9a-f]+ \[prog\]\$" rep)
+nleaf=$(grep -cE "\] sub_$leaf\(\) <- sub_$mid\+0x[0-9a-f]+ \[prog\]\$" rep)
 if [ "$nmid" -eq 3 ] && [ "$nleaf" -eq 3 ]; then
 	ok "replay: callers in unnamed functions as sub_ADDR+0xOFF [prog]"
 else
