@@ -192,7 +192,8 @@ static void print_sites(const struct elf_image *img, int lib, int verbose)
 		char addr[32];
 
 		if (!name) {
-			snprintf(addr, sizeof(addr), "sub_%llx", (unsigned long long)s->addr);
+			snprintf(addr, sizeof(addr), "sub_%llx",
+				 (unsigned long long)(s->addr - s->marker));
 			name = addr;
 		}
 		if (verbose)

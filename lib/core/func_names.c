@@ -45,8 +45,7 @@ static void names_refresh(void)
 		} else {
 			char buf[64];
 			/* As `sites --all` names an entry without a symbol. */
-			snprintf(buf, sizeof(buf), "sub_%lx",
-				 (unsigned long)(s->addr - s->obj->bias));
+			snprintf(buf, sizeof(buf), "sub_%lx", (unsigned long)site_func_start(s));
 			names[s->id] = strdup(buf);
 		}
 	}

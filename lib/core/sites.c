@@ -387,6 +387,25 @@ const char *site_func_name(const struct site *s)
 	return elf_func_name(&s->obj->img, s->func);
 }
 
+uint64_t site_func_start(const struct site *s)
+{
+	const struct elf_image *img = &s->obj->img;
+	uint64_t a = s->addr - s->obj->bias;
+	if (s->flags & SITE_FL_RELOC)
+		return img->entries[s->func].addr;
+	size_t lo = 0, hi = img->nsites;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (img->sites[mid].addr < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < img->nsites && img->sites[lo].addr == a)
+		return a - img->sites[lo].marker;
+	return a;
+}
+
 static int cmp_site(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;

@@ -198,6 +198,10 @@ extern size_t obj_count HIDDEN;
 extern unsigned long sites_converted HIDDEN, sites_refused HIDDEN;
 
 const char *site_func_name(const struct site *s) HIDDEN;
+/* The link-time address of S's function: before its landing marker (an
+ * endbr64, aarch64's and riscv64's first entry word). Names a function
+ * without a symbol as `sites --all` does (sub_ADDR). */
+uint64_t site_func_start(const struct site *s) HIDDEN;
 /* Size of the site's function (0 if unknown). */
 uint64_t site_func_size(const struct site *s) HIDDEN;
 

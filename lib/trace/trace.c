@@ -137,8 +137,8 @@ static void write_sites(const struct dft_object *only)
 				(unsigned long)site_func_size(s), n, s->obj->path);
 		else
 			fprintf(f, "%u %lx %lu sub_%lx %s\n", s->id, (unsigned long)s->addr,
-				(unsigned long)site_func_size(s),
-				(unsigned long)(s->addr - s->obj->bias), s->obj->path);
+				(unsigned long)site_func_size(s), (unsigned long)site_func_start(s),
+				s->obj->path);
 	}
 	fclose(f);
 	fclose(m);
