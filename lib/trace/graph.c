@@ -751,7 +751,11 @@ DFT_WRAPPER(_Unwind_Resume_or_Rethrow);
  * A cleanup may itself have caught an exception of its own, whose
  * __cxa_begin_catch re-hooked every surviving frame, those this unwinding
  * has still to walk through included: take the hooks out again.
+ * Not on riscv64: a program whose exception passes through this wrapper
+ * there (gcc -O2, CALL_OPS sites) aborts in libgcc's unwinder, the cause
+ * not found yet; such nested catches stay unsupported there.
  */
+#ifndef __riscv
 PUBLIC void _Unwind_Resume(void *exc)
 {
 	static void (*real)(void *);
@@ -769,6 +773,7 @@ PUBLIC void _Unwind_Resume(void *exc)
 	__builtin_unreachable();
 }
 DFT_WRAPPER(_Unwind_Resume);
+#endif
 
 /*
  * A backtrace reads every frame's return address, and stopped at the first
