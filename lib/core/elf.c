@@ -928,20 +928,6 @@ static int make_sites(struct elf_image *img, struct reader *r, const struct elf_
 	return 0;
 }
 
-/* Code bytes from the file, in the runtime too: the scan below then reads
- * the page cache, not the process's text. */
-static int file_read(const struct elf_image *img, const void *ctx, uint64_t addr, void *buf,
-		     size_t len)
-{
-	const struct reader *r = ctx;
-	const struct elf_load_seg *s = seg_of(img, addr, len, 1);
-
-	if (!s)
-		return -1;
-	memcpy(buf, r->map + s->offset + (addr - s->vaddr), len);
-	return 0;
-}
-
 /* Did gcc build any of it? Its .comment says so ("GCC: (Debian ...)"). */
 static int built_by_gcc(const struct reader *r)
 {
@@ -992,6 +978,10 @@ static int recover_sites(struct elf_image *img, struct reader *r, const struct e
 	if (!img->nsites || !built_by_gcc(r))
 		return 0;
 	const struct elf_site like = img->sites[0];
+	/* Code bytes from the file, in the runtime too: the scan reads the
+	 * page cache, not the process's text. */
+	struct reader fr = *r;
+	fr.mem = 0;
 	for (size_t i = 0; i < img->nfuncs; i++) {
 		const struct elf_func *f = &img->funcs[i];
 		struct elf_site s = {0};
@@ -1000,7 +990,7 @@ static int recover_sites(struct elf_image *img, struct reader *r, const struct e
 		 * case: decided without reading the code. */
 		uint64_t span = f->size && f->size < PREFIX_PAD_MAX ? f->size : PREFIX_PAD_MAX;
 		if (site_within(img, f->addr, f->addr + span) || !is_exec_addr(img, f->addr, 1) ||
-		    !arch->entry_site(img, f->addr, &like, file_read, r, &s) ||
+		    !arch->entry_site(img, f->addr, &like, arch_read, &fr, &s) ||
 		    !seg_of(img, s.addr, s.len, 1))
 			continue;
 		if (n == cap) {
